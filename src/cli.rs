@@ -1,0 +1,391 @@
+//! The command line: clap derive types, one `<Name>Args` per subcommand. No I/O.
+
+use std::path::PathBuf;
+
+use clap::{Args, Parser, Subcommand, ValueEnum};
+
+/// A loop referee for coding-agent pairs: it writes the loop contract, keeps a
+/// tamper-evident ledger, applies ordered stop rules and hands a human the
+/// escalation. It never writes or fixes code itself.
+#[derive(Debug, Parser)]
+#[command(
+    name = "referee",
+    version,
+    propagate_version = true,
+    max_term_width = 100
+)]
+pub struct Cli {
+    /// State folder (default: `.referee/` at the top of the git repository).
+    #[arg(long, global = true, env = "REFEREE_DIR", value_name = "DIR")]
+    pub dir: Option<PathBuf>,
+
+    #[command(subcommand)]
+    pub command: Command,
+}
+
+#[derive(Debug, Subcommand)]
+pub enum Command {
+    /// Write a loop contract before round 1.
+    Init(InitArgs),
+    /// Drive writer and reviewer agents round by round until a rule fires.
+    Run(RunArgs),
+    /// Record one round from outside: findings in, verdict out.
+    Record(RecordArgs),
+    /// Read one reviewer output and print its findings as native JSON.
+    Parse(ParseArgs),
+    /// Show the loop's round, open findings and what the writer must fix next.
+    Status(LoopArgs),
+    /// Show, verify or repair the ledger.
+    #[command(subcommand)]
+    Ledger(LedgerCommand),
+    /// Print the hand-off for a stopped loop.
+    Escalate(EscalateArgs),
+    /// Show or amend the loop contract.
+    #[command(subcommand)]
+    Contract(ContractCommand),
+    /// Waive one finding: a binding human ruling, appended to the ledger.
+    Waive(WaiveArgs),
+    /// Every finding of the loop with its history.
+    Findings(FindingsArgs),
+    /// Re-apply another contract's rules to the stored rounds.
+    Replay(ReplayArgs),
+    /// Approve the loop's outcome, bound to the last snapshot's tree.
+    Approve(DecisionArgs),
+    /// Reject the loop's outcome.
+    Reject(DecisionArgs),
+    /// Check the working tree against the approved tree.
+    #[command(subcommand)]
+    Approval(ApprovalCommand),
+    /// Summarize every loop under the state folder.
+    Report(ReportArgs),
+    /// Print shell completions.
+    Completions(CompletionsArgs),
+}
+
+/// Selects a loop; may be left out when exactly one loop exists.
+#[derive(Debug, Args, Clone, Default)]
+pub struct LoopSelect {
+    /// Loop name (may be left out when exactly one loop exists).
+    #[arg(long = "loop", value_name = "LOOP")]
+    pub name: Option<String>,
+}
+
+#[derive(Debug, Args)]
+pub struct LoopArgs {
+    #[command(flatten)]
+    pub select: LoopSelect,
+    /// Print JSON.
+    #[arg(long)]
+    pub json: bool,
+}
+
+#[derive(Debug, Args)]
+pub struct InitArgs {
+    /// Loop name: `[a-z0-9][a-z0-9._-]{0,63}` (default: the template's, else `main`).
+    #[arg(long = "loop", value_name = "LOOP")]
+    pub name: Option<String>,
+    /// Start from a template: a shipped name (`cross-review`, ...) or a TOML file.
+    #[arg(long, value_name = "TEMPLATE")]
+    pub from: Option<String>,
+    /// Round cap.
+    #[arg(long, value_name = "N")]
+    pub max_rounds: Option<i64>,
+    /// Severity floor: findings at or above it are must-fix.
+    #[arg(long = "floor", value_name = "LEVEL")]
+    pub floor: Option<String>,
+    /// Glob of files the writer may touch (repeatable).
+    #[arg(long, value_name = "GLOB")]
+    pub scope: Vec<String>,
+    /// `absent` or `explicit`.
+    #[arg(long, value_name = "MODE")]
+    pub closure: Option<String>,
+    /// Spend cap in US dollars over the whole loop.
+    #[arg(long, value_name = "X")]
+    pub budget_usd: Option<f64>,
+    /// Token cap over the whole loop.
+    #[arg(long, value_name = "N")]
+    pub budget_tokens: Option<i64>,
+    /// Writer preset.
+    #[arg(long, value_name = "PRESET")]
+    pub writer: Option<String>,
+    /// Reviewer preset.
+    #[arg(long, value_name = "PRESET")]
+    pub reviewer: Option<String>,
+    /// Git revision the loop starts from (default: HEAD).
+    #[arg(long, value_name = "REV")]
+    pub base: Option<String>,
+    /// Replace a contract whose loop has not started yet.
+    #[arg(long)]
+    pub force: bool,
+    /// Print JSON.
+    #[arg(long)]
+    pub json: bool,
+}
+
+#[derive(Debug, Args)]
+pub struct RunArgs {
+    #[command(flatten)]
+    pub select: LoopSelect,
+    /// The task for the writer.
+    #[arg(long, value_name = "TEXT", conflicts_with = "task_file")]
+    pub task: Option<String>,
+    /// Read the task from a file.
+    #[arg(long, value_name = "F")]
+    pub task_file: Option<PathBuf>,
+    /// Review the existing changes before any writer call.
+    #[arg(long)]
+    pub review_first: bool,
+}
+
+#[derive(Debug, Args)]
+pub struct RecordArgs {
+    #[command(flatten)]
+    pub select: LoopSelect,
+    /// The reviewer's output (`-` for stdin).
+    #[arg(long, value_name = "F")]
+    pub findings: String,
+    /// Input format.
+    #[arg(long, value_enum, default_value_t = InputFormat::Auto)]
+    pub format: InputFormat,
+    /// The writer's responses (`{"responses": [...]}`).
+    #[arg(long, value_name = "F")]
+    pub responses: Option<PathBuf>,
+    /// What this round cost in US dollars.
+    #[arg(long, value_name = "X")]
+    pub cost_usd: Option<f64>,
+    /// Tokens this round used.
+    #[arg(long, value_name = "N")]
+    pub tokens: Option<u64>,
+    /// Callers that retry pass the same key; a second call returns the first's outcome.
+    #[arg(long, value_name = "K")]
+    pub idempotency_key: Option<String>,
+    /// Print JSON.
+    #[arg(long)]
+    pub json: bool,
+}
+
+/// Reviewer output formats.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum InputFormat {
+    Auto,
+    Native,
+    Tagged,
+    Sarif,
+    Junit,
+    Codex,
+}
+
+#[derive(Debug, Args)]
+pub struct ParseArgs {
+    /// Input format.
+    #[arg(long, value_enum, default_value_t = InputFormat::Auto)]
+    pub format: InputFormat,
+    /// The reviewer's output (`-` for stdin).
+    #[arg(value_name = "F")]
+    pub input: String,
+}
+
+#[derive(Debug, Subcommand)]
+pub enum LedgerCommand {
+    /// Print the ledger.
+    Show(LedgerShowArgs),
+    /// Check the hash chain and the evidence digests.
+    Verify(LoopArgs),
+    /// Remove a torn final line (never a committed row).
+    Repair(LoopArgs),
+}
+
+/// Ledger output formats.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum LedgerFormat {
+    Table,
+    Csv,
+    Json,
+    Markdown,
+}
+
+#[derive(Debug, Args)]
+pub struct LedgerShowArgs {
+    #[command(flatten)]
+    pub select: LoopSelect,
+    /// Output format.
+    #[arg(long, value_enum, default_value_t = LedgerFormat::Table)]
+    pub format: LedgerFormat,
+    /// Same as `--format json`.
+    #[arg(long)]
+    pub json: bool,
+}
+
+/// Hand-off formats.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum HandoffFormat {
+    Text,
+    Markdown,
+    Json,
+}
+
+#[derive(Debug, Args)]
+pub struct EscalateArgs {
+    #[command(flatten)]
+    pub select: LoopSelect,
+    /// Output format.
+    #[arg(long, value_enum, default_value_t = HandoffFormat::Text)]
+    pub format: HandoffFormat,
+    /// Same as `--format json`.
+    #[arg(long)]
+    pub json: bool,
+}
+
+#[derive(Debug, Subcommand)]
+pub enum ContractCommand {
+    /// Print the contract, with amendments applied.
+    Show(LoopArgs),
+    /// Amend a running contract in writing (only the round cap).
+    Amend(AmendArgs),
+}
+
+#[derive(Debug, Args)]
+pub struct AmendArgs {
+    #[command(flatten)]
+    pub select: LoopSelect,
+    /// The new round cap.
+    #[arg(long, value_name = "N")]
+    pub max_rounds: Option<i64>,
+    /// Who amends.
+    #[arg(long, value_name = "NAME")]
+    pub by: String,
+    /// Why, in writing.
+    #[arg(long, value_name = "TEXT")]
+    pub reason: String,
+    /// Any other field: refused (only the round cap may change).
+    #[arg(long = "set", value_name = "FIELD=VALUE", hide = true)]
+    pub set: Vec<String>,
+    /// Print JSON.
+    #[arg(long)]
+    pub json: bool,
+}
+
+#[derive(Debug, Args)]
+pub struct WaiveArgs {
+    #[command(flatten)]
+    pub select: LoopSelect,
+    /// The finding's id.
+    #[arg(value_name = "ID")]
+    pub id: String,
+    /// Who waives.
+    #[arg(long, value_name = "NAME")]
+    pub by: String,
+    /// Why.
+    #[arg(long, value_name = "TEXT")]
+    pub reason: String,
+    /// Print JSON.
+    #[arg(long)]
+    pub json: bool,
+}
+
+/// Findings listing formats.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum FindingsFormat {
+    Table,
+    Json,
+    Sarif,
+}
+
+#[derive(Debug, Args)]
+pub struct FindingsArgs {
+    #[command(flatten)]
+    pub select: LoopSelect,
+    /// Only findings still open.
+    #[arg(long)]
+    pub open: bool,
+    /// Output format.
+    #[arg(long, value_enum, default_value_t = FindingsFormat::Table)]
+    pub format: FindingsFormat,
+    /// Same as `--format json`.
+    #[arg(long)]
+    pub json: bool,
+}
+
+#[derive(Debug, Args)]
+pub struct ReplayArgs {
+    #[command(flatten)]
+    pub select: LoopSelect,
+    /// The contract whose rules to apply.
+    #[arg(long, value_name = "F")]
+    pub contract: PathBuf,
+    /// Print JSON.
+    #[arg(long)]
+    pub json: bool,
+}
+
+#[derive(Debug, Args)]
+pub struct DecisionArgs {
+    #[command(flatten)]
+    pub select: LoopSelect,
+    /// Who decides.
+    #[arg(long, value_name = "NAME")]
+    pub by: String,
+    /// Why.
+    #[arg(long, value_name = "TEXT")]
+    pub reason: Option<String>,
+    /// Print JSON.
+    #[arg(long)]
+    pub json: bool,
+}
+
+#[derive(Debug, Subcommand)]
+pub enum ApprovalCommand {
+    /// Exit 0 only if the tree is byte-for-byte the approved tree.
+    Check(ApprovalCheckArgs),
+}
+
+#[derive(Debug, Args)]
+pub struct ApprovalCheckArgs {
+    #[command(flatten)]
+    pub select: LoopSelect,
+    /// Check this commit's tree instead of the working tree.
+    #[arg(long, value_name = "R")]
+    pub rev: Option<String>,
+    /// Print JSON.
+    #[arg(long)]
+    pub json: bool,
+}
+
+/// Report formats.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum ReportFormat {
+    Table,
+    Json,
+    Markdown,
+}
+
+#[derive(Debug, Args)]
+pub struct ReportArgs {
+    /// Output format.
+    #[arg(long, value_enum, default_value_t = ReportFormat::Table)]
+    pub format: ReportFormat,
+    /// Same as `--format json`.
+    #[arg(long)]
+    pub json: bool,
+    /// State folders or ledger files (default: the state folder).
+    #[arg(value_name = "PATH")]
+    pub paths: Vec<PathBuf>,
+}
+
+#[derive(Debug, Args)]
+pub struct CompletionsArgs {
+    /// The shell.
+    #[arg(value_enum)]
+    pub shell: clap_complete::Shell,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use clap::CommandFactory;
+
+    #[test]
+    fn cli_is_well_formed() {
+        Cli::command().debug_assert();
+    }
+}

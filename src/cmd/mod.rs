@@ -1,0 +1,98 @@
+//! One file per subcommand: the only place that sequences I/O. This file
+//! dispatches and turns errors into messages and exit codes.
+
+use std::io::Write;
+
+use crate::cli::{ApprovalCommand, Cli, Command, ContractCommand, LedgerCommand};
+use crate::exit::{Exit, UsageError};
+use crate::state::State;
+
+mod approval;
+mod completions;
+mod contract;
+mod decide;
+mod escalate;
+mod findings;
+mod init;
+mod ledger;
+mod parse;
+mod record;
+mod replay;
+mod report;
+mod run;
+mod status;
+mod waive;
+
+/// Runs one command line and says how the process should exit.
+pub fn main(cli: Cli) -> Exit {
+    match dispatch(cli) {
+        Ok(exit) => exit,
+        Err(err) => report_error(&err),
+    }
+}
+
+fn dispatch(cli: Cli) -> anyhow::Result<Exit> {
+    let dir = cli.dir.as_deref();
+    match cli.command {
+        Command::Init(args) => init::run(&State::locate(dir)?, args),
+        Command::Run(args) => run::run(&State::locate(dir)?, args),
+        Command::Record(args) => record::run(&State::locate(dir)?, args),
+        Command::Parse(args) => parse::run(args),
+        Command::Status(args) => status::run(&State::locate(dir)?, args),
+        Command::Ledger(LedgerCommand::Show(args)) => ledger::show(&State::locate(dir)?, args),
+        Command::Ledger(LedgerCommand::Verify(args)) => ledger::verify(&State::locate(dir)?, args),
+        Command::Ledger(LedgerCommand::Repair(args)) => ledger::repair(&State::locate(dir)?, args),
+        Command::Escalate(args) => escalate::run(&State::locate(dir)?, args),
+        Command::Contract(ContractCommand::Show(args)) => {
+            contract::show(&State::locate(dir)?, args)
+        }
+        Command::Contract(ContractCommand::Amend(args)) => {
+            contract::amend(&State::locate(dir)?, args)
+        }
+        Command::Waive(args) => waive::run(&State::locate(dir)?, args),
+        Command::Findings(args) => findings::run(&State::locate(dir)?, args),
+        Command::Replay(args) => replay::run(&State::locate(dir)?, args),
+        Command::Approve(args) => decide::approve(&State::locate(dir)?, args),
+        Command::Reject(args) => decide::reject(&State::locate(dir)?, args),
+        Command::Approval(ApprovalCommand::Check(args)) => {
+            approval::check(&State::locate(dir)?, args)
+        }
+        Command::Report(args) => report::run(&State::locate(dir)?, args),
+        Command::Completions(args) => completions::run(args),
+    }
+}
+
+/// Prints `error: ...` with the cause chain; a broken pipe exits quietly.
+fn report_error(err: &anyhow::Error) -> Exit {
+    let broken_pipe = err.chain().any(|cause| {
+        cause
+            .downcast_ref::<std::io::Error>()
+            .is_some_and(|io| io.kind() == std::io::ErrorKind::BrokenPipe)
+    });
+    if broken_pipe {
+        return Exit::Success;
+    }
+    let mut stderr = std::io::stderr().lock();
+    let _ = writeln!(stderr, "error: {err:#}");
+    if err.chain().any(|cause| cause.is::<UsageError>()) {
+        Exit::Usage
+    } else {
+        Exit::Error
+    }
+}
+
+/// The error a subcommand gives until the issue that builds it lands.
+fn not_available(command: &str) -> anyhow::Error {
+    anyhow::anyhow!(
+        "`referee {command}` is not available yet in this build\n\
+         hint: see `referee --help` for the commands that work today"
+    )
+}
+
+/// Writes bytes to stdout; a closed pipe comes back as an error that exits quietly.
+fn emit(bytes: &[u8]) -> anyhow::Result<()> {
+    let mut out = std::io::stdout().lock();
+    out.write_all(bytes)?;
+    out.flush()?;
+    Ok(())
+}

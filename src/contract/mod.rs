@@ -1,0 +1,180 @@
+//! The loop contract: its types and their validation from TOML text. Pure; the
+//! file I/O lives in `load`, the TOML writer in `render`.
+
+mod agent;
+mod duration;
+pub mod load;
+mod name;
+pub mod render;
+mod value;
+
+use serde::Serialize;
+
+pub use agent::{Agent, Judge, JudgeEngine, Preset};
+pub use duration::Timeout;
+pub use name::LoopName;
+
+use crate::findings::Severity;
+use value::Fields;
+
+/// The hard upper bound of `max_rounds`: a loop longer than this is no loop.
+pub const MAX_ROUNDS_LIMIT: u32 = 100;
+
+/// A loop contract, validated.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Contract {
+    #[serde(rename = "loop")]
+    pub name: LoopName,
+    pub max_rounds: u32,
+    pub severity_floor: Severity,
+    pub scope: Vec<String>,
+    pub closure: Closure,
+    pub budget: Budget,
+    pub base: String,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub writer: Option<Agent>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub reviewer: Option<Agent>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub judge: Option<Judge>,
+}
+
+/// When a prior finding counts as closed.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Closure {
+    /// Closed once the reviewer no longer reports it.
+    Absent,
+    /// Open until the reviewer marks it resolved.
+    Explicit,
+}
+
+impl Closure {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Closure::Absent => "absent",
+            Closure::Explicit => "explicit",
+        }
+    }
+}
+
+/// Spend caps over the whole loop.
+#[derive(Debug, Clone, Copy, PartialEq, Default, Serialize)]
+pub struct Budget {
+    pub usd: Option<f64>,
+    pub tokens: Option<u64>,
+}
+
+/// A contract that does not validate: names the field, the value and what is allowed.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum ContractError {
+    #[error("not valid TOML: {0}")]
+    Syntax(String),
+    #[error("field `{field}` is required ({allowed})")]
+    Missing { field: String, allowed: String },
+    #[error("field `{field}` is unknown; allowed here: {allowed}")]
+    Unknown { field: String, allowed: String },
+    #[error("field `{field}`: must be {allowed}, not {value}")]
+    Invalid {
+        field: String,
+        value: String,
+        allowed: String,
+    },
+}
+
+const TOP_FIELDS: &[&str] = &[
+    "loop",
+    "max_rounds",
+    "severity_floor",
+    "scope",
+    "closure",
+    "budget",
+    "base",
+    "writer",
+    "reviewer",
+    "judge",
+];
+
+impl Contract {
+    /// A contract with every default, for loop `name` starting at `base`.
+    pub fn with_defaults(name: LoopName, base: String) -> Contract {
+        Contract {
+            name,
+            max_rounds: 3,
+            severity_floor: Severity::Bug,
+            scope: vec!["**".to_string()],
+            closure: Closure::Absent,
+            budget: Budget::default(),
+            base,
+            writer: None,
+            reviewer: None,
+            judge: None,
+        }
+    }
+
+    /// Parses and validates contract text. `default_base` fills a missing `base`.
+    pub fn from_toml(text: &str, default_base: &str) -> Result<Contract, ContractError> {
+        let table: toml::Table =
+            toml::from_str(text).map_err(|e| ContractError::Syntax(one_line(&e.to_string())))?;
+        let fields = Fields::new(&table, "");
+        fields.only(TOP_FIELDS)?;
+        let name = fields.required_str("loop", "a loop name `[a-z0-9][a-z0-9._-]{0,63}`")?;
+        let name = LoopName::parse(&name).map_err(|_| ContractError::Invalid {
+            field: "loop".into(),
+            value: format!("`{name}`"),
+            allowed: "a loop name matching `[a-z0-9][a-z0-9._-]{0,63}`".into(),
+        })?;
+        let mut contract = Contract::with_defaults(name, default_base.to_string());
+        if let Some(n) = fields.int("max_rounds", 1, i64::from(MAX_ROUNDS_LIMIT))? {
+            contract.max_rounds = n as u32;
+        }
+        if let Some(floor) = fields.severity("severity_floor")? {
+            contract.severity_floor = floor;
+        }
+        if let Some(scope) = fields.globs("scope")? {
+            contract.scope = scope;
+        }
+        if let Some(closure) = fields.closure("closure")? {
+            contract.closure = closure;
+        }
+        if let Some(budget) = fields.table("budget")? {
+            let budget = Fields::new(budget, "budget.");
+            budget.only(&["usd", "tokens"])?;
+            contract.budget.usd = budget.positive_float("usd")?;
+            contract.budget.tokens = budget.int("tokens", 1, i64::MAX)?.map(|n| n as u64);
+        }
+        if let Some(base) = fields.string("base")? {
+            if base.trim().is_empty() {
+                return Err(fields.invalid("base", &toml::Value::String(base), "a git revision"));
+            }
+            contract.base = base;
+        }
+        if let Some(writer) = fields.table("writer")? {
+            contract.writer = Some(Agent::from_table(writer, "writer", agent::Role::Writer)?);
+        }
+        if let Some(reviewer) = fields.table("reviewer")? {
+            contract.reviewer = Some(Agent::from_table(
+                reviewer,
+                "reviewer",
+                agent::Role::Reviewer,
+            )?);
+        }
+        if let Some(judge) = fields.table("judge")? {
+            contract.judge = Some(Judge::from_table(judge)?);
+        }
+        Ok(contract)
+    }
+}
+
+/// Flattens a multi-line parser message into one line.
+fn one_line(message: &str) -> String {
+    message
+        .lines()
+        .map(str::trim)
+        .filter(|l| !l.is_empty() && *l != "|")
+        .collect::<Vec<_>>()
+        .join(" ")
+}
+
+#[cfg(test)]
+mod tests;

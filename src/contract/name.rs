@@ -1,0 +1,66 @@
+//! Loop names: `[a-z0-9][a-z0-9._-]{0,63}`. Pure.
+
+use std::fmt;
+
+use serde::Serialize;
+
+/// A valid loop name; safe to use as a file name.
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize)]
+#[serde(transparent)]
+pub struct LoopName(String);
+
+/// A string that is no loop name.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("loop name `{0}` is not valid: it must match `[a-z0-9][a-z0-9._-]{{0,63}}`")]
+pub struct BadLoopName(pub String);
+
+impl LoopName {
+    pub fn parse(text: &str) -> Result<LoopName, BadLoopName> {
+        let mut chars = text.chars();
+        let first_ok = chars
+            .next()
+            .is_some_and(|c| c.is_ascii_lowercase() || c.is_ascii_digit());
+        let rest_ok = chars
+            .all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || matches!(c, '.' | '_' | '-'));
+        if first_ok && rest_ok && text.len() <= 64 {
+            Ok(LoopName(text.to_string()))
+        } else {
+            Err(BadLoopName(text.to_string()))
+        }
+    }
+
+    pub fn as_str(&self) -> &str {
+        &self.0
+    }
+}
+
+impl fmt::Display for LoopName {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn names() {
+        for good in ["a", "0", "auth-fix", "v1.2_x", &"a".repeat(64)] {
+            assert!(LoopName::parse(good).is_ok(), "{good}");
+        }
+        for bad in [
+            "",
+            "A",
+            "-a",
+            ".a",
+            "a/b",
+            "a b",
+            "é",
+            "../x",
+            &"a".repeat(65),
+        ] {
+            assert!(LoopName::parse(bad).is_err(), "{bad}");
+        }
+    }
+}

@@ -1,0 +1,176 @@
+//! Writes a contract as commented TOML with every field spelled out. Pure.
+
+use std::collections::BTreeMap;
+use std::fmt::Write;
+
+use toml::Value;
+
+use super::{Agent, Contract, Judge, Timeout};
+
+/// The contract file `referee init` writes.
+pub fn to_toml(contract: &Contract) -> String {
+    let mut out = String::new();
+    let c = contract;
+    line(
+        &mut out,
+        "# referee loop contract. Frozen at round 1: after that only",
+    );
+    line(
+        &mut out,
+        "# `referee contract amend` may raise the round cap, in writing.",
+    );
+    line(&mut out, "# Fields: docs/contract.md");
+    kv(&mut out, "loop", &string(c.name.as_str()));
+    comment_kv(
+        &mut out,
+        "round cap",
+        "max_rounds",
+        &c.max_rounds.to_string(),
+    );
+    comment_kv(
+        &mut out,
+        "findings at or above it are must-fix: nit < should < bug < block",
+        "severity_floor",
+        &string(c.severity_floor.as_str()),
+    );
+    comment_kv(
+        &mut out,
+        "globs of files the writer may touch",
+        "scope",
+        &strings(&c.scope),
+    );
+    comment_kv(
+        &mut out,
+        "absent: a finding the reviewer stops reporting is closed; explicit: only when marked resolved",
+        "closure",
+        &string(c.closure.as_str()),
+    );
+    comment_kv(
+        &mut out,
+        "git revision the loop starts from",
+        "base",
+        &string(&c.base),
+    );
+    out.push('\n');
+    line(
+        &mut out,
+        "# spend caps over the whole loop (leave out for none)",
+    );
+    line(&mut out, "[budget]");
+    match c.budget.usd {
+        Some(usd) => kv(&mut out, "usd", &Value::Float(usd).to_string()),
+        None => line(&mut out, "# usd = 5.0"),
+    }
+    match c.budget.tokens {
+        Some(tokens) => kv(&mut out, "tokens", &tokens.to_string()),
+        None => line(&mut out, "# tokens = 2000000"),
+    }
+    if let Some(writer) = &c.writer {
+        agent(&mut out, "writer", writer);
+    }
+    if let Some(reviewer) = &c.reviewer {
+        agent(&mut out, "reviewer", reviewer);
+    }
+    if let Some(judge) = &c.judge {
+        judge_section(&mut out, judge);
+    }
+    out
+}
+
+fn agent(out: &mut String, section: &str, a: &Agent) {
+    out.push('\n');
+    line(out, &format!("[{section}]"));
+    kv(out, "preset", &string(a.preset.as_str()));
+    opt(out, "model", a.model.as_deref());
+    opt(out, "bin", a.bin.as_deref());
+    if let Some(command) = &a.command {
+        kv(out, "command", &strings(command));
+    }
+    opt(out, "junit", a.junit.as_deref());
+    if !a.args.is_empty() {
+        kv(out, "args", &strings(&a.args));
+    }
+    if !a.env.is_empty() {
+        kv(out, "env", &env(&a.env));
+    }
+    opt(out, "cwd", a.cwd.as_deref());
+    if !a.allowed_tools.is_empty() {
+        kv(out, "allowed_tools", &strings(&a.allowed_tools));
+    }
+    if let Some(turns) = a.max_turns {
+        kv(out, "max_turns", &turns.to_string());
+    }
+    opt(out, "sandbox", a.sandbox.as_deref());
+    kv(out, "timeout", &timeout(a.timeout));
+}
+
+fn judge_section(out: &mut String, j: &Judge) {
+    out.push('\n');
+    line(out, "[judge]");
+    kv(out, "engine", &string(j.engine.as_str()));
+    opt(out, "replay", j.replay.as_deref());
+    if let Some(command) = &j.command {
+        kv(out, "command", &strings(command));
+    }
+    opt(out, "model", j.model.as_deref());
+    opt(out, "bin", j.bin.as_deref());
+    if !j.args.is_empty() {
+        kv(out, "args", &strings(&j.args));
+    }
+    if !j.env.is_empty() {
+        kv(out, "env", &env(&j.env));
+    }
+    kv(out, "use_case", &string(&j.use_case));
+    kv(out, "what", &string(&j.what));
+    kv(out, "max_state_bytes", &j.max_state_bytes.to_string());
+    kv(out, "timeout", &timeout(j.timeout));
+}
+
+fn line(out: &mut String, text: &str) {
+    out.push_str(text);
+    out.push('\n');
+}
+
+fn kv(out: &mut String, key: &str, value: &str) {
+    let _ = writeln!(out, "{key} = {value}");
+}
+
+fn comment_kv(out: &mut String, comment: &str, key: &str, value: &str) {
+    let _ = writeln!(out, "# {comment}");
+    kv(out, key, value);
+}
+
+fn opt(out: &mut String, key: &str, value: Option<&str>) {
+    if let Some(value) = value {
+        kv(out, key, &string(value));
+    }
+}
+
+fn string(s: &str) -> String {
+    Value::String(s.to_string()).to_string()
+}
+
+fn strings(items: &[String]) -> String {
+    let quoted: Vec<String> = items.iter().map(|s| string(s)).collect();
+    format!("[{}]", quoted.join(", "))
+}
+
+fn env(env: &BTreeMap<String, String>) -> String {
+    let pairs: Vec<String> = env
+        .iter()
+        .map(|(k, v)| format!("{} = {}", key(k), string(v)))
+        .collect();
+    format!("{{ {} }}", pairs.join(", "))
+}
+
+/// A table key: bare when TOML allows it, quoted otherwise.
+fn key(k: &str) -> String {
+    let bare = !k.is_empty()
+        && k.chars()
+            .all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '-');
+    if bare { k.to_string() } else { string(k) }
+}
+
+fn timeout(t: Timeout) -> String {
+    string(&t.to_string())
+}

@@ -1,0 +1,65 @@
+//! sha256 digests as lowercase hex. Pure.
+
+use sha2::{Digest, Sha256};
+
+/// The sha256 of `bytes` as 64 lowercase hex digits.
+pub fn sha256_hex(bytes: &[u8]) -> String {
+    hex(&Sha256::digest(bytes))
+}
+
+/// An incremental sha256 whose fields are framed so that no two field lists
+/// hash alike (`ab`,`c` differs from `a`,`bc`).
+#[derive(Default)]
+pub struct Framed(Sha256);
+
+impl Framed {
+    pub fn new(domain: &str) -> Self {
+        let mut framed = Framed(Sha256::new());
+        framed.field(domain.as_bytes());
+        framed
+    }
+
+    pub fn field(&mut self, bytes: &[u8]) {
+        self.0.update(format!("{}:", bytes.len()).as_bytes());
+        self.0.update(bytes);
+        self.0.update(b",");
+    }
+
+    pub fn finish(self) -> String {
+        hex(&self.0.finalize())
+    }
+}
+
+fn hex(bytes: &[u8]) -> String {
+    const DIGITS: &[u8; 16] = b"0123456789abcdef";
+    let mut out = String::with_capacity(bytes.len() * 2);
+    for byte in bytes {
+        out.push(DIGITS[usize::from(byte >> 4)] as char);
+        out.push(DIGITS[usize::from(byte & 0x0f)] as char);
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn known_vector() {
+        assert_eq!(
+            sha256_hex(b"abc"),
+            "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad"
+        );
+    }
+
+    #[test]
+    fn framing_separates_fields() {
+        let mut a = Framed::new("t");
+        a.field(b"ab");
+        a.field(b"c");
+        let mut b = Framed::new("t");
+        b.field(b"a");
+        b.field(b"bc");
+        assert_ne!(a.finish(), b.finish());
+    }
+}

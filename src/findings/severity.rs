@@ -1,0 +1,131 @@
+//! The four-level severity ladder and its accepted aliases. Pure.
+
+use std::fmt;
+use std::str::FromStr;
+
+use serde::{Deserialize, Serialize};
+
+/// How much a finding matters, lowest first.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Severity {
+    Nit,
+    Should,
+    Bug,
+    Block,
+}
+
+/// Every accepted word, lowercase, with the level it means (SPEC §3).
+const WORDS: &[(&str, Severity)] = &[
+    ("nit", Severity::Nit),
+    ("style", Severity::Nit),
+    ("note", Severity::Nit),
+    ("none", Severity::Nit),
+    ("info", Severity::Nit),
+    ("p3", Severity::Nit),
+    ("low", Severity::Nit),
+    ("should", Severity::Should),
+    ("warning", Severity::Should),
+    ("minor", Severity::Should),
+    ("p2", Severity::Should),
+    ("medium", Severity::Should),
+    ("bug", Severity::Bug),
+    ("error", Severity::Bug),
+    ("major", Severity::Bug),
+    ("failure", Severity::Bug),
+    ("p1", Severity::Bug),
+    ("high", Severity::Bug),
+    ("block", Severity::Block),
+    ("critical", Severity::Block),
+    ("security", Severity::Block),
+    ("blocker", Severity::Block),
+    ("p0", Severity::Block),
+];
+
+/// A word that is no severity level or alias.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("unknown severity `{word}`; accepted: {}", accepted_words())]
+pub struct UnknownSeverity {
+    pub word: String,
+}
+
+/// The accepted words, for error messages.
+pub fn accepted_words() -> String {
+    WORDS.iter().map(|(w, _)| *w).collect::<Vec<_>>().join(", ")
+}
+
+impl Severity {
+    pub const ALL: [Severity; 4] = [
+        Severity::Nit,
+        Severity::Should,
+        Severity::Bug,
+        Severity::Block,
+    ];
+
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Severity::Nit => "nit",
+            Severity::Should => "should",
+            Severity::Bug => "bug",
+            Severity::Block => "block",
+        }
+    }
+}
+
+impl FromStr for Severity {
+    type Err = UnknownSeverity;
+
+    fn from_str(word: &str) -> Result<Self, Self::Err> {
+        let lower = word.trim().to_ascii_lowercase();
+        WORDS
+            .iter()
+            .find(|(w, _)| *w == lower)
+            .map(|(_, level)| *level)
+            .ok_or_else(|| UnknownSeverity {
+                word: word.to_string(),
+            })
+    }
+}
+
+impl fmt::Display for Severity {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_alias_maps_as_the_spec_says() {
+        let table = [
+            ("nit style note none info P3 low", Severity::Nit),
+            ("should warning minor P2 medium", Severity::Should),
+            ("bug error major failure P1 high", Severity::Bug),
+            ("block critical security blocker P0", Severity::Block),
+        ];
+        for (words, level) in table {
+            for word in words.split(' ') {
+                assert_eq!(word.parse::<Severity>(), Ok(level), "{word}");
+                assert_eq!(word.to_uppercase().parse::<Severity>(), Ok(level), "{word}");
+            }
+        }
+    }
+
+    #[test]
+    fn unknown_words_are_errors_naming_the_word() {
+        let err = "urgent".parse::<Severity>().unwrap_err();
+        assert!(
+            err.to_string()
+                .starts_with("unknown severity `urgent`; accepted: nit, style")
+        );
+    }
+
+    #[test]
+    fn ladder_is_ordered() {
+        assert!(Severity::Nit < Severity::Should);
+        assert!(Severity::Should < Severity::Bug);
+        assert!(Severity::Bug < Severity::Block);
+    }
+}

@@ -1,0 +1,82 @@
+//! Runs the real `git` with an argv (never a shell string). Does I/O.
+
+use std::ffi::OsStr;
+use std::path::Path;
+use std::process::{Command, Output, Stdio};
+
+/// The id of git's empty tree: the base of a repository with no commits yet.
+pub const EMPTY_TREE: &str = "4b825dc642cb6eb9a060e54bf8d69288fbee4904";
+
+/// A git command that failed, with what it said.
+#[derive(Debug, thiserror::Error)]
+pub enum GitError {
+    #[error("cannot run `git`: {0}\nhint: install git and make sure it is on PATH")]
+    Spawn(std::io::Error),
+    #[error("`git {args}` failed ({status}): {stderr}")]
+    Failed {
+        args: String,
+        status: String,
+        stderr: String,
+    },
+}
+
+/// Runs `git ARGS` in `repo` with extra environment `env`; returns its output
+/// when it exits 0.
+pub fn run<I, S>(repo: &Path, args: I, env: &[(&str, &OsStr)]) -> Result<Output, GitError>
+where
+    I: IntoIterator<Item = S>,
+    S: AsRef<OsStr>,
+{
+    let args: Vec<_> = args
+        .into_iter()
+        .map(|a| a.as_ref().to_os_string())
+        .collect();
+    let mut cmd = Command::new("git");
+    cmd.args(&args).current_dir(repo).stdin(Stdio::null());
+    for (k, v) in env {
+        cmd.env(k, v);
+    }
+    let out = cmd.output().map_err(GitError::Spawn)?;
+    if out.status.success() {
+        Ok(out)
+    } else {
+        Err(GitError::Failed {
+            args: args
+                .iter()
+                .map(|a| a.to_string_lossy())
+                .collect::<Vec<_>>()
+                .join(" "),
+            status: out.status.to_string(),
+            stderr: String::from_utf8_lossy(&out.stderr).trim().to_string(),
+        })
+    }
+}
+
+/// Whether `dir` is inside a git work tree.
+pub fn is_work_tree(dir: &Path) -> bool {
+    run(dir, ["rev-parse", "--is-inside-work-tree"], &[])
+        .map(|o| o.stdout.starts_with(b"true"))
+        .unwrap_or(false)
+}
+
+/// The commit id `rev` names, or `None` when it names no commit.
+pub fn resolve_commit(repo: &Path, rev: &str) -> Result<Option<String>, GitError> {
+    let spec = format!("{rev}^{{commit}}");
+    match run(
+        repo,
+        [
+            "rev-parse",
+            "--verify",
+            "--quiet",
+            "--end-of-options",
+            &spec,
+        ],
+        &[],
+    ) {
+        Ok(out) => Ok(Some(
+            String::from_utf8_lossy(&out.stdout).trim().to_string(),
+        )),
+        Err(GitError::Failed { .. }) => Ok(None),
+        Err(err) => Err(err),
+    }
+}

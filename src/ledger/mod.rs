@@ -1,0 +1,1 @@
+//! The ledger: rows and the hash chain (pure) and the store (I/O).

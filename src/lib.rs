@@ -1,0 +1,12 @@
+//! referee: a loop referee for coding-agent pairs.
+
+pub mod cli;
+pub mod cmd;
+pub mod contract;
+pub mod digest;
+pub mod exit;
+pub mod findings;
+pub mod git;
+pub mod ledger;
+pub mod report;
+pub mod state;

@@ -1,0 +1,1 @@
+//! Renderers: bytes out, no writing.

@@ -1,0 +1,136 @@
+//! Where a repository's referee state lives (`.referee/`) and which loop a
+//! command means. Does I/O: asks git for the repository's top and lists loops.
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+use anyhow::Context;
+
+use crate::cli::LoopSelect;
+use crate::contract::LoopName;
+use crate::exit::UsageError;
+
+/// The state folder and the repository it belongs to.
+#[derive(Debug, Clone)]
+pub struct State {
+    /// The `.referee/` folder (or `--dir`).
+    pub root: PathBuf,
+    /// The top of the git work tree (the current folder outside git).
+    pub repo: PathBuf,
+}
+
+impl State {
+    /// Finds the state folder: `dir` if given, else `.referee/` at the top of
+    /// the git work tree that holds the current folder.
+    pub fn locate(dir: Option<&Path>) -> anyhow::Result<State> {
+        let cwd = std::env::current_dir().context("cannot read the current folder")?;
+        let repo = git_toplevel(&cwd).unwrap_or_else(|| cwd.clone());
+        let root = match dir {
+            Some(dir) if dir.is_absolute() => dir.to_path_buf(),
+            Some(dir) => cwd.join(dir),
+            None => repo.join(".referee"),
+        };
+        Ok(State { root, repo })
+    }
+
+    pub fn contracts_dir(&self) -> PathBuf {
+        self.root.join("contracts")
+    }
+
+    pub fn ledgers_dir(&self) -> PathBuf {
+        self.root.join("ledgers")
+    }
+
+    pub fn contract_path(&self, name: &LoopName) -> PathBuf {
+        self.contracts_dir().join(format!("{name}.toml"))
+    }
+
+    pub fn ledger_path(&self, name: &LoopName) -> PathBuf {
+        self.ledgers_dir().join(format!("{name}.csv"))
+    }
+
+    pub fn evidence_dir(&self, name: &LoopName) -> PathBuf {
+        self.ledgers_dir().join(name.as_str())
+    }
+
+    /// Every loop with a contract, sorted by name.
+    pub fn loops(&self) -> anyhow::Result<Vec<LoopName>> {
+        let dir = self.contracts_dir();
+        let entries = match std::fs::read_dir(&dir) {
+            Ok(entries) => entries,
+            Err(err) if err.kind() == std::io::ErrorKind::NotFound => return Ok(Vec::new()),
+            Err(err) => {
+                return Err(err).with_context(|| format!("cannot list `{}`", dir.display()));
+            }
+        };
+        let mut names = Vec::new();
+        for entry in entries {
+            let entry = entry.with_context(|| format!("cannot list `{}`", dir.display()))?;
+            let file_name = entry.file_name();
+            let Some(stem) = file_name.to_str().and_then(|f| f.strip_suffix(".toml")) else {
+                continue;
+            };
+            if let Ok(name) = LoopName::parse(stem) {
+                names.push(name);
+            }
+        }
+        names.sort();
+        Ok(names)
+    }
+
+    /// The loop a command means: `--loop`, or the only loop there is.
+    pub fn select(&self, select: &LoopSelect) -> anyhow::Result<LoopName> {
+        if let Some(name) = &select.name {
+            let name = LoopName::parse(name).map_err(|e| UsageError(e.to_string()))?;
+            if !self.contract_path(&name).exists() {
+                let known = self.loops()?;
+                let hint = if known.is_empty() {
+                    "hint: start one with `referee init --loop NAME`".to_string()
+                } else {
+                    format!("hint: loops here: {}", join_names(&known))
+                };
+                anyhow::bail!(
+                    "no loop `{name}` in `{}`\n{hint}",
+                    self.contracts_dir().display()
+                );
+            }
+            return Ok(name);
+        }
+        let mut loops = self.loops()?;
+        match loops.len() {
+            1 => Ok(loops.remove(0)),
+            0 => Err(anyhow::anyhow!(
+                "no loop in `{}`\nhint: start one with `referee init --loop NAME`",
+                self.root.display()
+            )),
+            _ => Err(UsageError(format!(
+                "{} loops exist ({}); name one with `--loop`",
+                loops.len(),
+                join_names(&loops)
+            ))
+            .into()),
+        }
+    }
+}
+
+fn join_names(names: &[LoopName]) -> String {
+    names
+        .iter()
+        .map(|n| format!("`{n}`"))
+        .collect::<Vec<_>>()
+        .join(", ")
+}
+
+fn git_toplevel(cwd: &Path) -> Option<PathBuf> {
+    let out = Command::new("git")
+        .args(["rev-parse", "--show-toplevel"])
+        .current_dir(cwd)
+        .output()
+        .ok()?;
+    if !out.status.success() {
+        return None;
+    }
+    let text = String::from_utf8(out.stdout).ok()?;
+    let top = text.trim_end_matches(['\n', '\r']);
+    (!top.is_empty()).then(|| PathBuf::from(top))
+}
