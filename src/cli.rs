@@ -248,18 +248,15 @@ pub enum ContractCommand {
 pub struct AmendArgs {
     #[command(flatten)]
     pub select: LoopSelect,
-    /// The new round cap.
+    /// The new round cap (the only field a running contract may change).
     #[arg(long, value_name = "N")]
-    pub max_rounds: Option<i64>,
+    pub max_rounds: i64,
     /// Who amends.
     #[arg(long, value_name = "NAME")]
     pub by: String,
     /// Why, in writing.
     #[arg(long, value_name = "TEXT")]
     pub reason: String,
-    /// Any other field: refused (only the round cap may change).
-    #[arg(long = "set", value_name = "FIELD=VALUE", hide = true)]
-    pub set: Vec<String>,
     /// Print JSON.
     #[arg(long)]
     pub json: bool,

@@ -1,17 +1,118 @@
 //! `referee ledger show|verify|repair`.
 
-use crate::cli::{LedgerShowArgs, LoopArgs};
+use anyhow::Context;
+
+use crate::cli::{LedgerFormat, LedgerShowArgs, LoopArgs};
+use crate::digest::sha256_hex;
 use crate::exit::Exit;
+use crate::ledger::Store;
+use crate::report;
 use crate::state::State;
 
-pub fn show(_state: &State, _args: LedgerShowArgs) -> anyhow::Result<Exit> {
-    Err(super::not_available("ledger show"))
+pub fn show(state: &State, args: LedgerShowArgs) -> anyhow::Result<Exit> {
+    let (name, store) = store_of(state, &args.select)?;
+    let parsed = store.read()?;
+    let format = if args.json {
+        LedgerFormat::Json
+    } else {
+        args.format
+    };
+    super::emit(&report::ledger::render(name.as_str(), &parsed.rows, format))?;
+    if let Some(torn) = parsed.torn {
+        eprintln_quiet(&format!(
+            "warning: ledger `{}` ends in a torn line of {} bytes (not shown)\nhint: run `referee ledger repair`",
+            super::shown(store.path()),
+            torn.bytes.len()
+        ));
+    }
+    Ok(Exit::Success)
 }
 
-pub fn verify(_state: &State, _args: LoopArgs) -> anyhow::Result<Exit> {
-    Err(super::not_available("ledger verify"))
+pub fn verify(state: &State, args: LoopArgs) -> anyhow::Result<Exit> {
+    let (name, store) = store_of(state, &args.select)?;
+    match store.verify() {
+        Ok(summary) => {
+            let text = if args.json {
+                format!(
+                    "{}\n",
+                    serde_json::json!({"loop": name.as_str(), "ok": true, "rows": summary.rows,
+                                       "rounds": summary.rounds, "head": summary.head})
+                )
+            } else {
+                match &summary.head {
+                    Some(head) => format!(
+                        "ledger `{}`: {} rows ({} rounds) verified; chain head {}\n",
+                        super::shown(store.path()),
+                        summary.rows,
+                        summary.rounds,
+                        head
+                    ),
+                    None => format!(
+                        "ledger `{}`: no rows yet; nothing to verify\n",
+                        super::shown(store.path())
+                    ),
+                }
+            };
+            super::emit(text.as_bytes())?;
+            Ok(Exit::Success)
+        }
+        Err(err) => {
+            if args.json {
+                let json = serde_json::json!({"loop": name.as_str(), "ok": false, "problem": err.to_string()});
+                super::emit(format!("{json}\n").as_bytes())?;
+            }
+            Err(err.into())
+        }
+    }
 }
 
-pub fn repair(_state: &State, _args: LoopArgs) -> anyhow::Result<Exit> {
-    Err(super::not_available("ledger repair"))
+pub fn repair(state: &State, args: LoopArgs) -> anyhow::Result<Exit> {
+    let (name, store) = store_of(state, &args.select)?;
+    let removed = store.repair()?;
+    let text = match (&removed, args.json) {
+        (Some(bytes), true) => format!(
+            "{}\n",
+            serde_json::json!({"loop": name.as_str(), "removed_bytes": bytes.len(),
+                               "removed": String::from_utf8_lossy(bytes)})
+        ),
+        (None, true) => format!(
+            "{}\n",
+            serde_json::json!({"loop": name.as_str(), "removed_bytes": 0})
+        ),
+        (Some(bytes), false) => format!(
+            "removed a torn final line of {} bytes from `{}` (never a committed row): {}\n",
+            bytes.len(),
+            super::shown(store.path()),
+            String::from_utf8_lossy(bytes).escape_debug()
+        ),
+        (None, false) => format!(
+            "nothing to repair: `{}` ends on a complete row\n",
+            super::shown(store.path())
+        ),
+    };
+    super::emit(text.as_bytes())?;
+    Ok(Exit::Success)
+}
+
+/// The loop's store, pinned to the contract file's bytes as they are now (a
+/// contract that no longer validates can still have its ledger checked).
+fn store_of(
+    state: &State,
+    select: &crate::cli::LoopSelect,
+) -> anyhow::Result<(crate::contract::LoopName, Store)> {
+    let name = state.select(select)?;
+    let path = state.contract_path(&name);
+    let bytes = std::fs::read(&path)
+        .with_context(|| format!("cannot read contract `{}`", path.display()))?;
+    let store = Store::new(
+        state.ledger_path(&name),
+        state.evidence_dir(&name),
+        &sha256_hex(&bytes),
+    );
+    Ok((name, store))
+}
+
+fn eprintln_quiet(text: &str) {
+    use std::io::Write;
+    let _ = writeln!(std::io::stderr().lock(), "{text}");
 }

@@ -96,3 +96,76 @@ fn emit(bytes: &[u8]) -> anyhow::Result<()> {
     out.flush()?;
     Ok(())
 }
+
+/// The clock: now as RFC 3339 UTC to the second. `REFEREE_NOW` fixes it (for
+/// tests and reproducible demos).
+fn now() -> anyhow::Result<String> {
+    match std::env::var("REFEREE_NOW") {
+        Ok(fixed) => {
+            let parsed = chrono::DateTime::parse_from_rfc3339(&fixed).map_err(|e| {
+                anyhow::anyhow!(
+                    "environment variable `REFEREE_NOW`: `{fixed}` is not an RFC 3339 time ({e})"
+                )
+            })?;
+            Ok(parsed
+                .with_timezone(&chrono::Utc)
+                .format("%Y-%m-%dT%H:%M:%SZ")
+                .to_string())
+        }
+        Err(_) => Ok(chrono::Utc::now().format("%Y-%m-%dT%H:%M:%SZ").to_string()),
+    }
+}
+
+/// A path as the user should read it: relative to the current folder when inside it.
+fn shown(path: &std::path::Path) -> String {
+    let cwd = std::env::current_dir().ok();
+    let rel = cwd.as_deref().and_then(|cwd| path.strip_prefix(cwd).ok());
+    rel.unwrap_or(path).display().to_string()
+}
+
+/// A loop's contract and ledger store, opened.
+struct LoopFiles {
+    name: crate::contract::LoopName,
+    loaded: crate::contract::load::Loaded,
+    store: crate::ledger::Store,
+}
+
+/// Loads the selected loop's contract (validated) and its store.
+fn open_loop(state: &State, select: &crate::cli::LoopSelect) -> anyhow::Result<LoopFiles> {
+    let name = state.select(select)?;
+    let loaded = crate::contract::load::load(&state.contract_path(&name))?;
+    let store = crate::ledger::Store::new(
+        state.ledger_path(&name),
+        state.evidence_dir(&name),
+        &loaded.sha256,
+    );
+    Ok(LoopFiles {
+        name,
+        loaded,
+        store,
+    })
+}
+
+/// Refuses a contract that changed since round 1 pinned it.
+fn check_pinned(files: &LoopFiles, rows: &[crate::ledger::Row]) -> anyhow::Result<()> {
+    if let Some(first) = rows.first()
+        && first.prev_sha256 != files.loaded.sha256
+    {
+        anyhow::bail!(
+            "contract `{}` changed since round 1: the ledger pins sha256 `{}`, the file now has `{}`\n\
+                 hint: restore the file (`git diff` it); a running contract changes only through `referee contract amend`",
+            shown(&files.loaded.path),
+            first.prev_sha256,
+            files.loaded.sha256
+        );
+    }
+    Ok(())
+}
+
+/// The round cap in force: the contract's, or the last amendment's.
+fn effective_max_rounds(files: &LoopFiles, rows: &[crate::ledger::Row]) -> u32 {
+    rows.iter()
+        .rev()
+        .find_map(|r| r.amended_max_rounds())
+        .unwrap_or(files.loaded.contract.max_rounds)
+}

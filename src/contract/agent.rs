@@ -175,26 +175,26 @@ impl Agent {
                 ),
             });
         }
-        if !preset.needs_command() {
-            if let Some(value) = fields.get("command") {
-                return Err(fields.invalid(
-                    "command",
-                    value,
-                    &format!(
-                        "absent: the `{}` preset builds its own command (use `bin` and `args`)",
-                        preset.as_str()
-                    ),
-                ));
-            }
+        if !preset.needs_command()
+            && let Some(value) = fields.get("command")
+        {
+            return Err(fields.invalid(
+                "command",
+                value,
+                &format!(
+                    "absent: the `{}` preset builds its own command (use `bin` and `args`)",
+                    preset.as_str()
+                ),
+            ));
         }
-        if preset != Preset::Tests {
-            if let Some(value) = fields.get("junit") {
-                return Err(fields.invalid(
-                    "junit",
-                    value,
-                    "absent: only the `tests` preset reads a JUnit report",
-                ));
-            }
+        if preset != Preset::Tests
+            && let Some(value) = fields.get("junit")
+        {
+            return Err(fields.invalid(
+                "junit",
+                value,
+                "absent: only the `tests` preset reads a JUnit report",
+            ));
         }
         Ok(agent)
     }

@@ -1,1 +1,3 @@
-//! Renderers: bytes out, no writing.
+//! Renderers: data in, bytes out; no writing, no clock.
+
+pub mod ledger;

@@ -1,6 +1,9 @@
 //! Integration tests: one binary, one module per area. Each test runs the
 //! built `referee` in a temporary git repository with an isolated git config.
 
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
 mod common;
 
 mod cli;
+mod ledger;

@@ -1,0 +1,316 @@
+//! Reading ledger bytes into rows and checking the hash chain. Pure: the
+//! store hands in the bytes and the evidence digests it computed.
+
+use super::row::{COLUMNS, Row, hash_fields, header};
+
+/// A ledger file, read.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Parsed {
+    /// Committed rows in file order (row 1 first).
+    pub rows: Vec<Row>,
+    /// Raw fields of each row as stored, for hash checks.
+    pub raw: Vec<Vec<String>>,
+    /// Bytes after the last complete line: a crash mid-append.
+    pub torn: Option<Torn>,
+}
+
+/// The torn final line a crash can leave.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Torn {
+    /// Byte offset where the torn line starts (the length to truncate to).
+    pub offset: u64,
+    pub bytes: Vec<u8>,
+}
+
+/// What is wrong with a ledger, naming the row (1 = first row after the header).
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum ChainError {
+    #[error("header: expected the referee ledger header, found `{found}`")]
+    Header { found: String },
+    #[error("row {row}: {problem}")]
+    Row { row: usize, problem: String },
+    #[error(
+        "torn final line after row {after} ({len} bytes, a crash mid-append; it was never a committed row)\nhint: run `referee ledger repair` to remove it"
+    )]
+    Torn { after: usize, len: usize },
+}
+
+impl ChainError {
+    fn row(row: usize, problem: impl Into<String>) -> ChainError {
+        ChainError::Row {
+            row,
+            problem: problem.into(),
+        }
+    }
+}
+
+/// Splits ledger bytes into committed rows and a torn tail. An empty file has
+/// no rows. Fails on a bad header or a row that does not read.
+pub fn parse(bytes: &[u8]) -> Result<Parsed, ChainError> {
+    let committed_len = match bytes.iter().rposition(|&b| b == b'\n') {
+        Some(i) => i + 1,
+        None => 0,
+    };
+    let (committed, tail) = bytes.split_at(committed_len);
+    let torn = (!tail.is_empty()).then(|| Torn {
+        offset: committed_len as u64,
+        bytes: tail.to_vec(),
+    });
+    let mut parsed = Parsed {
+        rows: Vec::new(),
+        raw: Vec::new(),
+        torn,
+    };
+    if committed.is_empty() {
+        return Ok(parsed);
+    }
+    // `committed` ends with its final newline; every piece between newlines is a line.
+    let body = &committed[..committed.len() - 1];
+    let mut lines = body.split(|&b| b == b'\n');
+    let first = lines.next().unwrap_or_default();
+    let expected = header();
+    if first != expected.as_bytes() {
+        return Err(ChainError::Header {
+            found: shorten(&String::from_utf8_lossy(first)),
+        });
+    }
+    for (i, line) in lines.enumerate() {
+        let row_no = i + 1;
+        let fields = read_record(line).map_err(|p| ChainError::row(row_no, p))?;
+        let row = Row::from_fields(&fields).map_err(|e| ChainError::row(row_no, e.to_string()))?;
+        parsed.rows.push(row);
+        parsed.raw.push(fields);
+    }
+    Ok(parsed)
+}
+
+/// One CSV record from one line.
+pub fn read_record(line: &[u8]) -> Result<Vec<String>, String> {
+    let text =
+        std::str::from_utf8(line).map_err(|e| format!("not UTF-8 at byte {}", e.valid_up_to()))?;
+    let mut reader = csv::ReaderBuilder::new()
+        .has_headers(false)
+        .from_reader(text.as_bytes());
+    let mut record = csv::StringRecord::new();
+    match reader.read_record(&mut record) {
+        Ok(true) => {}
+        Ok(false) => return Err("empty line".into()),
+        Err(e) => return Err(format!("not a CSV record: {e}")),
+    }
+    if record.len() != COLUMNS.len() {
+        return Err(format!(
+            "has {} fields, the header has {}",
+            record.len(),
+            COLUMNS.len()
+        ));
+    }
+    let mut extra = csv::StringRecord::new();
+    if matches!(reader.read_record(&mut extra), Ok(true)) {
+        return Err("holds more than one record".into());
+    }
+    Ok(record.iter().map(str::to_string).collect())
+}
+
+/// A row as one CSV line, with its newline.
+pub fn write_record(fields: &[String]) -> Vec<u8> {
+    let mut writer = csv::WriterBuilder::new()
+        .terminator(csv::Terminator::Any(b'\n'))
+        .from_writer(Vec::new());
+    // Writing to a Vec cannot fail.
+    let _ = writer.write_record(fields);
+    writer.into_inner().unwrap_or_default()
+}
+
+/// What a verified ledger holds.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Summary {
+    pub rows: usize,
+    pub rounds: usize,
+    pub head: Option<String>,
+}
+
+/// Checks the chain: row 1 links to `contract_sha256`, each later row to the
+/// one before, every hash recomputes, and each row's evidence digest equals
+/// what `evidence(row)` finds on disk (`None`: no evidence folder). A torn tail
+/// is reported after the rows it follows check out.
+pub fn verify(
+    parsed: &Parsed,
+    contract_sha256: &str,
+    mut evidence: impl FnMut(&Row) -> Result<Option<String>, String>,
+) -> Result<Summary, ChainError> {
+    let mut prev = contract_sha256.to_string();
+    for (i, (row, raw)) in parsed.rows.iter().zip(&parsed.raw).enumerate() {
+        let n = i + 1;
+        if row.prev_sha256 != prev {
+            let problem = if n == 1 {
+                format!(
+                    "prev_sha256 `{}` is not the contract's sha256 `{}`: the contract file changed since round 1, or this row was edited",
+                    short(&row.prev_sha256),
+                    short(&prev)
+                )
+            } else {
+                format!(
+                    "prev_sha256 `{}` does not link to row {}'s row_sha256 `{}` (a row was edited, removed or reordered)",
+                    short(&row.prev_sha256),
+                    n - 1,
+                    short(&prev)
+                )
+            };
+            return Err(ChainError::row(n, problem));
+        }
+        let computed = hash_fields(raw);
+        if computed != row.row_sha256 {
+            return Err(ChainError::row(
+                n,
+                format!(
+                    "hash mismatch: row_sha256 is `{}`, the fields hash to `{}` (the row was edited)",
+                    short(&row.row_sha256),
+                    short(&computed)
+                ),
+            ));
+        }
+        let found = evidence(row).map_err(|e| ChainError::row(n, format!("evidence: {e}")))?;
+        match (row.evidence_sha256.as_str(), found) {
+            ("", None) => {}
+            ("", Some(_)) => {
+                return Err(ChainError::row(
+                    n,
+                    "evidence folder exists but the row records none",
+                ));
+            }
+            (_, None) => return Err(ChainError::row(n, "evidence folder is missing")),
+            (want, Some(got)) if want != got => {
+                return Err(ChainError::row(
+                    n,
+                    format!(
+                        "evidence digest mismatch: recorded `{}`, the folder hashes to `{}` (an evidence file was changed, added or removed)",
+                        short(want),
+                        short(&got)
+                    ),
+                ));
+            }
+            _ => {}
+        }
+        prev = row.row_sha256.clone();
+    }
+    if let Some(torn) = &parsed.torn {
+        return Err(ChainError::Torn {
+            after: parsed.rows.len(),
+            len: torn.bytes.len(),
+        });
+    }
+    Ok(Summary {
+        rows: parsed.rows.len(),
+        rounds: parsed
+            .rows
+            .iter()
+            .filter(|r| r.kind == super::Kind::Round)
+            .count(),
+        head: parsed.rows.last().map(|r| r.row_sha256.clone()),
+    })
+}
+
+/// The first 12 hex digits: enough to tell hashes apart in a message.
+pub fn short(hash: &str) -> String {
+    hash.chars().take(12).collect()
+}
+
+fn shorten(text: &str) -> String {
+    if text.chars().count() > 80 {
+        format!("{}…", text.chars().take(80).collect::<String>())
+    } else {
+        text.to_string()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::super::row::{Counts, Draft, Kind, Verdict};
+    use super::*;
+
+    const CONTRACT: &str = "cccccccccccccccccccccccccccccccccccccccccccccccccccccccccccccccc";
+
+    fn ledger(n: u32) -> Vec<u8> {
+        let mut out = header().into_bytes();
+        out.push(b'\n');
+        let mut prev = CONTRACT.to_string();
+        for round in 1..=n {
+            let mut d = Draft::new(Kind::Round, round, "2026-01-02T03:04:05Z");
+            d.counts = Some(Counts {
+                opened: round,
+                ..Counts::default()
+            });
+            d.verdict = Some(Verdict::Continue);
+            let row = Row::seal(d, &prev, "");
+            prev = row.row_sha256.clone();
+            out.extend(write_record(&row.fields()));
+        }
+        out
+    }
+
+    fn no_evidence(_: &Row) -> Result<Option<String>, String> {
+        Ok(None)
+    }
+
+    #[test]
+    fn a_good_chain_verifies() {
+        let parsed = parse(&ledger(3)).unwrap();
+        let summary = verify(&parsed, CONTRACT, no_evidence).unwrap();
+        assert_eq!((summary.rows, summary.rounds), (3, 3));
+    }
+
+    #[test]
+    fn empty_file_has_no_rows() {
+        let parsed = parse(b"").unwrap();
+        assert!(parsed.rows.is_empty() && parsed.torn.is_none());
+    }
+
+    #[test]
+    fn every_single_byte_change_is_caught() {
+        let bytes = ledger(3);
+        for i in 0..bytes.len() {
+            let mut changed = bytes.clone();
+            changed[i] = if changed[i] == b'1' { b'2' } else { b'1' };
+            let outcome = parse(&changed).and_then(|p| verify(&p, CONTRACT, no_evidence));
+            assert!(outcome.is_err(), "byte {i} changed unnoticed");
+        }
+    }
+
+    #[test]
+    fn a_torn_tail_is_named_after_the_rows_it_follows() {
+        let mut bytes = ledger(2);
+        let full = ledger(3);
+        bytes.extend_from_slice(&full[bytes.len()..bytes.len() + 30]);
+        let parsed = parse(&bytes).unwrap();
+        assert_eq!(parsed.rows.len(), 2);
+        let err = verify(&parsed, CONTRACT, no_evidence).unwrap_err();
+        assert!(
+            matches!(err, ChainError::Torn { after: 2, len: 30 }),
+            "{err}"
+        );
+    }
+
+    #[test]
+    fn reordered_and_deleted_rows_break_the_link() {
+        let bytes = ledger(3);
+        let text = String::from_utf8(bytes).unwrap();
+        let lines: Vec<&str> = text.lines().collect();
+        let swapped = format!("{}\n{}\n{}\n{}\n", lines[0], lines[2], lines[1], lines[3]);
+        let err = verify(&parse(swapped.as_bytes()).unwrap(), CONTRACT, no_evidence).unwrap_err();
+        assert!(err.to_string().starts_with("row 1: prev_sha256"), "{err}");
+        let deleted = format!("{}\n{}\n{}\n", lines[0], lines[1], lines[3]);
+        let err = verify(&parse(deleted.as_bytes()).unwrap(), CONTRACT, no_evidence).unwrap_err();
+        assert!(err.to_string().starts_with("row 2: prev_sha256"), "{err}");
+    }
+
+    #[test]
+    fn another_contract_breaks_row_one() {
+        let parsed = parse(&ledger(1)).unwrap();
+        let err = verify(&parsed, &"d".repeat(64), no_evidence).unwrap_err();
+        assert!(
+            err.to_string()
+                .contains("the contract file changed since round 1"),
+            "{err}"
+        );
+    }
+}

@@ -1,0 +1,451 @@
+//! One ledger row: its columns, its typed form and its hash. Pure.
+
+use std::fmt;
+
+use serde_json::{Map, Value};
+
+use crate::digest::Framed;
+
+/// The ledger's columns, in file order. The first thirteen are SPEC §2.2's
+/// required columns; the rest are referee's own.
+pub const COLUMNS: [&str; 23] = [
+    "round",
+    "opened",
+    "closed",
+    "reopened",
+    "must_fix_left",
+    "below_floor_open",
+    "diff_added",
+    "diff_removed",
+    "verdict",
+    "rule",
+    "at",
+    "prev_sha256",
+    "row_sha256",
+    "kind",
+    "cost_usd",
+    "tokens",
+    "snapshot",
+    "findings_sha256",
+    "evidence_sha256",
+    "by",
+    "reason",
+    "subject",
+    "idempotency_key",
+];
+
+/// Index of `row_sha256`, the one column its own hash does not cover.
+const ROW_SHA_COLUMN: usize = 12;
+
+/// Columns whose values are numbers in JSON output.
+const NUMERIC: [&str; 10] = [
+    "round",
+    "opened",
+    "closed",
+    "reopened",
+    "must_fix_left",
+    "below_floor_open",
+    "diff_added",
+    "diff_removed",
+    "cost_usd",
+    "tokens",
+];
+
+/// The header line, without its newline.
+pub fn header() -> String {
+    COLUMNS.join(",")
+}
+
+/// What a row records.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Kind {
+    /// One reviewed (or guarded) round.
+    Round,
+    /// A human raised the round cap in writing.
+    Amend,
+    /// A human waived one finding.
+    Waive,
+    /// A human approved the outcome.
+    Approve,
+    /// A human rejected the outcome.
+    Reject,
+}
+
+impl Kind {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Kind::Round => "round",
+            Kind::Amend => "amend",
+            Kind::Waive => "waive",
+            Kind::Approve => "approve",
+            Kind::Reject => "reject",
+        }
+    }
+
+    fn parse(text: &str) -> Option<Kind> {
+        Some(match text {
+            "round" => Kind::Round,
+            "amend" => Kind::Amend,
+            "waive" => Kind::Waive,
+            "approve" => Kind::Approve,
+            "reject" => Kind::Reject,
+            _ => return None,
+        })
+    }
+}
+
+/// A round's verdict.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Verdict {
+    Continue,
+    Stop,
+}
+
+impl Verdict {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Verdict::Continue => "continue",
+            Verdict::Stop => "stop",
+        }
+    }
+}
+
+/// A round's counts (SPEC §3).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct Counts {
+    pub opened: u32,
+    pub closed: u32,
+    pub reopened: u32,
+    pub must_fix_left: u32,
+    pub below_floor_open: u32,
+    pub diff_added: u64,
+    pub diff_removed: u64,
+}
+
+/// A row as the caller drafts it; the store fills in the chain.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Draft {
+    pub round: u32,
+    pub kind: Kind,
+    /// Present on round rows only.
+    pub counts: Option<Counts>,
+    pub verdict: Option<Verdict>,
+    pub rule: String,
+    /// RFC 3339 UTC.
+    pub at: String,
+    pub cost_usd: Option<f64>,
+    pub tokens: Option<u64>,
+    pub snapshot: String,
+    pub findings_sha256: String,
+    pub by: String,
+    pub reason: String,
+    pub subject: String,
+    pub idempotency_key: String,
+}
+
+impl Draft {
+    /// A row of `kind` for `round` at `at`, every other field empty.
+    pub fn new(kind: Kind, round: u32, at: &str) -> Draft {
+        Draft {
+            round,
+            kind,
+            counts: None,
+            verdict: None,
+            rule: String::new(),
+            at: at.to_string(),
+            cost_usd: None,
+            tokens: None,
+            snapshot: String::new(),
+            findings_sha256: String::new(),
+            by: String::new(),
+            reason: String::new(),
+            subject: String::new(),
+            idempotency_key: String::new(),
+        }
+    }
+}
+
+/// A committed row.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Row {
+    pub draft: Draft,
+    pub prev_sha256: String,
+    pub row_sha256: String,
+    /// Digest of the row's evidence folder; empty when it has none.
+    pub evidence_sha256: String,
+}
+
+impl std::ops::Deref for Row {
+    type Target = Draft;
+
+    fn deref(&self) -> &Draft {
+        &self.draft
+    }
+}
+
+/// A field that does not read as its column says.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("column `{column}`: {problem}, not `{value}`")]
+pub struct FieldError {
+    pub column: &'static str,
+    pub value: String,
+    pub problem: &'static str,
+}
+
+impl Row {
+    /// Seals a draft into the chain after `prev_sha256`.
+    pub fn seal(draft: Draft, prev_sha256: &str, evidence_sha256: &str) -> Row {
+        let mut row = Row {
+            draft,
+            prev_sha256: prev_sha256.to_string(),
+            row_sha256: String::new(),
+            evidence_sha256: evidence_sha256.to_string(),
+        };
+        row.row_sha256 = hash_fields(&row.fields());
+        row
+    }
+
+    /// The row's fields in column order.
+    pub fn fields(&self) -> Vec<String> {
+        let d = &self.draft;
+        let count = |f: fn(&Counts) -> String| d.counts.as_ref().map(f).unwrap_or_default();
+        vec![
+            d.round.to_string(),
+            count(|c| c.opened.to_string()),
+            count(|c| c.closed.to_string()),
+            count(|c| c.reopened.to_string()),
+            count(|c| c.must_fix_left.to_string()),
+            count(|c| c.below_floor_open.to_string()),
+            count(|c| c.diff_added.to_string()),
+            count(|c| c.diff_removed.to_string()),
+            d.verdict
+                .map(|v| v.as_str().to_string())
+                .unwrap_or_default(),
+            d.rule.clone(),
+            d.at.clone(),
+            self.prev_sha256.clone(),
+            self.row_sha256.clone(),
+            d.kind.as_str().to_string(),
+            d.cost_usd.map(|c| c.to_string()).unwrap_or_default(),
+            d.tokens.map(|t| t.to_string()).unwrap_or_default(),
+            d.snapshot.clone(),
+            d.findings_sha256.clone(),
+            self.evidence_sha256.clone(),
+            d.by.clone(),
+            d.reason.clone(),
+            d.subject.clone(),
+            d.idempotency_key.clone(),
+        ]
+    }
+
+    /// Reads a row from its fields (already checked to be `COLUMNS.len()` long).
+    pub fn from_fields(f: &[String]) -> Result<Row, FieldError> {
+        let get = |i: usize| f.get(i).cloned().unwrap_or_default();
+        let kind_text = get(13);
+        let kind = Kind::parse(&kind_text).ok_or(FieldError {
+            column: "kind",
+            value: kind_text,
+            problem: "must be round, amend, waive, approve or reject",
+        })?;
+        let counts = if f.get(1).is_some_and(|v| !v.is_empty()) {
+            Some(Counts {
+                opened: number(f, 1)?,
+                closed: number(f, 2)?,
+                reopened: number(f, 3)?,
+                must_fix_left: number(f, 4)?,
+                below_floor_open: number(f, 5)?,
+                diff_added: number(f, 6)?,
+                diff_removed: number(f, 7)?,
+            })
+        } else {
+            None
+        };
+        let verdict_text = get(8);
+        let verdict = match verdict_text.as_str() {
+            "" => None,
+            "continue" => Some(Verdict::Continue),
+            "stop" => Some(Verdict::Stop),
+            _ => {
+                return Err(FieldError {
+                    column: "verdict",
+                    value: verdict_text,
+                    problem: "must be continue, stop or empty",
+                });
+            }
+        };
+        let cost_text = get(14);
+        let cost_usd = if cost_text.is_empty() {
+            None
+        } else {
+            match cost_text.parse::<f64>() {
+                Ok(c) if c.is_finite() && c >= 0.0 => Some(c),
+                _ => {
+                    return Err(FieldError {
+                        column: "cost_usd",
+                        value: cost_text,
+                        problem: "must be a number >= 0 or empty",
+                    });
+                }
+            }
+        };
+        let tokens = if get(15).is_empty() {
+            None
+        } else {
+            Some(number(f, 15)?)
+        };
+        Ok(Row {
+            draft: Draft {
+                round: number(f, 0)?,
+                kind,
+                counts,
+                verdict,
+                rule: get(9),
+                at: get(10),
+                cost_usd,
+                tokens,
+                snapshot: get(16),
+                findings_sha256: get(17),
+                by: get(19),
+                reason: get(20),
+                subject: get(21),
+                idempotency_key: get(22),
+            },
+            prev_sha256: get(11),
+            row_sha256: get(12),
+            evidence_sha256: get(18),
+        })
+    }
+
+    /// The row as a JSON object keyed by column name; numbers as numbers,
+    /// empty fields as null.
+    pub fn to_json(&self) -> Value {
+        let mut map = Map::new();
+        for (column, value) in COLUMNS.iter().zip(self.fields()) {
+            let json = if value.is_empty() {
+                Value::Null
+            } else if NUMERIC.contains(column) {
+                serde_json::from_str::<serde_json::Number>(&value)
+                    .map(Value::Number)
+                    .unwrap_or(Value::String(value))
+            } else {
+                Value::String(value)
+            };
+            map.insert((*column).to_string(), json);
+        }
+        Value::Object(map)
+    }
+
+    /// For an amend row: the round cap it sets.
+    pub fn amended_max_rounds(&self) -> Option<u32> {
+        if self.kind != Kind::Amend {
+            return None;
+        }
+        self.subject.strip_prefix("max_rounds=")?.parse().ok()
+    }
+}
+
+fn number<T: std::str::FromStr>(f: &[String], i: usize) -> Result<T, FieldError> {
+    let value = f.get(i).cloned().unwrap_or_default();
+    value.parse().map_err(|_| FieldError {
+        column: COLUMNS[i],
+        value,
+        problem: "must be a whole number",
+    })
+}
+
+/// The hash of a row's fields: every column but `row_sha256`, framed, under a
+/// versioned domain. `prev_sha256` and `evidence_sha256` are columns, so the
+/// hash covers the chain link and the evidence digest.
+pub fn hash_fields(fields: &[String]) -> String {
+    let mut framed = Framed::new("referee.ledger.row.v1");
+    for (i, field) in fields.iter().enumerate() {
+        if i != ROW_SHA_COLUMN {
+            framed.field(field.as_bytes());
+        }
+    }
+    framed.finish()
+}
+
+/// Makes free text safe for a one-line CSV field: control characters (line
+/// breaks included) become spaces, so every row stays on one line and a torn
+/// tail is always the last line.
+pub fn one_line(text: &str) -> String {
+    text.chars()
+        .map(|c| if c.is_control() { ' ' } else { c })
+        .collect::<String>()
+        .trim()
+        .to_string()
+}
+
+impl fmt::Display for Kind {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn sample() -> Row {
+        let mut d = Draft::new(Kind::Round, 2, "2026-01-02T03:04:05Z");
+        d.counts = Some(Counts {
+            opened: 1,
+            closed: 2,
+            reopened: 0,
+            must_fix_left: 3,
+            below_floor_open: 4,
+            diff_added: 40,
+            diff_removed: 7,
+        });
+        d.verdict = Some(Verdict::Stop);
+        d.rule = "round-cap".into();
+        d.cost_usd = Some(0.125);
+        d.tokens = Some(1200);
+        Row::seal(d, &"0".repeat(64), &"e".repeat(64))
+    }
+
+    #[test]
+    fn fields_round_trip() {
+        let row = sample();
+        let again = Row::from_fields(&row.fields()).unwrap();
+        assert_eq!(row, again);
+        assert_eq!(row.fields().len(), COLUMNS.len());
+    }
+
+    #[test]
+    fn hash_covers_every_column_but_its_own() {
+        let row = sample();
+        let base = row.fields();
+        for i in 0..COLUMNS.len() {
+            let mut changed = base.clone();
+            changed[i].push('x');
+            let same = hash_fields(&changed) == row.row_sha256;
+            assert_eq!(same, i == ROW_SHA_COLUMN, "column {}", COLUMNS[i]);
+        }
+    }
+
+    #[test]
+    fn json_uses_numbers_and_nulls() {
+        let json = sample().to_json();
+        assert_eq!(json["round"], 2);
+        assert_eq!(json["cost_usd"], 0.125);
+        assert_eq!(json["verdict"], "stop");
+        assert_eq!(json["by"], Value::Null);
+    }
+
+    #[test]
+    fn bad_fields_are_named() {
+        let mut f = sample().fields();
+        f[8] = "maybe".into();
+        assert_eq!(
+            Row::from_fields(&f).unwrap_err().to_string(),
+            "column `verdict`: must be continue, stop or empty, not `maybe`"
+        );
+    }
+
+    #[test]
+    fn one_line_removes_breaks() {
+        assert_eq!(one_line(" a\nb\r\tc "), "a b  c");
+    }
+}
