@@ -12,26 +12,21 @@ use crate::digest::{Framed, sha256_hex};
 /// A ledger store failure, naming the file.
 #[derive(Debug, thiserror::Error)]
 pub enum StoreError {
-    #[error("ledger `{path}`: {source}")]
+    #[error("ledger `{}`: {cause}", path.display())]
     Io {
         path: PathBuf,
-        #[source]
-        source: std::io::Error,
+        cause: std::io::Error,
     },
-    #[error("ledger `{path}`: {source}")]
-    Chain {
-        path: PathBuf,
-        #[source]
-        source: ChainError,
-    },
-    #[error("evidence `{path}`: {problem}")]
+    #[error("ledger `{}`: {cause}", path.display())]
+    Chain { path: PathBuf, cause: ChainError },
+    #[error("evidence `{}`: {problem}", path.display())]
     Evidence { path: PathBuf, problem: String },
 }
 
 fn io(path: &Path) -> impl FnOnce(std::io::Error) -> StoreError + '_ {
-    move |source| StoreError::Io {
+    move |cause| StoreError::Io {
         path: path.to_path_buf(),
-        source,
+        cause,
     }
 }
 
@@ -88,7 +83,7 @@ impl Store {
         file.lock_shared().map_err(io(&self.ledger))?;
         let mut bytes = Vec::new();
         file.read_to_end(&mut bytes).map_err(io(&self.ledger))?;
-        chain::parse(&bytes).map_err(|source| self.chain(source))
+        chain::parse(&bytes).map_err(|cause| self.chain(cause))
     }
 
     /// Takes the exclusive lock that every append holds, creating the file.
@@ -110,14 +105,14 @@ impl Store {
     pub fn verify(&self) -> Result<chain::Summary, StoreError> {
         let parsed = self.read()?;
         chain::verify(&parsed, &self.genesis, |row| self.evidence_digest_of(row))
-            .map_err(|source| self.chain(source))
+            .map_err(|cause| self.chain(cause))
     }
 
     /// Removes a torn final line, if any; returns the bytes removed.
     pub fn repair(&self) -> Result<Option<Vec<u8>>, StoreError> {
         let mut locked = self.lock()?;
         let bytes = locked.read_all()?;
-        let parsed = chain::parse(&bytes).map_err(|source| self.chain(source))?;
+        let parsed = chain::parse(&bytes).map_err(|cause| self.chain(cause))?;
         let Some(torn) = parsed.torn else {
             return Ok(None);
         };
@@ -137,10 +132,10 @@ impl Store {
         digest_dir(&dir).map(Some).map_err(|e| e.to_string())
     }
 
-    fn chain(&self, source: ChainError) -> StoreError {
+    fn chain(&self, cause: ChainError) -> StoreError {
         StoreError::Chain {
             path: self.ledger.clone(),
-            source,
+            cause,
         }
     }
 }
@@ -163,7 +158,7 @@ impl Locked<'_> {
     /// Every committed row; refuses a torn tail (an append must not follow one).
     pub fn rows(&mut self) -> Result<Vec<Row>, StoreError> {
         let bytes = self.read_all()?;
-        let parsed = chain::parse(&bytes).map_err(|source| self.store.chain(source))?;
+        let parsed = chain::parse(&bytes).map_err(|cause| self.store.chain(cause))?;
         self.refuse_torn(&parsed)?;
         Ok(parsed.rows)
     }
@@ -243,7 +238,7 @@ impl Locked<'_> {
             self.file.read_exact(&mut last).map_err(io(&path))?;
             if last[0] != b'\n' {
                 let bytes = self.read_all()?;
-                let parsed = chain::parse(&bytes).map_err(|source| self.store.chain(source))?;
+                let parsed = chain::parse(&bytes).map_err(|cause| self.store.chain(cause))?;
                 self.refuse_torn(&parsed)?;
             }
         }
