@@ -88,7 +88,7 @@ pub struct InitArgs {
     #[arg(long, value_name = "TEMPLATE")]
     pub from: Option<String>,
     /// Round cap.
-    #[arg(long, value_name = "N")]
+    #[arg(long, allow_negative_numbers = true, value_name = "N")]
     pub max_rounds: Option<i64>,
     /// Severity floor: findings at or above it are must-fix.
     #[arg(long = "floor", value_name = "LEVEL")]
@@ -100,10 +100,10 @@ pub struct InitArgs {
     #[arg(long, value_name = "MODE")]
     pub closure: Option<String>,
     /// Spend cap in US dollars over the whole loop.
-    #[arg(long, value_name = "X")]
+    #[arg(long, allow_negative_numbers = true, value_name = "X")]
     pub budget_usd: Option<f64>,
     /// Token cap over the whole loop.
-    #[arg(long, value_name = "N")]
+    #[arg(long, allow_negative_numbers = true, value_name = "N")]
     pub budget_tokens: Option<i64>,
     /// Writer preset.
     #[arg(long, value_name = "PRESET")]
@@ -249,7 +249,7 @@ pub struct AmendArgs {
     #[command(flatten)]
     pub select: LoopSelect,
     /// The new round cap (the only field a running contract may change).
-    #[arg(long, value_name = "N")]
+    #[arg(long, allow_negative_numbers = true, value_name = "N")]
     pub max_rounds: i64,
     /// Who amends.
     #[arg(long, value_name = "NAME")]

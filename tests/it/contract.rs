@@ -1,0 +1,317 @@
+//! `referee init` and `referee contract show`: every field round-trips, every
+//! bad value is named, nothing falls back silently.
+
+use crate::common::{Repo, text};
+
+#[test]
+fn init_then_show_round_trips_every_field() {
+    let repo = Repo::new();
+    let head = repo.git(&["rev-parse", "HEAD"]).trim().to_string();
+    repo.referee()
+        .args([
+            "init",
+            "--loop",
+            "full",
+            "--max-rounds",
+            "7",
+            "--floor",
+            "P2",
+            "--scope",
+            "src/**",
+            "--scope",
+            "docs/*.md",
+            "--closure",
+            "explicit",
+            "--budget-usd",
+            "2.5",
+            "--budget-tokens",
+            "90000",
+            "--writer",
+            "codex",
+            "--reviewer",
+            "claude",
+        ])
+        .assert()
+        .success();
+    let out = repo
+        .referee()
+        .args(["contract", "show", "--json"])
+        .assert()
+        .success();
+    let json: serde_json::Value = serde_json::from_slice(&out.get_output().stdout).unwrap();
+    let c = &json["contract"];
+    assert_eq!(c["loop"], "full");
+    assert_eq!(c["max_rounds"], 7);
+    assert_eq!(c["severity_floor"], "should");
+    assert_eq!(c["scope"], serde_json::json!(["src/**", "docs/*.md"]));
+    assert_eq!(c["closure"], "explicit");
+    assert_eq!(c["budget"]["usd"], 2.5);
+    assert_eq!(c["budget"]["tokens"], 90000);
+    assert_eq!(c["base"], head.as_str());
+    assert_eq!(c["writer"]["preset"], "codex");
+    assert_eq!(c["writer"]["timeout"], "30m");
+    assert_eq!(c["reviewer"]["preset"], "claude");
+    assert_eq!(json["started"], false);
+    // The file spells out every field, defaults included.
+    let file = repo.read(".referee/contracts/full.toml");
+    for field in [
+        "loop =",
+        "max_rounds =",
+        "severity_floor =",
+        "scope =",
+        "closure =",
+        "base =",
+        "[budget]",
+        "usd =",
+        "tokens =",
+    ] {
+        assert!(file.contains(field), "{field} missing from:\n{file}");
+    }
+}
+
+#[test]
+fn defaults_are_written_out() {
+    let repo = Repo::empty();
+    repo.referee().args(["init"]).assert().success();
+    let out = repo
+        .referee()
+        .args(["contract", "show", "--json"])
+        .assert()
+        .success();
+    let json: serde_json::Value = serde_json::from_slice(&out.get_output().stdout).unwrap();
+    let c = &json["contract"];
+    assert_eq!(c["loop"], "main");
+    assert_eq!(
+        (c["max_rounds"].as_u64(), c["severity_floor"].as_str()),
+        (Some(3), Some("bug"))
+    );
+    assert_eq!(c["scope"], serde_json::json!(["**"]));
+    assert_eq!(c["closure"], "absent");
+    // No commits yet: the loop starts from git's empty tree.
+    assert_eq!(c["base"], "4b825dc642cb6eb9a060e54bf8d69288fbee4904");
+}
+
+#[test]
+fn templates_start_a_contract_and_flags_override_them() {
+    let repo = Repo::new();
+    repo.referee()
+        .args([
+            "init",
+            "--from",
+            "contracts/ci-test-fix.toml",
+            "--loop",
+            "ci",
+            "--max-rounds",
+            "9",
+        ])
+        .assert()
+        .success();
+    let out = repo
+        .referee()
+        .args(["contract", "show", "--loop", "ci", "--json"])
+        .assert()
+        .success();
+    let json: serde_json::Value = serde_json::from_slice(&out.get_output().stdout).unwrap();
+    assert_eq!(json["contract"]["max_rounds"], 9);
+    assert_eq!(json["contract"]["reviewer"]["preset"], "tests");
+    assert_eq!(
+        json["contract"]["reviewer"]["junit"],
+        "target/nextest/ci/junit.xml"
+    );
+    for name in ["cross-review", "cross-review-reverse", "doc-review"] {
+        repo.referee()
+            .args(["init", "--from", name])
+            .assert()
+            .success();
+    }
+    let out = repo
+        .referee()
+        .args(["init", "--from", "nope"])
+        .assert()
+        .code(1);
+    assert!(text(&out.get_output().stderr).contains("no template `nope`"));
+}
+
+#[test]
+fn bad_flags_name_the_field_and_write_nothing() {
+    let repo = Repo::new();
+    let table: &[(&[&str], &str)] = &[
+        (
+            &["--max-rounds", "0"],
+            "field `max_rounds`: must be a whole number 1..=100, not `0`",
+        ),
+        (
+            &["--floor", "urgent"],
+            "field `severity_floor`: must be one of nit, should, bug, block",
+        ),
+        (
+            &["--scope", "a[b"],
+            "field `scope`: must be a list of valid globs",
+        ),
+        (
+            &["--closure", "sometimes"],
+            "field `closure`: must be `absent` or `explicit`",
+        ),
+        (
+            &["--budget-usd", "-1"],
+            "field `budget.usd`: must be a number > 0",
+        ),
+        (
+            &["--budget-tokens", "0"],
+            "field `budget.tokens`: must be a whole number >= 1",
+        ),
+        (
+            &["--writer", "gpt"],
+            "field `writer.preset`: must be one of claude, codex",
+        ),
+        (
+            &["--writer", "tests"],
+            "field `writer.preset`: must be a writer preset",
+        ),
+        (
+            &["--reviewer", "command"],
+            "field `reviewer.command` is required",
+        ),
+        (
+            &["--base", "no-such-branch"],
+            "field `base`: `no-such-branch` names no commit",
+        ),
+    ];
+    for (flags, expected) in table {
+        let out = repo
+            .referee()
+            .args(["init", "--loop", "bad"])
+            .args(*flags)
+            .output()
+            .unwrap();
+        let err = text(&out.stderr);
+        assert!(
+            matches!(out.status.code(), Some(1 | 2)),
+            "{flags:?}: {:?}",
+            out.status
+        );
+        assert!(
+            err.contains(expected),
+            "{flags:?}:\n  got: {err}\n want: {expected}"
+        );
+        assert!(
+            !repo.join(".referee/contracts/bad.toml").exists(),
+            "{flags:?} wrote a contract"
+        );
+    }
+    let out = repo
+        .referee()
+        .args(["init", "--loop", "Bad/Name"])
+        .assert()
+        .code(2);
+    assert!(text(&out.get_output().stderr).contains("loop name `Bad/Name` is not valid"));
+}
+
+#[test]
+fn hand_edits_are_validated_with_the_field_named() {
+    let repo = Repo::new();
+    repo.referee()
+        .args(["init", "--loop", "l"])
+        .assert()
+        .success();
+    let path = ".referee/contracts/l.toml";
+    let original = repo.read(path);
+    let table: &[(&str, &str, &str)] = &[
+        (
+            "max_rounds = 3",
+            "max_rounds = 3\ncolour = \"red\"",
+            "field `colour` is unknown",
+        ),
+        (
+            "max_rounds = 3",
+            "max_rounds = -2",
+            "field `max_rounds`: must be a whole number 1..=100, not `-2`",
+        ),
+        (
+            "closure = \"absent\"",
+            "closure = \"Absent\"",
+            "field `closure`: must be `absent` or `explicit`, not the string `\"Absent\"`",
+        ),
+        (
+            "[budget]",
+            "[budget]\nusd = \"lots\"",
+            "field `budget.usd`: must be a number > 0, not the string `\"lots\"`",
+        ),
+        ("max_rounds = 3", "max_rounds = = 3", "not valid TOML"),
+    ];
+    for (from, to, expected) in table {
+        repo.write(path, &original.replacen(from, to, 1));
+        let out = repo.referee().args(["contract", "show"]).assert().code(1);
+        let err = text(&out.get_output().stderr);
+        assert!(err.contains("contract `"), "{err}");
+        assert!(
+            err.contains(expected),
+            "{to}:\n  got: {err}\n want: {expected}"
+        );
+    }
+    std::fs::write(repo.join(path), [0xff, 0xfe, 0x00, 0x12]).unwrap();
+    let out = repo.referee().args(["contract", "show"]).assert().code(1);
+    assert!(text(&out.get_output().stderr).contains("not UTF-8"));
+}
+
+#[test]
+fn init_refuses_an_existing_contract_without_force() {
+    let repo = Repo::new();
+    repo.referee()
+        .args(["init", "--loop", "l"])
+        .assert()
+        .success();
+    let out = repo
+        .referee()
+        .args(["init", "--loop", "l", "--max-rounds", "5"])
+        .assert()
+        .code(1);
+    assert!(text(&out.get_output().stderr).contains("hint: pass `--force`"));
+    repo.referee()
+        .args(["init", "--loop", "l", "--max-rounds", "5", "--force"])
+        .assert()
+        .success();
+    assert!(
+        repo.read(".referee/contracts/l.toml")
+            .contains("max_rounds = 5")
+    );
+}
+
+#[test]
+fn outside_git_init_says_so() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = assert_cmd::Command::cargo_bin("referee")
+        .unwrap()
+        .current_dir(dir.path())
+        .env("GIT_CEILING_DIRECTORIES", dir.path().parent().unwrap())
+        .args(["init"])
+        .assert()
+        .code(1);
+    assert!(text(&out.get_output().stderr).contains("hint: run `git init` first"));
+}
+
+#[test]
+fn loop_selection() {
+    let repo = Repo::new();
+    let out = repo.referee().args(["ledger", "show"]).assert().code(1);
+    assert!(text(&out.get_output().stderr).contains("no loop in"));
+    repo.referee()
+        .args(["init", "--loop", "a"])
+        .assert()
+        .success();
+    repo.referee().args(["ledger", "show"]).assert().success();
+    repo.referee()
+        .args(["init", "--loop", "b"])
+        .assert()
+        .success();
+    let out = repo.referee().args(["ledger", "show"]).assert().code(2);
+    assert!(
+        text(&out.get_output().stderr).contains("2 loops exist (`a`, `b`); name one with `--loop`")
+    );
+    let out = repo
+        .referee()
+        .args(["ledger", "show", "--loop", "c"])
+        .assert()
+        .code(1);
+    assert!(text(&out.get_output().stderr).contains("hint: loops here: `a`, `b`"));
+}
