@@ -9,4 +9,5 @@ pub mod findings;
 pub mod git;
 pub mod ledger;
 pub mod report;
+pub mod rules;
 pub mod state;

@@ -1,0 +1,193 @@
+//! The six stop rules (SPEC §4) as pure functions over the rounds so far,
+//! evaluated in order; the first that fires stops the loop and is named.
+//! The engine turns findings and patches into `RoundFacts`; this module only
+//! decides.
+
+use std::fmt;
+
+/// What the engine counted in one reviewed round. Only findings at or above
+/// the floor appear in the id lists: below-floor findings never extend or stop
+/// a loop.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct RoundFacts {
+    pub round: u32,
+    /// Must-fix findings the reviewer reported this round.
+    pub must_fix_reported: Vec<String>,
+    /// How many below-floor findings it reported this round.
+    pub below_floor_reported: u32,
+    /// Must-fix findings reported again after being closed: (id, round it closed in).
+    pub reopened: Vec<(String, u32)>,
+    /// Findings that say they undo an earlier must-fix one: (id, undone id).
+    pub undoes: Vec<(String, String)>,
+    /// A hunk of this round's writer patch that exactly reverses one of an
+    /// earlier round's: (earlier round, file).
+    pub reversed_hunk: Option<(u32, String)>,
+    /// The writer's patch size: added + removed lines.
+    pub diff_size: u64,
+    /// Must-fix findings open after the round.
+    pub must_fix_left: u32,
+    /// Must-fix findings from earlier rounds neither re-reported nor resolved
+    /// this round while they stay open (`closure = explicit`).
+    pub carried_unconfirmed: Vec<String>,
+}
+
+/// The rules, in priority order.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Rule {
+    Clean,
+    Reopened,
+    FlipFlop,
+    DiffGrowth,
+    RoundCap,
+    NitRound,
+}
+
+impl Rule {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Rule::Clean => "clean",
+            Rule::Reopened => "reopened",
+            Rule::FlipFlop => "flip-flop",
+            Rule::DiffGrowth => "diff-growth",
+            Rule::RoundCap => "round-cap",
+            Rule::NitRound => "nit-round",
+        }
+    }
+
+    /// Whether stopping on this rule means the loop is done (exit 0) rather
+    /// than escalated (exit 20).
+    pub fn is_done(self) -> bool {
+        matches!(self, Rule::Clean | Rule::NitRound)
+    }
+}
+
+impl fmt::Display for Rule {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+/// A rule that fired, with its one-line reason.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Fired {
+    pub rule: Rule,
+    pub reason: String,
+    /// For `diff-growth`: the round to revert to (fewest must-fix, latest on ties).
+    pub revert_to: Option<u32>,
+}
+
+/// Applies the rules in order to the last round of `rounds` (rounds 1..=n in
+/// order). `None`: continue.
+pub fn evaluate(rounds: &[RoundFacts], max_rounds: u32) -> Option<Fired> {
+    let now = rounds.last()?;
+    let checks: [fn(&[RoundFacts], &RoundFacts, u32) -> Option<Fired>; 6] = [
+        clean,
+        reopened,
+        flip_flop,
+        diff_growth,
+        round_cap,
+        nit_round,
+    ];
+    checks
+        .iter()
+        .find_map(|check| check(rounds, now, max_rounds))
+}
+
+fn fired(rule: Rule, reason: String) -> Option<Fired> {
+    Some(Fired {
+        rule,
+        reason,
+        revert_to: None,
+    })
+}
+
+fn clean(_: &[RoundFacts], now: &RoundFacts, _: u32) -> Option<Fired> {
+    (now.must_fix_left == 0).then_some(())?;
+    fired(
+        Rule::Clean,
+        format!("round {}: no must-fix finding is open", now.round),
+    )
+}
+
+fn reopened(_: &[RoundFacts], now: &RoundFacts, _: u32) -> Option<Fired> {
+    let (id, closed_in) = now.reopened.first()?;
+    let more = match now.reopened.len() {
+        1 => String::new(),
+        n => format!(" (and {} more)", n - 1),
+    };
+    fired(
+        Rule::Reopened,
+        format!(
+            "round {}: {id} closed in round {closed_in} is reported again{more}",
+            now.round
+        ),
+    )
+}
+
+fn flip_flop(_: &[RoundFacts], now: &RoundFacts, _: u32) -> Option<Fired> {
+    if let Some((id, undone)) = now.undoes.first() {
+        return fired(
+            Rule::FlipFlop,
+            format!(
+                "round {}: {id} undoes the earlier required {undone}",
+                now.round
+            ),
+        );
+    }
+    let (earlier, file) = now.reversed_hunk.as_ref()?;
+    fired(
+        Rule::FlipFlop,
+        format!(
+            "round {}: the writer's patch reverses a hunk of round {earlier}'s patch in `{file}`",
+            now.round
+        ),
+    )
+}
+
+fn diff_growth(rounds: &[RoundFacts], now: &RoundFacts, _: u32) -> Option<Fired> {
+    let [a, b, c] = rounds.last_chunk::<3>()?;
+    (c.diff_size > b.diff_size && b.diff_size > a.diff_size).then_some(())?;
+    // Fewest must-fix findings left; the latest round wins a tie.
+    let best = rounds.iter().min_by(|x, y| {
+        x.must_fix_left
+            .cmp(&y.must_fix_left)
+            .then(y.round.cmp(&x.round))
+    })?;
+    Some(Fired {
+        rule: Rule::DiffGrowth,
+        reason: format!(
+            "round {}: the patch grew two rounds in a row ({} < {} < {} lines); round {} had the fewest must-fix findings ({})",
+            now.round, a.diff_size, b.diff_size, c.diff_size, best.round, best.must_fix_left
+        ),
+        revert_to: Some(best.round),
+    })
+}
+
+fn round_cap(_: &[RoundFacts], now: &RoundFacts, max_rounds: u32) -> Option<Fired> {
+    (now.round >= max_rounds && now.must_fix_left > 0).then_some(())?;
+    fired(
+        Rule::RoundCap,
+        format!(
+            "round {} of {max_rounds}: {} must-fix finding{} still open",
+            now.round,
+            now.must_fix_left,
+            if now.must_fix_left == 1 { "" } else { "s" }
+        ),
+    )
+}
+
+fn nit_round(_: &[RoundFacts], now: &RoundFacts, _: u32) -> Option<Fired> {
+    let only_below = now.must_fix_reported.is_empty() && now.below_floor_reported > 0;
+    (only_below && !now.carried_unconfirmed.is_empty()).then_some(())?;
+    fired(
+        Rule::NitRound,
+        format!(
+            "round {}: only below-floor findings reported; carried must-fix {} unconfirmed",
+            now.round,
+            now.carried_unconfirmed.join(", ")
+        ),
+    )
+}
+
+#[cfg(test)]
+mod tests;
