@@ -76,11 +76,14 @@ pub struct Fired {
     pub revert_to: Option<u32>,
 }
 
+/// One rule: the rounds so far, the latest round, the round cap.
+type Check = fn(&[RoundFacts], &RoundFacts, u32) -> Option<Fired>;
+
 /// Applies the rules in order to the last round of `rounds` (rounds 1..=n in
 /// order). `None`: continue.
 pub fn evaluate(rounds: &[RoundFacts], max_rounds: u32) -> Option<Fired> {
     let now = rounds.last()?;
-    let checks: [fn(&[RoundFacts], &RoundFacts, u32) -> Option<Fired>; 6] = [
+    let checks: [Check; 6] = [
         clean,
         reopened,
         flip_flop,
