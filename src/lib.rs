@@ -8,5 +8,6 @@ pub mod exit;
 pub mod findings;
 pub mod git;
 pub mod ledger;
+pub mod patch;
 pub mod report;
 pub mod state;
