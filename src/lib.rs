@@ -10,4 +10,5 @@ pub mod git;
 pub mod ledger;
 pub mod patch;
 pub mod report;
+pub mod snapshot;
 pub mod state;
