@@ -163,7 +163,7 @@ pub fn worktree_tree(repo: &Path, exclude: &[&str]) -> Result<String, SnapshotEr
 
     let copied = index.is_file();
     if copied {
-        std::fs::copy(&index, &tmp.0).map_err(|source| SnapshotError::CopyIndex {
+        copy_index(&index, &tmp.0).map_err(|source| SnapshotError::CopyIndex {
             from: index.clone(),
             to: tmp.0.clone(),
             source,
@@ -364,6 +364,19 @@ fn temp_index_name() -> String {
         std::process::id(),
         COUNTER.fetch_add(1, Ordering::Relaxed)
     )
+}
+
+/// Copies the index keeping its modification time: git trusts an entry's
+/// stat data only when the file is older than the index, and re-reads the
+/// "racily clean" ones; a copy stamped now would hide a same-size edit made
+/// in the same clock tick as the user's last index write.
+fn copy_index(from: &Path, to: &Path) -> std::io::Result<()> {
+    std::fs::copy(from, to)?;
+    let modified = std::fs::metadata(from)?.modified()?;
+    std::fs::File::options()
+        .write(true)
+        .open(to)?
+        .set_modified(modified)
 }
 
 /// A path git printed (relative to `repo` unless absolute), made absolute:
@@ -575,6 +588,35 @@ mod tests {
         assert_eq!(readme, "hello\nstaged\nunstaged\n");
         assert_eq!(repo.ls_tree(&snap.commit), ["README.md", "new.txt"]);
         assert_eq!(repo.git(&["rev-parse", &format!("{}^", snap.commit)]), head);
+    }
+
+    /// A same-size edit whose stat data matches the index entry must still
+    /// be seen: git re-reads entries not older than the index file, so the
+    /// temporary index must keep the real index's modification time.
+    #[test]
+    fn sees_racily_clean_edits() {
+        let repo = Repo::new();
+        repo.git(&["config", "core.trustctime", "false"]);
+        let file = repo.path().join("racy.txt");
+        let stamp =
+            std::time::SystemTime::UNIX_EPOCH + std::time::Duration::from_secs(1_700_000_000);
+        let set_mtime = |path: &Path| {
+            std::fs::File::options()
+                .write(true)
+                .open(path)
+                .and_then(|f| f.set_modified(stamp))
+                .expect("set mtime");
+        };
+        repo.write("racy.txt", "aaaa\n");
+        set_mtime(&file);
+        repo.git(&["add", "racy.txt"]);
+        set_mtime(&repo.path().join(".git/index"));
+        repo.write("racy.txt", "bbbb\n");
+        set_mtime(&file);
+
+        let snap = repo.take(1, None);
+        let content = repo.git(&["show", &format!("{}:racy.txt", snap.commit)]);
+        assert_eq!(content, "bbbb\n");
     }
 
     #[test]
