@@ -163,6 +163,9 @@ pub fn parse(text: &[u8]) -> ParsedPatch {
             // `\ No newline at end of file` after a hunk's last line.
             continue;
         }
+        // Header lines of a patch that went through a CRLF tool; hunk bodies
+        // above keep their bytes, since a CR there is content.
+        let raw = raw.strip_suffix(b"\r").unwrap_or(raw);
 
         if let Some(rest) = raw.strip_prefix(b"diff --git ") {
             let (old, new) = git_header_paths(rest);
@@ -659,6 +662,11 @@ index 1111111..2222222 100644
             ),
             // A pure deletion marks nothing.
             ("--- a/f\n+++ b/f\n@@ -1,3 +1,2 @@\n a\n-b\n c\n", &[]),
+            // Headers with CRLF line ends.
+            (
+                "diff --git a/f b/f\r\n--- a/f\r\n+++ b/f\r\n@@ -1 +1 @@\r\n-a\r\n+b\r\n",
+                &[("f", &[(1, 1)])],
+            ),
             // Plain `diff -u` output with dates.
             (
                 "--- f\t2026-01-01\n+++ f\t2026-01-02\n@@ -5,0 +6,2 @@\n+x\n+y\n",
