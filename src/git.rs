@@ -31,24 +31,39 @@ where
         .into_iter()
         .map(|a| a.as_ref().to_os_string())
         .collect();
-    let mut cmd = Command::new("git");
-    cmd.args(&args).current_dir(repo).stdin(Stdio::null());
-    for (k, v) in env {
-        cmd.env(k, v);
-    }
-    let out = cmd.output().map_err(GitError::Spawn)?;
+    let out = run_unchecked(repo, &args, env)?;
     if out.status.success() {
         Ok(out)
     } else {
-        Err(GitError::Failed {
-            args: args
-                .iter()
-                .map(|a| a.to_string_lossy())
-                .collect::<Vec<_>>()
-                .join(" "),
-            status: out.status.to_string(),
-            stderr: String::from_utf8_lossy(&out.stderr).trim().to_string(),
-        })
+        Err(failed(&args, &out))
+    }
+}
+
+/// Runs `git ARGS` like [`run`] but returns the output whatever the exit
+/// status, for commands whose status is an answer (`rev-parse --verify`).
+pub fn run_unchecked<S: AsRef<OsStr>>(
+    repo: &Path,
+    args: &[S],
+    env: &[(&str, &OsStr)],
+) -> Result<Output, GitError> {
+    let mut cmd = Command::new("git");
+    cmd.args(args).current_dir(repo).stdin(Stdio::null());
+    for (k, v) in env {
+        cmd.env(k, v);
+    }
+    cmd.output().map_err(GitError::Spawn)
+}
+
+/// The error for a git command that exited non-zero.
+pub fn failed<S: AsRef<OsStr>>(args: &[S], out: &Output) -> GitError {
+    GitError::Failed {
+        args: args
+            .iter()
+            .map(|a| a.as_ref().to_string_lossy())
+            .collect::<Vec<_>>()
+            .join(" "),
+        status: out.status.to_string(),
+        stderr: String::from_utf8_lossy(&out.stderr).trim().to_string(),
     }
 }
 

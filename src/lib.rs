@@ -8,6 +8,8 @@ pub mod exit;
 pub mod findings;
 pub mod git;
 pub mod ledger;
+pub mod patch;
 pub mod report;
 pub mod rules;
+pub mod snapshot;
 pub mod state;

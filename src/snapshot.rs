@@ -1,0 +1,931 @@
+//! Round snapshots: the working tree as a git commit stored under
+//! `refs/referee/<loop>/round-<n>`, built in a temporary index so the user's
+//! index, HEAD, branch, stash and working tree are never touched; and the
+//! patch between two snapshots. Does I/O: runs git (see docs/snapshots.md).
+
+use std::ffi::{OsStr, OsString};
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicU64, Ordering};
+
+use crate::git::{self, GitError};
+
+/// A round's snapshot: a commit (whose tree is the working tree) and its ref.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Snapshot {
+    pub commit: String,
+    pub tree: String,
+    pub r#ref: String,
+}
+
+/// The patch between two snapshots.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Patch {
+    /// `git diff-tree -p --binary -M` output with `a/`/`b/` prefixes, no
+    /// color, no external diff, no textconv, paths unescaped (byte-faithful).
+    pub text: Vec<u8>,
+    /// Lines added, from `--numstat` (binary files count 0).
+    pub added: u64,
+    /// Lines removed, from `--numstat` (binary files count 0).
+    pub removed: u64,
+    /// Every path touched, both sides of a rename, in git's order.
+    pub files: Vec<String>,
+}
+
+/// Why a snapshot or a patch could not be made.
+#[derive(Debug, thiserror::Error)]
+pub enum SnapshotError {
+    #[error(transparent)]
+    Git(#[from] GitError),
+    #[error(
+        "loop name `{0}` cannot be part of the git ref `refs/referee/<loop>/round-<n>`\n\
+         hint: use letters, digits, `.`, `_` and `-`, not starting with `.` or `-`"
+    )]
+    LoopName(String),
+    #[error("cannot copy the index `{from}` to `{to}`: {source}")]
+    CopyIndex {
+        from: PathBuf,
+        to: PathBuf,
+        source: std::io::Error,
+    },
+    #[error("cannot make the path `{path}` absolute: {source}")]
+    Path {
+        path: PathBuf,
+        source: std::io::Error,
+    },
+    #[error("`git {command}` printed `{output}`, not {expected}")]
+    Unexpected {
+        command: &'static str,
+        output: String,
+        expected: &'static str,
+    },
+    #[error("`{rev}` names no commit or tree in `{repo}`")]
+    NoTree { rev: String, repo: PathBuf },
+}
+
+/// The identity of snapshot commits: fixed, so snapshots work on machines
+/// without a configured git identity and never claim to be the user's.
+const IDENTITY: [(&str, &str); 4] = [
+    ("GIT_AUTHOR_NAME", "referee"),
+    ("GIT_AUTHOR_EMAIL", "referee@localhost"),
+    ("GIT_COMMITTER_NAME", "referee"),
+    ("GIT_COMMITTER_EMAIL", "referee@localhost"),
+];
+
+/// Flags that pin the diff format whatever the user's config says
+/// (`diff.noprefix`, `diff.mnemonicPrefix`, `color.ui`, `diff.external`,
+/// `diff.context`, textconv drivers, …). `diff-tree` is plumbing and reads
+/// little config to begin with; these make the rest explicit.
+const DIFF_FLAGS: &[&str] = &[
+    "-r",
+    "-M",
+    "--no-color",
+    "--no-ext-diff",
+    "--no-textconv",
+    "--src-prefix=a/",
+    "--dst-prefix=b/",
+    "-U3",
+    "--inter-hunk-context=0",
+    "--diff-algorithm=myers",
+    "--indent-heuristic",
+];
+
+/// The ref of `loop_name`'s snapshot of `round`: `refs/referee/<loop>/round-<n>`.
+pub fn round_ref(loop_name: &str, round: u32) -> Result<String, SnapshotError> {
+    let ok = !loop_name.is_empty()
+        && loop_name
+            .bytes()
+            .all(|b| b.is_ascii_alphanumeric() || b"._-".contains(&b))
+        && !loop_name.starts_with(['.', '-'])
+        && !loop_name.ends_with('.')
+        && !loop_name.ends_with(".lock")
+        && !loop_name.contains("..");
+    if ok {
+        Ok(format!("refs/referee/{loop_name}/round-{round}"))
+    } else {
+        Err(SnapshotError::LoopName(loop_name.to_string()))
+    }
+}
+
+/// Snapshots the working tree of `repo` (tracked and untracked files, not
+/// ignored ones, leaving out the repo-relative directories in `exclude`) as a
+/// commit with parent `parent`, stored at `refs/referee/<loop>/round-<round>`
+/// (replacing what a retried round left there).
+pub fn take(
+    repo: &Path,
+    loop_name: &str,
+    round: u32,
+    parent: Option<&str>,
+    exclude: &[&str],
+    message: &str,
+) -> Result<Snapshot, SnapshotError> {
+    let r#ref = round_ref(loop_name, round)?;
+    let tree = worktree_tree(repo, exclude)?;
+
+    let mut args: Vec<&str> = vec!["commit-tree", "--no-gpg-sign", "-m", message];
+    if let Some(parent) = parent {
+        args.extend(["-p", parent]);
+    }
+    args.push(&tree);
+    let env: Vec<(&str, &OsStr)> = IDENTITY.iter().map(|(k, v)| (*k, OsStr::new(v))).collect();
+    let out = git::run(repo, &args, &env)?;
+    let commit = object_id(&out.stdout, "commit-tree")?;
+
+    git::run(repo, ["update-ref", "-m", message, &r#ref, &commit], &[])?;
+    Ok(Snapshot {
+        commit,
+        tree,
+        r#ref,
+    })
+}
+
+/// The tree id the working tree would snapshot to, without writing a ref or
+/// a commit (it does write the blobs and trees, as `git add` would).
+///
+/// The temporary index starts as a copy of the user's, so `git add` only
+/// rehashes files whose stat data changed: as fast as `git status`.
+pub fn worktree_tree(repo: &Path, exclude: &[&str]) -> Result<String, SnapshotError> {
+    let tmp_name = temp_index_name();
+    let out = git::run(
+        repo,
+        ["rev-parse", "--git-path", "index", "--git-path", &tmp_name],
+        &[],
+    )?;
+    let mut lines = out.stdout.split(|&b| b == b'\n');
+    let (Some(index), Some(tmp)) = (lines.next(), lines.next()) else {
+        return Err(SnapshotError::Unexpected {
+            command: "rev-parse --git-path",
+            output: String::from_utf8_lossy(&out.stdout).into_owned(),
+            expected: "two paths",
+        });
+    };
+    let index = absolute(repo, index)?;
+    let tmp = TempIndex(absolute(repo, tmp)?);
+
+    let copied = index.is_file();
+    if copied {
+        copy_index(&index, &tmp.0).map_err(|source| SnapshotError::CopyIndex {
+            from: index.clone(),
+            to: tmp.0.clone(),
+            source,
+        })?;
+    }
+    let env = [("GIT_INDEX_FILE", tmp.0.as_os_str())];
+
+    let exclude: Vec<&str> = exclude
+        .iter()
+        .map(|d| d.trim_matches('/'))
+        .filter(|d| !d.is_empty())
+        .collect();
+    // The copied index may track files under an excluded directory; `add`
+    // with an exclude pathspec would leave them in, so drop them first.
+    if copied && !exclude.is_empty() {
+        let mut args: Vec<OsString> = ["rm", "-r", "--cached", "-q", "--ignore-unmatch", "--"]
+            .map(OsString::from)
+            .to_vec();
+        args.extend(
+            exclude
+                .iter()
+                .map(|d| OsString::from(format!(":(top,literal){d}"))),
+        );
+        git::run(repo, &args, &env)?;
+    }
+    let mut args: Vec<OsString> = [
+        "-c",
+        "advice.addEmbeddedRepo=false",
+        "add",
+        "-A",
+        "--",
+        ":(top)",
+    ]
+    .map(OsString::from)
+    .to_vec();
+    args.extend(
+        exclude
+            .iter()
+            .map(|d| OsString::from(format!(":(top,exclude,literal){d}"))),
+    );
+    git::run(repo, &args, &env)?;
+
+    let out = git::run(repo, ["write-tree"], &env)?;
+    object_id(&out.stdout, "write-tree")
+}
+
+/// The tree id of `rev` (a commit, a ref, or a tree).
+pub fn tree_of(repo: &Path, rev: &str) -> Result<String, SnapshotError> {
+    let spec = format!("{rev}^{{tree}}");
+    match verify(repo, &spec)? {
+        Some(id) => Ok(id),
+        None => Err(SnapshotError::NoTree {
+            rev: rev.to_string(),
+            repo: repo.to_path_buf(),
+        }),
+    }
+}
+
+/// The commit id stored for `round` of `loop_name`, or `None` if there is none.
+pub fn read_ref(repo: &Path, loop_name: &str, round: u32) -> Result<Option<String>, SnapshotError> {
+    verify(
+        repo,
+        &format!("{}^{{commit}}", round_ref(loop_name, round)?),
+    )
+}
+
+/// The paths whose content or mode differs between two trees (or commits),
+/// both sides of a rename, sorted.
+pub fn changed_paths(
+    repo: &Path,
+    tree_a: &str,
+    tree_b: &str,
+) -> Result<Vec<String>, SnapshotError> {
+    let out = git::run(
+        repo,
+        [
+            "-c",
+            "core.quotePath=false",
+            "diff-tree",
+            "-r",
+            "-z",
+            "--name-only",
+            "--no-renames",
+            "--no-ext-diff",
+            "--no-textconv",
+            "--end-of-options",
+            tree_a,
+            tree_b,
+        ],
+        &[],
+    )?;
+    let mut paths: Vec<String> = out
+        .stdout
+        .split(|&b| b == 0)
+        .filter(|p| !p.is_empty())
+        .map(|p| String::from_utf8_lossy(p).into_owned())
+        .collect();
+    paths.sort();
+    paths.dedup();
+    Ok(paths)
+}
+
+/// The patch from `from` to `to` (commits, refs or trees).
+pub fn diff(repo: &Path, from: &str, to: &str) -> Result<Patch, SnapshotError> {
+    let diff_tree = |extra: &[&str]| {
+        let mut args: Vec<&str> = vec!["-c", "core.quotePath=false", "diff-tree"];
+        args.extend_from_slice(DIFF_FLAGS);
+        args.extend_from_slice(extra);
+        args.extend(["--end-of-options", from, to]);
+        git::run(repo, &args, &[])
+    };
+    let text = diff_tree(&["-p", "--binary"])?.stdout;
+    let numstat = diff_tree(&["--numstat", "-z"])?.stdout;
+    let (added, removed, files) = parse_numstat(&numstat);
+    Ok(Patch {
+        text,
+        added,
+        removed,
+        files,
+    })
+}
+
+/// Parses `--numstat -z` output: `A\tR\tPATH\0`, or `A\tR\t\0OLD\0NEW\0` for
+/// a rename, with `-` for both counts of a binary file.
+fn parse_numstat(out: &[u8]) -> (u64, u64, Vec<String>) {
+    let (mut added, mut removed) = (0u64, 0u64);
+    let mut files: Vec<String> = Vec::new();
+    let mut push = |p: &[u8]| {
+        let p = String::from_utf8_lossy(p).into_owned();
+        if !files.contains(&p) {
+            files.push(p);
+        }
+    };
+    let mut fields = out.split(|&b| b == 0);
+    while let Some(record) = fields.next() {
+        if record.is_empty() {
+            continue;
+        }
+        let mut parts = record.splitn(3, |&b| b == b'\t');
+        let (Some(a), Some(r), Some(path)) = (parts.next(), parts.next(), parts.next()) else {
+            continue;
+        };
+        added = added.saturating_add(count(a));
+        removed = removed.saturating_add(count(r));
+        if path.is_empty() {
+            for side in [fields.next(), fields.next()].into_iter().flatten() {
+                push(side);
+            }
+        } else {
+            push(path);
+        }
+    }
+    (added, removed, files)
+}
+
+fn count(field: &[u8]) -> u64 {
+    std::str::from_utf8(field)
+        .ok()
+        .and_then(|s| s.parse().ok())
+        .unwrap_or(0)
+}
+
+/// `rev-parse --verify --quiet SPEC`: the id, or `None` when SPEC names
+/// nothing (exit 1); any other failure (not a repository) is an error.
+fn verify(repo: &Path, spec: &str) -> Result<Option<String>, SnapshotError> {
+    let args = ["rev-parse", "--verify", "--quiet", "--end-of-options", spec];
+    let out = git::run_unchecked(repo, &args, &[])?;
+    match out.status.code() {
+        Some(0) => object_id(&out.stdout, "rev-parse --verify").map(Some),
+        Some(1) => Ok(None),
+        _ => Err(git::failed(&args, &out).into()),
+    }
+}
+
+fn object_id(stdout: &[u8], command: &'static str) -> Result<String, SnapshotError> {
+    let id = String::from_utf8_lossy(stdout).trim().to_string();
+    if !id.is_empty() && id.bytes().all(|b| b.is_ascii_hexdigit()) {
+        Ok(id)
+    } else {
+        Err(SnapshotError::Unexpected {
+            command,
+            output: id,
+            expected: "an object id",
+        })
+    }
+}
+
+/// A unique name for a temporary index inside the git directory, where it
+/// shares the file system (and so the rename semantics) of the real one.
+fn temp_index_name() -> String {
+    static COUNTER: AtomicU64 = AtomicU64::new(0);
+    let nanos = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map(|d| d.subsec_nanos())
+        .unwrap_or(0);
+    format!(
+        "referee-index-{}-{}-{nanos}",
+        std::process::id(),
+        COUNTER.fetch_add(1, Ordering::Relaxed)
+    )
+}
+
+/// Copies the index keeping its modification time: git trusts an entry's
+/// stat data only when the file is older than the index, and re-reads the
+/// "racily clean" ones; a copy stamped now would hide a same-size edit made
+/// in the same clock tick as the user's last index write.
+fn copy_index(from: &Path, to: &Path) -> std::io::Result<()> {
+    std::fs::copy(from, to)?;
+    let modified = std::fs::metadata(from)?.modified()?;
+    std::fs::File::options()
+        .write(true)
+        .open(to)?
+        .set_modified(modified)
+}
+
+/// A path git printed (relative to `repo` unless absolute), made absolute:
+/// git changes directory to the top level before it reads `GIT_INDEX_FILE`.
+fn absolute(repo: &Path, printed: &[u8]) -> Result<PathBuf, SnapshotError> {
+    #[cfg(unix)]
+    let printed = {
+        use std::os::unix::ffi::OsStrExt;
+        PathBuf::from(OsStr::from_bytes(printed))
+    };
+    #[cfg(not(unix))]
+    let printed = PathBuf::from(String::from_utf8_lossy(printed).into_owned());
+    let joined = repo.join(printed);
+    std::path::absolute(&joined).map_err(|source| SnapshotError::Path {
+        path: joined,
+        source,
+    })
+}
+
+/// The temporary index file, removed when dropped (on success and on error).
+struct TempIndex(PathBuf);
+
+impl Drop for TempIndex {
+    fn drop(&mut self) {
+        // It may never have been created (empty repository, early error).
+        let _ = std::fs::remove_file(&self.0);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::process::Command;
+
+    /// Git isolated from the machine's config, with fixed dates: for the
+    /// commands the tests run themselves (the code under test inherits the
+    /// environment, as it would for a user).
+    const GIT_ENV: &[(&str, &str)] = &[
+        ("GIT_CONFIG_NOSYSTEM", "1"),
+        ("GIT_CONFIG_GLOBAL", "/dev/null"),
+        ("GIT_AUTHOR_NAME", "Test Author"),
+        ("GIT_AUTHOR_EMAIL", "author@example.com"),
+        ("GIT_COMMITTER_NAME", "Test Author"),
+        ("GIT_COMMITTER_EMAIL", "author@example.com"),
+        ("GIT_AUTHOR_DATE", "2026-01-01T00:00:00Z"),
+        ("GIT_COMMITTER_DATE", "2026-01-01T00:00:00Z"),
+    ];
+
+    const EXCLUDE: &[&str] = &[".referee"];
+
+    struct Repo {
+        dir: tempfile::TempDir,
+    }
+
+    impl Repo {
+        fn empty() -> Repo {
+            let repo = Repo {
+                dir: tempfile::tempdir().expect("tempdir"),
+            };
+            repo.git(&["init", "-q", "-b", "main"]);
+            repo
+        }
+
+        fn new() -> Repo {
+            let repo = Repo::empty();
+            repo.write("README.md", "hello\n");
+            repo.git(&["add", "-A"]);
+            repo.git(&["commit", "-q", "-m", "initial"]);
+            repo
+        }
+
+        fn path(&self) -> &Path {
+            self.dir.path()
+        }
+
+        fn write(&self, rel: &str, bytes: impl AsRef<[u8]>) {
+            let path = self.path().join(rel);
+            if let Some(parent) = path.parent() {
+                std::fs::create_dir_all(parent).expect("mkdir");
+            }
+            std::fs::write(path, bytes).expect("write");
+        }
+
+        fn git_bytes(&self, args: &[&str]) -> Vec<u8> {
+            let out = Command::new("git")
+                .args(args)
+                .current_dir(self.path())
+                .envs(GIT_ENV.iter().copied())
+                .output()
+                .expect("run git");
+            assert!(
+                out.status.success(),
+                "git {args:?}: {}",
+                String::from_utf8_lossy(&out.stderr)
+            );
+            out.stdout
+        }
+
+        fn git(&self, args: &[&str]) -> String {
+            String::from_utf8(self.git_bytes(args)).expect("utf-8")
+        }
+
+        /// The paths in a tree, `-z` so odd names come out whole.
+        fn ls_tree(&self, rev: &str) -> Vec<String> {
+            self.git_bytes(&["ls-tree", "-r", "-z", "--name-only", rev])
+                .split(|&b| b == 0)
+                .filter(|p| !p.is_empty())
+                .map(|p| String::from_utf8(p.to_vec()).expect("utf-8"))
+                .collect()
+        }
+
+        /// Entries of the git directory (to prove no temporary file is left).
+        fn git_dir_entries(&self) -> Vec<String> {
+            let mut v: Vec<String> = std::fs::read_dir(self.path().join(".git"))
+                .expect("read .git")
+                .map(|e| e.expect("entry").file_name().to_string_lossy().into_owned())
+                .collect();
+            v.sort();
+            v
+        }
+
+        fn take(&self, round: u32, parent: Option<&str>) -> Snapshot {
+            take(
+                self.path(),
+                "demo",
+                round,
+                parent,
+                EXCLUDE,
+                "referee snapshot",
+            )
+            .expect("snapshot")
+        }
+    }
+
+    #[test]
+    fn snapshots_a_repository_with_no_commits() {
+        let repo = Repo::empty();
+        repo.write("a.txt", "a\n");
+        repo.write("dir/b.txt", "b\n");
+        let before = repo.git_dir_entries();
+        let snap = repo.take(1, None);
+
+        assert_eq!(snap.r#ref, "refs/referee/demo/round-1");
+        assert_eq!(repo.ls_tree(&snap.commit), ["a.txt", "dir/b.txt"]);
+        assert_eq!(tree_of(repo.path(), &snap.r#ref).expect("tree"), snap.tree);
+        assert_eq!(
+            read_ref(repo.path(), "demo", 1).expect("read"),
+            Some(snap.commit.clone())
+        );
+        assert!(!repo.path().join(".git/index").exists(), "no index created");
+        assert_eq!(repo.git_dir_entries(), before, "no temporary file left");
+        let author = repo.git(&["log", "-1", "--format=%an <%ae>|%cn <%ce>", &snap.commit]);
+        assert_eq!(
+            author.trim(),
+            "referee <referee@localhost>|referee <referee@localhost>"
+        );
+        // HEAD still points at an unborn branch.
+        let head = Command::new("git")
+            .args(["rev-parse", "--verify", "--quiet", "HEAD"])
+            .current_dir(repo.path())
+            .envs(GIT_ENV.iter().copied())
+            .status()
+            .expect("git");
+        assert!(!head.success());
+    }
+
+    #[test]
+    fn an_empty_working_tree_snapshots_to_the_empty_tree() {
+        let repo = Repo::empty();
+        let snap = repo.take(1, None);
+        assert_eq!(snap.tree, git::EMPTY_TREE);
+    }
+
+    #[test]
+    fn leaves_index_head_branch_stash_and_working_tree_alone() {
+        let repo = Repo::new();
+        repo.write("stashed.txt", "s\n");
+        repo.git(&["add", "stashed.txt"]);
+        repo.git(&["stash", "push", "-q", "-m", "keep me"]);
+        repo.write("README.md", "hello\nstaged\n");
+        repo.git(&["add", "README.md"]);
+        repo.write("README.md", "hello\nstaged\nunstaged\n");
+        repo.write("new.txt", "untracked\n");
+
+        let state = |repo: &Repo| {
+            (
+                repo.git(&[
+                    "status",
+                    "--porcelain=v2",
+                    "--branch",
+                    "-z",
+                    "--untracked-files=all",
+                ]),
+                repo.git(&["rev-parse", "HEAD"]),
+                repo.git(&["symbolic-ref", "HEAD"]),
+                repo.git(&["stash", "list"]),
+                std::fs::read(repo.path().join(".git/index")).expect("index"),
+                std::fs::read(repo.path().join("README.md")).expect("file"),
+                repo.git_dir_entries(),
+            )
+        };
+        let before = state(&repo);
+        let head = repo.git(&["rev-parse", "HEAD"]);
+        let snap = repo.take(1, Some(head.trim()));
+        assert_eq!(state(&repo), before);
+
+        // The snapshot holds the working tree, not the index.
+        let readme = repo.git(&["show", &format!("{}:README.md", snap.commit)]);
+        assert_eq!(readme, "hello\nstaged\nunstaged\n");
+        assert_eq!(repo.ls_tree(&snap.commit), ["README.md", "new.txt"]);
+        assert_eq!(repo.git(&["rev-parse", &format!("{}^", snap.commit)]), head);
+    }
+
+    /// A same-size edit whose stat data matches the index entry must still
+    /// be seen: git re-reads entries not older than the index file, so the
+    /// temporary index must keep the real index's modification time.
+    #[test]
+    fn sees_racily_clean_edits() {
+        let repo = Repo::new();
+        repo.git(&["config", "core.trustctime", "false"]);
+        let file = repo.path().join("racy.txt");
+        let stamp =
+            std::time::SystemTime::UNIX_EPOCH + std::time::Duration::from_secs(1_700_000_000);
+        let set_mtime = |path: &Path| {
+            std::fs::File::options()
+                .write(true)
+                .open(path)
+                .and_then(|f| f.set_modified(stamp))
+                .expect("set mtime");
+        };
+        repo.write("racy.txt", "aaaa\n");
+        set_mtime(&file);
+        repo.git(&["add", "racy.txt"]);
+        set_mtime(&repo.path().join(".git/index"));
+        repo.write("racy.txt", "bbbb\n");
+        set_mtime(&file);
+
+        let snap = repo.take(1, None);
+        let content = repo.git(&["show", &format!("{}:racy.txt", snap.commit)]);
+        assert_eq!(content, "bbbb\n");
+    }
+
+    #[test]
+    fn includes_untracked_and_leaves_out_ignored_and_referee_state() {
+        let repo = Repo::new();
+        // A `.referee/` file the user once committed is left out too.
+        repo.write(".referee/contracts/demo.toml", "loop = \"demo\"\n");
+        repo.git(&["add", "-A"]);
+        repo.git(&["commit", "-q", "-m", "track referee state"]);
+        repo.write(".gitignore", "target/\n*.log\n");
+        repo.write("target/debug/app", "binary");
+        repo.write("run.log", "log");
+        repo.write("src/main.rs", "fn main() {}\n");
+        repo.write(".referee/ledgers/demo.csv", "round\n");
+        repo.write(
+            "docs/.referee/kept.md",
+            "only the top-level one is excluded\n",
+        );
+
+        let snap = repo.take(1, None);
+        assert_eq!(
+            repo.ls_tree(&snap.commit),
+            [
+                ".gitignore",
+                "README.md",
+                "docs/.referee/kept.md",
+                "src/main.rs"
+            ]
+        );
+        // The user's index still tracks the file.
+        assert!(
+            repo.git(&["ls-files"])
+                .contains(".referee/contracts/demo.toml")
+        );
+    }
+
+    #[test]
+    fn works_from_a_subdirectory() {
+        let repo = Repo::new();
+        repo.write("sub/x.txt", "x\n");
+        repo.write(".referee/state", "s\n");
+        let snap = take(&repo.path().join("sub"), "demo", 1, None, EXCLUDE, "m").expect("snapshot");
+        assert_eq!(repo.ls_tree(&snap.commit), ["README.md", "sub/x.txt"]);
+    }
+
+    #[test]
+    fn renames_binary_files_and_odd_names() {
+        let repo = Repo::new();
+        let body: String = (1..=20).map(|i| format!("line {i}\n")).collect();
+        repo.write("old name.txt", &body);
+        let first = repo.take(1, None);
+
+        std::fs::rename(
+            repo.path().join("old name.txt"),
+            repo.path().join("new name.txt"),
+        )
+        .expect("rename");
+        repo.write("img.bin", [0u8, 1, 2, 255, 0, 10, 13]);
+        repo.write("café/ünïcode.md", "bonjour\n");
+        repo.write("tab\tand \"quote\".txt", "odd\n");
+        let second = repo.take(2, Some(&first.commit));
+
+        let patch = diff(repo.path(), &first.commit, &second.commit).expect("diff");
+        assert_eq!(
+            patch.files,
+            [
+                "café/ünïcode.md",
+                "img.bin",
+                "old name.txt",
+                "new name.txt",
+                "tab\tand \"quote\".txt"
+            ]
+        );
+        // The rename is pure: only the new files' lines count; binary is 0/0.
+        assert_eq!((patch.added, patch.removed), (2, 0));
+
+        let parsed = crate::patch::parse(&patch.text);
+        let names: Vec<(Option<&str>, Option<&str>, bool)> = parsed
+            .files
+            .iter()
+            .map(|f| (f.old_path.as_deref(), f.new_path.as_deref(), f.binary))
+            .collect();
+        assert_eq!(
+            names,
+            [
+                (None, Some("café/ünïcode.md"), false),
+                (None, Some("img.bin"), true),
+                (Some("old name.txt"), Some("new name.txt"), false),
+                (None, Some("tab\tand \"quote\".txt"), false),
+            ]
+        );
+        let text = String::from_utf8_lossy(&patch.text);
+        assert!(text.contains("GIT binary patch"), "{text}");
+        assert!(
+            text.contains("diff --git a/café/ünïcode.md b/café/ünïcode.md"),
+            "{text}"
+        );
+
+        assert_eq!(
+            changed_paths(repo.path(), &first.tree, &second.tree).expect("paths"),
+            [
+                "café/ünïcode.md",
+                "img.bin",
+                "new name.txt",
+                "old name.txt",
+                "tab\tand \"quote\".txt"
+            ]
+        );
+    }
+
+    #[test]
+    fn a_renamed_and_edited_file_counts_its_edits() {
+        let repo = Repo::new();
+        let body: String = (1..=20).map(|i| format!("line {i}\n")).collect();
+        repo.write("a.txt", &body);
+        let first = repo.take(1, None);
+        std::fs::remove_file(repo.path().join("a.txt")).expect("rm");
+        repo.write("b.txt", body.replace("line 5\n", "line five\n"));
+        let second = repo.take(2, Some(&first.commit));
+        let patch = diff(repo.path(), &first.tree, &second.tree).expect("diff");
+        assert_eq!(patch.files, ["a.txt", "b.txt"]);
+        assert_eq!((patch.added, patch.removed), (1, 1));
+    }
+
+    #[test]
+    fn diff_between_snapshots_counts_lines() {
+        let repo = Repo::new();
+        repo.write("f.txt", "a\nb\nc\n");
+        let first = repo.take(1, None);
+        repo.write("f.txt", "a\nB\nc\nd\n");
+        repo.write("README.md", "");
+        let second = repo.take(2, Some(&first.commit));
+
+        let patch = diff(repo.path(), &first.commit, &second.commit).expect("diff");
+        assert_eq!((patch.added, patch.removed), (2, 2));
+        assert_eq!(patch.files, ["README.md", "f.txt"]);
+        let text = String::from_utf8(patch.text.clone()).expect("utf-8");
+        assert!(
+            text.starts_with("diff --git a/README.md b/README.md\n"),
+            "{text}"
+        );
+        assert!(text.contains("-b\n+B\n c\n+d\n"), "{text}");
+
+        // From the empty tree (a loop whose base has no commits).
+        let all = diff(repo.path(), git::EMPTY_TREE, &first.tree).expect("diff");
+        assert_eq!((all.added, all.removed), (4, 0));
+        assert_eq!(all.files, ["README.md", "f.txt"]);
+
+        let none = diff(repo.path(), &second.commit, &second.tree).expect("diff");
+        assert_eq!(none, Patch::default());
+    }
+
+    #[test]
+    fn user_diff_config_does_not_change_the_patch() {
+        let repo = Repo::new();
+        repo.write("f.txt", "a\nb\nc\n");
+        repo.write("ü.txt", "x\n");
+        let first = repo.take(1, None);
+        repo.write("f.txt", "a\nB\nc\n");
+        repo.write("ü.txt", "y\n");
+        repo.write("pic.dat", [0u8, 159, 146, 150]);
+        let second = repo.take(2, Some(&first.commit));
+        let plain = diff(repo.path(), &first.commit, &second.commit).expect("diff");
+
+        for (key, value) in [
+            ("diff.noprefix", "true"),
+            ("diff.mnemonicPrefix", "true"),
+            ("color.ui", "always"),
+            ("color.diff", "always"),
+            ("diff.external", "false"),
+            ("diff.context", "0"),
+            ("diff.algorithm", "histogram"),
+            ("diff.renames", "false"),
+            ("diff.relative", "true"),
+            ("core.quotePath", "true"),
+            ("diff.dat.textconv", "false"),
+            ("diff.dat.command", "false"),
+        ] {
+            repo.git(&["config", key, value]);
+        }
+        repo.write(".git/info/attributes", "*.dat diff=dat\n*.txt diff=dat\n");
+        let configured = diff(repo.path(), &first.commit, &second.commit).expect("diff");
+        assert_eq!(
+            String::from_utf8_lossy(&configured.text),
+            String::from_utf8_lossy(&plain.text)
+        );
+        assert_eq!(configured, plain);
+        assert!(plain.text.starts_with(b"diff --git a/f.txt b/f.txt\n"));
+    }
+
+    #[test]
+    fn an_unchanged_tree_snapshots_to_the_same_tree() {
+        let repo = Repo::new();
+        repo.write("untracked.txt", "u\n");
+        let first = repo.take(1, None);
+        let second = repo.take(2, Some(&first.commit));
+        assert_eq!(first.tree, second.tree);
+        assert_eq!(
+            worktree_tree(repo.path(), EXCLUDE).expect("tree"),
+            first.tree
+        );
+        assert!(
+            changed_paths(repo.path(), &first.tree, &second.tree)
+                .expect("paths")
+                .is_empty()
+        );
+        assert_eq!(
+            repo.git(&["rev-parse", &format!("{}^", second.commit)])
+                .trim(),
+            first.commit
+        );
+
+        // Changing only excluded state changes nothing either.
+        repo.write(".referee/ledgers/demo.csv", "round\n1\n");
+        assert_eq!(
+            worktree_tree(repo.path(), EXCLUDE).expect("tree"),
+            first.tree
+        );
+
+        repo.write("untracked.txt", "changed\n");
+        let changed = worktree_tree(repo.path(), EXCLUDE).expect("tree");
+        assert_ne!(changed, first.tree);
+        assert_eq!(
+            changed_paths(repo.path(), &first.tree, &changed).expect("paths"),
+            ["untracked.txt"]
+        );
+    }
+
+    #[test]
+    fn retaking_a_round_replaces_its_ref() {
+        let repo = Repo::new();
+        let first = repo.take(1, None);
+        repo.write("x", "x\n");
+        let again = repo.take(1, None);
+        assert_ne!(first.tree, again.tree);
+        assert_eq!(
+            read_ref(repo.path(), "demo", 1).expect("read"),
+            Some(again.commit)
+        );
+        assert_eq!(read_ref(repo.path(), "demo", 2).expect("read"), None);
+        assert_eq!(read_ref(repo.path(), "other", 1).expect("read"), None);
+    }
+
+    #[test]
+    fn errors_name_what_failed() {
+        let repo = Repo::new();
+        for bad in [
+            "", ".hidden", "-flag", "a..b", "x.lock", "a/b", "a b", "a~1", "end.",
+        ] {
+            let err = take(repo.path(), bad, 1, None, EXCLUDE, "m").expect_err(bad);
+            assert!(matches!(err, SnapshotError::LoopName(_)), "{bad}: {err}");
+        }
+        assert!(repo.git(&["for-each-ref", "refs/referee"]).is_empty());
+
+        let err = tree_of(repo.path(), "no-such-rev").expect_err("no rev");
+        assert!(
+            err.to_string()
+                .starts_with("`no-such-rev` names no commit or tree"),
+            "{err}"
+        );
+
+        let err = take(repo.path(), "demo", 1, Some("no-such-parent"), EXCLUDE, "m")
+            .expect_err("bad parent");
+        assert!(err.to_string().contains("`git commit-tree"), "{err}");
+
+        let err = diff(repo.path(), "HEAD", "no-such-rev").expect_err("bad rev");
+        assert!(
+            err.to_string()
+                .contains("`git -c core.quotePath=false diff-tree"),
+            "{err}"
+        );
+
+        let not_repo = tempfile::tempdir().expect("tempdir");
+        let err = read_ref(not_repo.path(), "demo", 1).expect_err("not a repo");
+        assert!(err.to_string().contains("`git rev-parse"), "{err}");
+        let err = worktree_tree(not_repo.path(), EXCLUDE).expect_err("not a repo");
+        assert!(
+            err.to_string().contains("`git rev-parse --git-path"),
+            "{err}"
+        );
+    }
+
+    #[test]
+    fn numstat_table() {
+        type Want<'a> = (u64, u64, &'a [&'a str]);
+        let cases: &[(&[u8], Want)] = &[
+            (b"", (0, 0, &[])),
+            (b"1\t2\ta.txt\0", (1, 2, &["a.txt"])),
+            (b"-\t-\timg.png\0", (0, 0, &["img.png"])),
+            (b"3\t1\t\0old\0new\0", (3, 1, &["old", "new"])),
+            (
+                b"1\t0\ta\0-\t-\tb\x00\x002\t2\t\0c\0d\0",
+                (3, 2, &["a", "b", "c", "d"]),
+            ),
+            (b"garbage", (0, 0, &[])),
+            (b"x\ty\tz\0", (0, 0, &["z"])),
+            (b"1\t1\t\0only-old", (1, 1, &["only-old"])),
+        ];
+        for (input, (added, removed, files)) in cases {
+            let got = parse_numstat(input);
+            assert_eq!(
+                got,
+                (
+                    *added,
+                    *removed,
+                    files.iter().map(|s| s.to_string()).collect()
+                ),
+                "{input:?}"
+            );
+        }
+    }
+}
