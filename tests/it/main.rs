@@ -4,3 +4,5 @@
 mod common;
 
 mod cli;
+mod findings_props;
+mod parse;
