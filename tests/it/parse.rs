@@ -314,3 +314,63 @@ fn missing_file_is_an_error_naming_it() {
             "error: findings `nope.json`: cannot open the file",
         ));
 }
+
+// ---- the schema -----------------------------------------------------------
+
+fn schema() -> serde_json::Value {
+    let path = format!(
+        "{}/contracts/findings.schema.json",
+        env!("CARGO_MANIFEST_DIR")
+    );
+    serde_json::from_slice(&std::fs::read(path).expect("schema")).expect("schema is json")
+}
+
+/// OpenAI strict structured outputs: closed objects, every property required.
+#[test]
+fn schema_is_strict_mode_compatible() {
+    let schema = schema();
+    for object in [&schema, &schema["$defs"]["finding"]] {
+        assert_eq!(object["additionalProperties"], false);
+        let mut properties: Vec<&str> = object["properties"]
+            .as_object()
+            .expect("properties")
+            .keys()
+            .map(String::as_str)
+            .collect();
+        let mut required: Vec<&str> = object["required"]
+            .as_array()
+            .expect("required")
+            .iter()
+            .map(|key| key.as_str().expect("key"))
+            .collect();
+        properties.sort_unstable();
+        required.sort_unstable();
+        assert_eq!(properties, required);
+    }
+}
+
+/// Whatever the schema allows, the native parser reads: every severity in
+/// its enum, and every nullable field as null or as a value.
+#[test]
+fn native_parser_accepts_what_the_schema_allows() {
+    let schema = schema();
+    let severities = schema["$defs"]["finding"]["properties"]["severity"]["enum"]
+        .as_array()
+        .expect("enum")
+        .clone();
+    for severity in severities {
+        let nulls = serde_json::json!({"findings": [{"id": null, "severity": severity, "title": "t",
+            "file": null, "line": null, "body": null, "undoes": null}], "resolved": []});
+        let values = serde_json::json!({"findings": [{"id": "F9", "severity": severity, "title": "t",
+            "file": "src/a.rs", "line": 3, "body": "b", "undoes": "F1"}], "resolved": ["F1"]});
+        for document in [nulls, values] {
+            let bytes = serde_json::to_vec(&document).expect("json");
+            let parsed =
+                findings::parse(&bytes, Format::Native, REPO_ROOT).expect("schema-valid input");
+            assert_eq!(
+                parsed.findings[0].severity.as_str(),
+                severity.as_str().expect("str")
+            );
+        }
+    }
+}
