@@ -1,8 +1,66 @@
-//! `referee parse`.
+//! `referee parse`: reads one reviewer output (file or stdin, bounded) and
+//! prints its findings as native JSON. The only I/O of this command.
 
-use crate::cli::ParseArgs;
+use std::io::Read;
+
+use anyhow::Context;
+
+use crate::cli::{InputFormat, ParseArgs};
 use crate::exit::Exit;
+use crate::findings::{self, Format};
+use crate::state::State;
 
-pub fn run(_args: ParseArgs) -> anyhow::Result<Exit> {
-    Err(super::not_available("parse"))
+/// Largest reviewer output read; beyond it the input is refused, not cut.
+const MAX_INPUT: u64 = 256 * 1024 * 1024;
+
+pub fn run(args: ParseArgs) -> anyhow::Result<Exit> {
+    let name = if args.input == "-" {
+        "stdin".to_string()
+    } else {
+        args.input.clone()
+    };
+    let bytes = read_bounded(&args.input).with_context(|| format!("findings `{name}`"))?;
+    let root = State::locate(None)?.repo;
+    let root = root.to_string_lossy();
+    let parsed = findings::parse(&bytes, format(args.format), &root)
+        .with_context(|| format!("findings `{name}`"))?;
+    let mut out = serde_json::to_vec_pretty(&parsed)?;
+    out.push(b'\n');
+    super::emit(&out)?;
+    Ok(Exit::Success)
+}
+
+fn format(input: InputFormat) -> Format {
+    match input {
+        InputFormat::Auto => Format::Auto,
+        InputFormat::Native => Format::Native,
+        InputFormat::Tagged => Format::Tagged,
+        InputFormat::Sarif => Format::Sarif,
+        InputFormat::Junit => Format::Junit,
+        InputFormat::Codex => Format::Codex,
+    }
+}
+
+fn read_bounded(input: &str) -> anyhow::Result<Vec<u8>> {
+    let mut bytes = Vec::new();
+    if input == "-" {
+        std::io::stdin()
+            .lock()
+            .take(MAX_INPUT + 1)
+            .read_to_end(&mut bytes)
+            .context("cannot read stdin")?;
+    } else {
+        std::fs::File::open(input)
+            .context("cannot open the file")?
+            .take(MAX_INPUT + 1)
+            .read_to_end(&mut bytes)
+            .context("cannot read the file")?;
+    }
+    if bytes.len() as u64 > MAX_INPUT {
+        anyhow::bail!(
+            "input is larger than {} MiB\nhint: a reviewer output this large is not a review; check the command",
+            MAX_INPUT / 1024 / 1024
+        );
+    }
+    Ok(bytes)
 }

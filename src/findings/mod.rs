@@ -1,5 +1,330 @@
-//! Findings: the model, identity and matching (pure), one parser per format.
+//! Findings: the model, identity and matching, one parser per format. Pure:
+//! bytes and the repository root come in, findings come out; nothing here
+//! touches the file system, processes or the clock.
 
+pub mod codex;
+pub mod detect;
+pub mod identity;
+pub mod junit;
+pub mod native;
+pub mod paths;
+pub mod sarif;
 pub mod severity;
+pub mod tagged;
 
+use std::collections::HashMap;
+use std::fmt;
+
+use serde::{Deserialize, Serialize};
+
+pub use identity::{Known, match_findings};
 pub use severity::Severity;
+
+/// Reviewer output formats. `Auto` asks [`parse`] to detect the format.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Format {
+    Auto,
+    Native,
+    Tagged,
+    Sarif,
+    Junit,
+    Codex,
+}
+
+impl Format {
+    /// The name users see in messages.
+    pub fn label(self) -> &'static str {
+        match self {
+            Format::Auto => "input",
+            Format::Native => "native json",
+            Format::Tagged => "tagged text",
+            Format::Sarif => "sarif",
+            Format::Junit => "junit xml",
+            Format::Codex => "codex review",
+        }
+    }
+}
+
+impl fmt::Display for Format {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.label())
+    }
+}
+
+/// Where a finding's id came from; decides how it may be matched later.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum IdSource {
+    /// The reviewer gave the id.
+    Explicit,
+    /// Derived from the tool's SARIF `fingerprints`/`partialFingerprints`.
+    Sarif,
+    /// A test's class and name (JUnit).
+    Test,
+    /// Derived from the content fingerprint (file, rule, normalized title).
+    Derived,
+}
+
+/// One finding, normalized: what every format becomes.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Finding {
+    pub id: String,
+    pub severity: Severity,
+    pub title: String,
+    pub file: Option<String>,
+    pub line: Option<u64>,
+    pub body: Option<String>,
+    pub undoes: Option<String>,
+    /// The rule or category (SARIF `ruleId`, native `rule`/`category`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub rule: Option<String>,
+    /// Last line of the reported range, when the reviewer gave one.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub end_line: Option<u64>,
+    /// Content fingerprint: file, rule and normalized title (no line numbers).
+    pub fingerprint: String,
+    pub id_source: IdSource,
+    /// The reported path leaves the repository: kept as text, never opened.
+    #[serde(default, skip_serializing_if = "is_false")]
+    pub path_escapes: bool,
+}
+
+fn is_false(value: &bool) -> bool {
+    !*value
+}
+
+/// One parsed reviewer output.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Parsed {
+    pub source_format: Format,
+    pub findings: Vec<Finding>,
+    pub resolved: Vec<String>,
+}
+
+/// Why a reviewer output could not be read. Every variant says where.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum FindingsError {
+    #[error(
+        "input is empty: a clean round must be proven\n\
+         hint: a clean review says `{{\"findings\": []}}` (native json) or `[clean]` (tagged text)"
+    )]
+    Empty,
+    #[error("input is not utf-8: invalid byte at offset {offset}")]
+    NotUtf8 { offset: usize },
+    #[error("{format}: line {line} column {column}: {message}")]
+    Syntax {
+        format: Format,
+        line: usize,
+        column: usize,
+        message: String,
+    },
+    #[error("{format}: {at}: {message}")]
+    Invalid {
+        format: Format,
+        at: String,
+        message: String,
+    },
+    #[error("{format}: {message}\nhint: {hint}")]
+    NotProven {
+        format: Format,
+        message: String,
+        hint: String,
+    },
+}
+
+impl FindingsError {
+    pub(crate) fn invalid(
+        format: Format,
+        at: impl Into<String>,
+        message: impl Into<String>,
+    ) -> Self {
+        FindingsError::Invalid {
+            format,
+            at: at.into(),
+            message: message.into(),
+        }
+    }
+
+    /// A serde_json error with its position split out of the message.
+    pub(crate) fn json(format: Format, err: &serde_json::Error) -> Self {
+        let text = err.to_string();
+        let suffix = format!(" at line {} column {}", err.line(), err.column());
+        let message = text.strip_suffix(&suffix).unwrap_or(&text).to_string();
+        FindingsError::Syntax {
+            format,
+            line: err.line(),
+            column: err.column(),
+            message,
+        }
+    }
+}
+
+/// A finding as a parser read it, before paths, fingerprints and ids.
+#[derive(Debug, Clone, Default)]
+pub(crate) struct Draft {
+    pub id: Option<String>,
+    pub id_source: Option<IdSource>,
+    pub severity: Option<Severity>,
+    pub title: String,
+    pub file: Option<String>,
+    pub line: Option<u64>,
+    pub end_line: Option<u64>,
+    pub body: Option<String>,
+    pub undoes: Option<String>,
+    pub rule: Option<String>,
+}
+
+/// What one parser hands back.
+#[derive(Debug, Default)]
+pub(crate) struct Drafts {
+    pub findings: Vec<Draft>,
+    pub resolved: Vec<String>,
+}
+
+/// Longest title kept; longer ones are cut (the whole text stays in `body`).
+pub(crate) const MAX_TITLE: usize = 300;
+/// Longest body kept (test output can be huge).
+pub(crate) const MAX_BODY: usize = 8000;
+
+/// Reads one reviewer output. `repo_root` is the absolute repository root,
+/// used only to make absolute paths repo-relative.
+pub fn parse(input: &[u8], format: Format, repo_root: &str) -> Result<Parsed, FindingsError> {
+    let text = match std::str::from_utf8(input) {
+        Ok(text) => text,
+        Err(err) => {
+            return Err(FindingsError::NotUtf8 {
+                offset: err.valid_up_to(),
+            });
+        }
+    };
+    let text = text.strip_prefix('\u{feff}').unwrap_or(text);
+    if text.trim().is_empty() {
+        return Err(FindingsError::Empty);
+    }
+    let format = match format {
+        Format::Auto => detect::detect(text),
+        other => other,
+    };
+    let drafts = match format {
+        Format::Native | Format::Auto => native::parse(text)?,
+        Format::Tagged => tagged::parse(text)?,
+        Format::Sarif => sarif::parse(text)?,
+        Format::Junit => junit::parse(text)?,
+        Format::Codex => codex::parse(text)?,
+    };
+    let findings = finish(drafts.findings, format, repo_root)?;
+    Ok(Parsed {
+        source_format: format,
+        findings,
+        resolved: drafts.resolved,
+    })
+}
+
+/// Normalizes paths, computes fingerprints and ids, and keeps ids unique.
+fn finish(
+    drafts: Vec<Draft>,
+    format: Format,
+    repo_root: &str,
+) -> Result<Vec<Finding>, FindingsError> {
+    let mut findings = Vec::with_capacity(drafts.len());
+    let mut seen: HashMap<String, usize> = HashMap::with_capacity(drafts.len());
+    for (index, draft) in drafts.into_iter().enumerate() {
+        let (file, path_escapes) = match draft.file.as_deref() {
+            Some(raw) => match paths::normalize(raw, repo_root) {
+                Some(norm) => (Some(norm.path), norm.escapes),
+                None => (None, false),
+            },
+            None => (None, false),
+        };
+        let title = bound(draft.title.trim(), MAX_TITLE);
+        if title.is_empty() {
+            return Err(FindingsError::invalid(
+                format,
+                format!("finding {}", index + 1),
+                "empty title",
+            ));
+        }
+        let fingerprint =
+            identity::content_fingerprint(file.as_deref(), draft.rule.as_deref(), &title);
+        let (id, id_source) = match (draft.id, draft.id_source) {
+            (Some(id), source) => (id, source.unwrap_or(IdSource::Explicit)),
+            (None, _) => (identity::derived_id(&fingerprint), IdSource::Derived),
+        };
+        let count = seen.entry(id.clone()).or_insert(0);
+        *count += 1;
+        let id = if *count == 1 {
+            id
+        } else if id_source == IdSource::Explicit {
+            return Err(FindingsError::invalid(
+                format,
+                format!("finding {}", index + 1),
+                format!("id `{id}` is used by an earlier finding; ids must be unique"),
+            ));
+        } else {
+            // Two findings that look alike (same file, rule and title) stay
+            // two findings: the later ones get an occurrence suffix.
+            format!("{id}-{count}")
+        };
+        findings.push(Finding {
+            id,
+            severity: draft.severity.unwrap_or(Severity::Bug),
+            title,
+            file,
+            line: draft.line.filter(|line| *line > 0),
+            end_line: draft.end_line.filter(|line| *line > 0),
+            body: draft
+                .body
+                .map(|body| bound(body.trim(), MAX_BODY))
+                .filter(|body| !body.is_empty()),
+            undoes: draft.undoes.filter(|undoes| !undoes.trim().is_empty()),
+            rule: draft.rule.filter(|rule| !rule.trim().is_empty()),
+            fingerprint,
+            id_source,
+            path_escapes,
+        });
+    }
+    Ok(findings)
+}
+
+/// Refuses anything but a JSON object at the top level (serde would read a
+/// struct from an array positionally, and `[[]]` must not pass for a clean
+/// round).
+pub(crate) fn require_object(text: &str, format: Format) -> Result<(), FindingsError> {
+    let start = text.len() - text.trim_start().len();
+    match text[start..].chars().next() {
+        Some('{') | None => Ok(()),
+        Some(other) => {
+            let (line, column) = line_column(text, start);
+            Err(FindingsError::Syntax {
+                format,
+                line,
+                column,
+                message: format!("expected a json object `{{...}}`, found `{other}`"),
+            })
+        }
+    }
+}
+
+/// `text` cut to at most `max` characters, marked with `…` when cut.
+pub(crate) fn bound(text: &str, max: usize) -> String {
+    match text.char_indices().nth(max) {
+        Some((cut, _)) => format!("{}…", &text[..cut]),
+        None => text.to_string(),
+    }
+}
+
+/// 1-based line and column of a byte offset in `text`.
+pub(crate) fn line_column(text: &str, offset: usize) -> (usize, usize) {
+    let offset = offset.min(text.len());
+    let before = text.as_bytes().get(..offset).unwrap_or_default();
+    let line = before.iter().filter(|byte| **byte == b'\n').count() + 1;
+    let line_start = before
+        .iter()
+        .rposition(|byte| *byte == b'\n')
+        .map_or(0, |pos| pos + 1);
+    (line, offset - line_start + 1)
+}
+
+#[cfg(test)]
+mod tests;

@@ -115,7 +115,7 @@ mod tests {
 
     #[test]
     fn unknown_words_are_errors_naming_the_word() {
-        let err = "urgent".parse::<Severity>().unwrap_err();
+        let err = "urgent".parse::<Severity>().expect_err("an error");
         assert!(
             err.to_string()
                 .starts_with("unknown severity `urgent`; accepted: nit, style")

@@ -7,4 +7,6 @@ mod common;
 
 mod cli;
 mod contract;
+mod findings_props;
 mod ledger;
+mod parse;

@@ -1,0 +1,104 @@
+//! Auto-detection of a reviewer output's format from its first bytes and
+//! top-level keys. Pure. `--format` overrides it.
+//!
+//! - `<` → JUnit XML;
+//! - JSON lines whose first object has an event `type` → Codex event stream;
+//! - a JSON object with `runs` → SARIF; with `type: "result"` → a Claude
+//!   result (native); with Codex review keys (`overall_correctness`,
+//!   `code_location`, `confidence_score`) → Codex; otherwise native;
+//! - text with a `- [P1] Title — path:1-2` line → Codex rendered review;
+//!   otherwise tagged text.
+
+use serde::Deserialize;
+use serde::de::IgnoredAny;
+
+use super::{Format, codex};
+
+#[derive(Deserialize)]
+struct Peek {
+    #[serde(default)]
+    runs: Option<IgnoredAny>,
+    #[serde(default)]
+    overall_correctness: Option<IgnoredAny>,
+}
+
+pub fn detect(text: &str) -> Format {
+    let start = text.trim_start();
+    if start.starts_with('<') {
+        return Format::Junit;
+    }
+    if start.starts_with('{') || starts_json_array(start) {
+        if codex::is_event_stream(start) {
+            return Format::Codex;
+        }
+        if !start.starts_with('{') {
+            // Only the native parser has something to say about an array.
+            return Format::Native;
+        }
+        return match serde_json::from_str::<Peek>(start) {
+            Ok(peek) if peek.runs.is_some() => Format::Sarif,
+            Ok(peek) if peek.overall_correctness.is_some() => Format::Codex,
+            // A Claude result is read by the native parser.
+            Ok(_) if super::native::is_claude_result(start) => Format::Native,
+            Ok(_) if codex::is_review_json(start) => Format::Codex,
+            Ok(_) => Format::Native,
+            // Malformed: let the likeliest parser say where it breaks.
+            Err(_) if start.contains("\"runs\"") => Format::Sarif,
+            Err(_) if codex::is_review_json(start) => Format::Codex,
+            Err(_) => Format::Native,
+        };
+    }
+    if codex::looks_rendered(text) {
+        return Format::Codex;
+    }
+    Format::Tagged
+}
+
+/// `[` opens a JSON array only when a value follows; `[bug]` opens a tag.
+fn starts_json_array(text: &str) -> bool {
+    let Some(rest) = text.strip_prefix('[') else {
+        return false;
+    };
+    rest.trim_start()
+        .chars()
+        .next()
+        .is_none_or(|ch| matches!(ch, '{' | '[' | '"' | ']' | '-') || ch.is_ascii_digit())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn formats_are_told_apart() {
+        let table = [
+            ("<?xml version=\"1.0\"?><testsuites/>", Format::Junit),
+            ("{\"version\":\"2.1.0\",\"runs\":[]}", Format::Sarif),
+            ("{\"findings\":[]}", Format::Native),
+            (
+                "{\"type\":\"result\",\"structured_output\":null}",
+                Format::Native,
+            ),
+            (
+                "{\"findings\":[],\"overall_correctness\":\"patch is correct\"}",
+                Format::Codex,
+            ),
+            (
+                "{\"type\":\"thread.started\",\"thread_id\":\"t\"}\n{\"type\":\"turn.started\"}",
+                Format::Codex,
+            ),
+            (
+                "Review comment:\n\n- [P1] Bad — /r/a.rs:1-2\n  body",
+                Format::Codex,
+            ),
+            ("[bug] a.rs:1: x", Format::Tagged),
+            ("{\"runs\": [", Format::Sarif),
+            ("{\"findings\": [", Format::Native),
+            ("garbage", Format::Tagged),
+            ("[{\"severity\": \"bug\"}]", Format::Native),
+        ];
+        for (input, want) in table {
+            assert_eq!(detect(input), want, "{input}");
+        }
+    }
+}

@@ -1,0 +1,148 @@
+//! Unit tests of `parse` across formats: ids, paths and errors.
+
+use super::*;
+
+const ROOT: &str = "/work/repo";
+
+fn one(input: &str, format: Format) -> Finding {
+    let parsed = parse(input.as_bytes(), format, ROOT).expect("parses");
+    assert_eq!(parsed.findings.len(), 1, "{parsed:?}");
+    parsed.findings.into_iter().next().expect("parses")
+}
+
+#[test]
+fn the_same_finding_from_three_formats_has_one_id() {
+    let native = one(
+        r#"{"findings":[{"severity":"bug","title":"Expired tokens pass","file":"src/auth.rs","line":42}]}"#,
+        Format::Auto,
+    );
+    let tagged = one(
+        "[error] ./src/auth.rs:12: expired tokens pass\n",
+        Format::Auto,
+    );
+    let codex = one(
+        r#"{"findings":[{"title":"[P1] Expired tokens pass","body":"b","confidence_score":0.8,"priority":1,
+            "code_location":{"absolute_file_path":"/work/repo/src/auth.rs","line_range":{"start":72,"end":75}}}],
+            "overall_correctness":"patch is incorrect","overall_explanation":"x","overall_confidence_score":0.7}"#,
+        Format::Auto,
+    );
+    assert_eq!(native.id, tagged.id);
+    assert_eq!(native.id, codex.id);
+    assert_eq!(native.id_source, IdSource::Derived);
+    assert!(native.id.starts_with("F-") && native.id.len() == 12);
+    assert_eq!(codex.file.as_deref(), Some("src/auth.rs"));
+    assert_eq!((codex.line, codex.end_line), (Some(72), Some(75)));
+}
+
+#[test]
+fn look_alike_findings_get_distinct_ids() {
+    let parsed = parse(
+        b"[should] a.py:3: line too long (99 > 88)\n[should] a.py:9: line too long (120 > 88)\n",
+        Format::Tagged,
+        ROOT,
+    )
+    .expect("parses");
+    let ids: Vec<&str> = parsed.findings.iter().map(|f| f.id.as_str()).collect();
+    assert_eq!(ids[1], format!("{}-2", ids[0]));
+}
+
+#[test]
+fn duplicate_explicit_ids_are_errors() {
+    let err = parse(
+        br#"{"findings":[{"id":"F1","severity":"nit","title":"a"},{"id":"F1","severity":"nit","title":"b"}]}"#,
+        Format::Native,
+        ROOT,
+    )
+    .expect_err("an error");
+    assert_eq!(
+        err.to_string(),
+        "native json: finding 2: id `F1` is used by an earlier finding; ids must be unique"
+    );
+}
+
+#[test]
+fn escaping_paths_are_flagged() {
+    let finding = one("[bug] ../../etc/passwd:1: read outside\n", Format::Tagged);
+    assert!(finding.path_escapes);
+    assert_eq!(finding.file.as_deref(), Some("../../etc/passwd"));
+}
+
+#[test]
+fn errors_name_the_position() {
+    let table: [(&[u8], Format, &str); 10] = [
+        (
+            b"[[]]",
+            Format::Auto,
+            "native json: line 1 column 1: expected a json object `{...}`, found `[`",
+        ),
+        (
+            b"\n  [\"bug\"]",
+            Format::Sarif,
+            "sarif: line 2 column 3: expected a json object",
+        ),
+        (b"", Format::Auto, "input is empty"),
+        (b"  \n", Format::Native, "input is empty"),
+        (
+            b"{\"findings\": [\n  {\"severity\": 3",
+            Format::Auto,
+            "native json: line 2 column",
+        ),
+        (
+            b"{\"findings\": [{\"severity\": \"bug\", \"title\": 7}]}",
+            Format::Auto,
+            "native json: line 1 column 44: invalid type: integer `7`, expected a string",
+        ),
+        (
+            b"{\"resolved\": []}",
+            Format::Auto,
+            "native json: missing key `findings`",
+        ),
+        (
+            b"{\"findings\": [{\"severity\": \"urgent\", \"title\": \"x\"}]}",
+            Format::Auto,
+            "native json: findings[0].severity: unknown severity `urgent`; accepted: nit,",
+        ),
+        (
+            b"ok\xff\xfe",
+            Format::Auto,
+            "input is not utf-8: invalid byte at offset 2",
+        ),
+        (
+            b"{\"version\": \"2.1.0\"}",
+            Format::Sarif,
+            "sarif: top level: missing key `runs`",
+        ),
+    ];
+    for (input, format, want) in table {
+        let err = parse(input, format, ROOT)
+            .expect_err("an error")
+            .to_string();
+        assert!(
+            err.starts_with(want),
+            "{}: {err}",
+            String::from_utf8_lossy(input)
+        );
+    }
+}
+
+#[test]
+fn claude_results_need_structured_output() {
+    let ok = parse(
+        br#"{"type":"result","subtype":"success","is_error":false,"result":"done","structured_output":{"findings":[],"resolved":["F1"]}}"#,
+        Format::Auto,
+        ROOT,
+    )
+    .expect("parses");
+    assert_eq!(
+        (ok.source_format, ok.findings.len(), ok.resolved),
+        (Format::Native, 0, vec!["F1".to_string()])
+    );
+    let err = parse(
+        br#"{"type":"result","subtype":"success","result":"looks good"}"#,
+        Format::Auto,
+        ROOT,
+    )
+    .expect_err("an error")
+    .to_string();
+    assert!(err.contains("no structured review"), "{err}");
+}

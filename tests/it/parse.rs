@@ -1,0 +1,376 @@
+//! `referee parse` and the findings parsers on real samples
+//! (tests/fixtures/findings/, see its README for where each came from).
+//! Parsed findings are compared whole, as insta snapshots.
+
+use predicates::str::contains;
+use referee::findings::{self, Format, Known, match_findings};
+
+use crate::common::{Repo, text};
+
+/// The repository root each fixture was produced in, so that absolute
+/// paths come out repo-relative as they would have there.
+const RUFF_ROOT: &str = "/tmp/fx/py";
+const TINYCALC_ROOT: &str = "/tmp/fx/rs";
+const REPO_ROOT: &str = "/work/repo";
+
+fn fixture_path(rel: &str) -> String {
+    format!(
+        "{}/tests/fixtures/findings/{rel}",
+        env!("CARGO_MANIFEST_DIR")
+    )
+}
+
+fn fixture(rel: &str) -> Vec<u8> {
+    std::fs::read(fixture_path(rel)).expect("fixture")
+}
+
+fn parsed(rel: &str, format: Format, root: &str) -> findings::Parsed {
+    findings::parse(&fixture(rel), format, root).unwrap_or_else(|err| panic!("{rel}: {err}"))
+}
+
+fn render(rel: &str, root: &str) -> String {
+    serde_json::to_string_pretty(&parsed(rel, Format::Auto, root)).expect("json")
+}
+
+fn error(rel: &str, format: Format) -> String {
+    findings::parse(&fixture(rel), format, REPO_ROOT)
+        .expect_err(rel)
+        .to_string()
+}
+
+#[test]
+fn native_review() {
+    insta::assert_snapshot!(render("native/review.json", REPO_ROOT));
+}
+
+#[test]
+fn native_clean_is_a_clean_round() {
+    let clean = parsed("native/clean.json", Format::Auto, REPO_ROOT);
+    assert_eq!(clean.source_format, Format::Native);
+    assert!(clean.findings.is_empty());
+}
+
+#[test]
+fn claude_result_with_structured_output() {
+    insta::assert_snapshot!(render("native/claude-result.json", TINYCALC_ROOT));
+}
+
+#[test]
+fn claude_result_without_structured_output_is_no_review() {
+    let err = error("native/claude-no-structured-output.json", Format::Auto);
+    assert!(err.contains("no structured review"), "{err}");
+}
+
+#[test]
+fn tagged_review() {
+    insta::assert_snapshot!(render("tagged/review.txt", REPO_ROOT));
+}
+
+#[test]
+fn tagged_clean_needs_proof() {
+    assert!(
+        parsed("tagged/clean.txt", Format::Auto, REPO_ROOT)
+            .findings
+            .is_empty()
+    );
+    let err = error("tagged/untagged.txt", Format::Auto);
+    assert!(err.starts_with("tagged text: no tagged finding"), "{err}");
+}
+
+#[test]
+fn sarif_from_ruff() {
+    insta::assert_snapshot!(render("sarif/ruff.sarif", RUFF_ROOT));
+}
+
+#[test]
+fn sarif_from_clippy() {
+    insta::assert_snapshot!(render("sarif/clippy.sarif", TINYCALC_ROOT));
+}
+
+#[test]
+fn sarif_runs_fingerprints_and_rule_levels() {
+    insta::assert_snapshot!(render("sarif/multi-run-fingerprints.sarif", REPO_ROOT));
+}
+
+#[test]
+fn junit_from_pytest() {
+    insta::assert_snapshot!(render("junit/pytest.xml", RUFF_ROOT));
+}
+
+#[test]
+fn junit_from_pytest_xunit1_has_files() {
+    insta::assert_snapshot!(render("junit/pytest-xunit1.xml", RUFF_ROOT));
+}
+
+#[test]
+fn junit_from_nextest() {
+    insta::assert_snapshot!(render("junit/nextest.xml", TINYCALC_ROOT));
+}
+
+#[test]
+fn junit_from_jest() {
+    insta::assert_snapshot!(render("junit/jest.xml", "/tmp/fx/js"));
+}
+
+#[test]
+fn junit_all_passing_is_a_clean_round() {
+    let clean = parsed("junit/pytest-passing.xml", Format::Auto, RUFF_ROOT);
+    assert_eq!(clean.source_format, Format::Junit);
+    assert!(clean.findings.is_empty());
+}
+
+#[test]
+fn codex_review_json() {
+    insta::assert_snapshot!(render("codex/review.json", TINYCALC_ROOT));
+}
+
+#[test]
+fn codex_shapes_agree() {
+    // The review JSON, the rendered text and the JSON event stream of the
+    // same review give the same findings (the text has no confidence or
+    // overall verdict, which findings do not carry anyway).
+    let json = parsed("codex/review.json", Format::Auto, TINYCALC_ROOT);
+    let text = parsed("codex/review.txt", Format::Auto, TINYCALC_ROOT);
+    let stream = parsed("codex/exec-json-review.jsonl", Format::Auto, TINYCALC_ROOT);
+    assert_eq!(text.source_format, Format::Codex);
+    assert_eq!(stream.source_format, Format::Codex);
+    assert_eq!(json.findings, text.findings);
+    assert_eq!(json.findings, stream.findings);
+}
+
+#[test]
+fn codex_stream_with_native_output_schema() {
+    insta::assert_snapshot!(render("codex/exec-json-output-schema.jsonl", TINYCALC_ROOT));
+}
+
+#[test]
+fn codex_clean_review_and_failed_stream() {
+    let clean = parsed("codex/review-clean.json", Format::Auto, TINYCALC_ROOT);
+    assert_eq!(clean.source_format, Format::Codex);
+    assert!(clean.findings.is_empty());
+    let err = error("codex/exec-json-failed.jsonl", Format::Auto);
+    assert!(
+        err.contains("no completed `agent_message`")
+            && err.contains("stream disconnected before completion"),
+        "{err}"
+    );
+}
+
+#[test]
+fn forced_formats_refuse_other_formats() {
+    let err = error("junit/pytest.xml", Format::Sarif);
+    assert!(
+        err.starts_with("sarif: line 1 column 1: expected a json object `{...}`, found `<`"),
+        "{err}"
+    );
+    let err = error("sarif/ruff.sarif", Format::Junit);
+    assert!(err.starts_with("junit xml: "), "{err}");
+    let err = error("native/review.json", Format::Tagged);
+    assert!(err.starts_with("tagged text: no tagged finding"), "{err}");
+}
+
+#[test]
+fn identity_survives_rewording_moving_and_reformatting() {
+    let round1 = parsed("native/claude-result.json", Format::Auto, TINYCALC_ROOT);
+    let known: Vec<Known> = round1.findings.iter().map(Known::from).collect();
+    // Round 2: the same two findings, one reworded, one moved 30 lines,
+    // reported as tagged text instead of native JSON, plus a new one in the
+    // same file.
+    let round2 = findings::parse(
+        b"[bug] src/lib.rs:2: add() subtracts instead of adding\n\
+          [should] src/lib.rs:36: parse_port panics on bad input\n\
+          [nit] src/lib.rs:9: lint_bait takes &Vec instead of a slice\n",
+        Format::Auto,
+        TINYCALC_ROOT,
+    )
+    .expect("round 2");
+    let matched = match_findings(&round2.findings, &known);
+    assert_eq!(
+        matched,
+        vec![
+            Some(round1.findings[0].id.clone()),
+            Some(round1.findings[1].id.clone()),
+            None,
+        ]
+    );
+    // Moving and reformatting alone keeps even the derived id.
+    assert_eq!(round2.findings[1].id, round1.findings[1].id);
+}
+
+// ---- the command ----------------------------------------------------------
+
+#[test]
+fn parse_prints_native_json_with_repo_relative_paths() {
+    let repo = Repo::new();
+    let root = repo.path().canonicalize().expect("root");
+    repo.write(
+        "out.json",
+        &format!(
+            r#"{{"findings":[{{"severity":"P1","title":"boom","file":"{}/src/a.rs","line":3}}]}}"#,
+            root.display()
+        ),
+    );
+    let out = repo
+        .referee()
+        .args(["parse", "out.json"])
+        .assert()
+        .success();
+    let json: serde_json::Value = serde_json::from_slice(&out.get_output().stdout).expect("json");
+    assert_eq!(json["source_format"], "native");
+    assert_eq!(json["findings"][0]["severity"], "bug");
+    assert_eq!(json["findings"][0]["file"], "src/a.rs");
+    assert_eq!(json["findings"][0]["undoes"], serde_json::Value::Null);
+    assert!(
+        json["findings"][0]["id"]
+            .as_str()
+            .expect("id")
+            .starts_with("F-")
+    );
+    assert_eq!(json["resolved"], serde_json::json!([]));
+}
+
+#[test]
+fn parse_reads_stdin_and_honours_format() {
+    let repo = Repo::new();
+    let out = repo
+        .referee()
+        .args(["parse", "--format", "tagged", "-"])
+        .write_stdin("[block] src/x.rs:1: leak\n")
+        .assert()
+        .success();
+    let json: serde_json::Value = serde_json::from_slice(&out.get_output().stdout).expect("json");
+    assert_eq!(json["source_format"], "tagged");
+    assert_eq!(json["findings"][0]["severity"], "block");
+    repo.referee()
+        .args(["parse", "--format", "native", "-"])
+        .write_stdin("[block] src/x.rs:1: leak\n")
+        .assert()
+        .code(1)
+        .stderr(contains("error: findings `stdin`: native json: line 1 column 1: expected a json object `{...}`, found `[`"));
+}
+
+#[test]
+fn parse_fixture_from_the_docs() {
+    let repo = Repo::new();
+    let out = repo
+        .referee()
+        .args(["parse", &fixture_path("junit/nextest.xml")])
+        .assert()
+        .success();
+    let json: serde_json::Value = serde_json::from_slice(&out.get_output().stdout).expect("json");
+    assert_eq!(json["source_format"], "junit");
+    assert_eq!(
+        json["findings"][0]["id"],
+        "tinycalc::tests::adds_small_numbers"
+    );
+}
+
+/// Each class of malformed input exits 1 with a message naming the problem.
+#[test]
+fn malformed_inputs_exit_1_with_a_precise_message() {
+    let cases: &[(&str, &[u8], &[&str], &str)] = &[
+        ("truncated.json", b"{\"findings\": [\n  {\"severity\": \"bug\",\n", &[], "native json: line 3 column 0: EOF while parsing"),
+        ("types.json", b"{\"findings\": [{\"severity\": \"bug\", \"title\": \"x\", \"line\": \"3\"}]}", &[], "native json: line 1 column 59: invalid type: string \"3\", expected u64"),
+        ("nokey.json", b"{\"resolved\": []}", &[], "native json: missing key `findings`"),
+        ("severity.json", b"{\"findings\": [{\"severity\": \"urgent\", \"title\": \"x\"}]}", &[], "native json: findings[0].severity: unknown severity `urgent`; accepted: nit, style"),
+        ("noruns.sarif", b"{\"version\": \"2.1.0\", \"$schema\": \"x\"}", &["--format", "sarif"], "sarif: top level: missing key `runs`"),
+        ("level.sarif", b"{\"runs\": [{\"results\": [{\"level\": \"fatal\", \"message\": {\"text\": \"x\"}}]}]}", &[], "sarif: runs[0].results[0].level: unknown level `fatal`"),
+        ("bad.xml", b"<testsuites>\n<testsuite name=\"a\">\n<testcase name=\"t\"></testsuite>\n</testsuites>", &[], "junit xml: line 3 column"),
+        ("open.xml", b"<testsuites><testsuite name=\"a\">", &[], "junit xml: line 1 column 33: unexpected end of input: `<testsuite>` is not closed"),
+        ("html.xml", b"<html><body>500</body></html>", &[], "junit xml: line 1 column 1: root element is `<html>`"),
+        ("binary.bin", b"\x00\x01\x02\x7fELF\x00garbage", &[], "tagged text: no tagged finding"),
+        ("empty.txt", b"", &[], "input is empty: a clean round must be proven"),
+        ("latin1.txt", b"[bug] caf\xe9 is broken", &[], "input is not utf-8: invalid byte at offset 9"),
+        ("stream.jsonl", b"{\"type\":\"thread.started\"}\n{\"type\":\"item.completed\",\"item\":{\n", &[], "codex review: line 2 column"),
+        ("codex.json", b"{\"findings\": [{\"title\": \"x\", \"priority\": 7, \"code_location\": null}]}", &[], "codex review: findings[0].priority: `7` is not a priority"),
+    ];
+    let repo = Repo::new();
+    for (name, bytes, flags, want) in cases {
+        std::fs::write(repo.join(name), bytes).expect("write");
+        let out = repo
+            .referee()
+            .arg("parse")
+            .args(*flags)
+            .arg(name)
+            .assert()
+            .code(1);
+        let stderr = text(&out.get_output().stderr);
+        assert!(
+            stderr.starts_with(&format!("error: findings `{name}`: {want}")),
+            "{name}: {stderr}"
+        );
+        assert!(!stderr.contains("panicked"), "{name}: {stderr}");
+    }
+}
+
+#[test]
+fn missing_file_is_an_error_naming_it() {
+    let repo = Repo::new();
+    repo.referee()
+        .args(["parse", "nope.json"])
+        .assert()
+        .code(1)
+        .stderr(contains(
+            "error: findings `nope.json`: cannot open the file",
+        ));
+}
+
+// ---- the schema -----------------------------------------------------------
+
+fn schema() -> serde_json::Value {
+    let path = format!(
+        "{}/contracts/findings.schema.json",
+        env!("CARGO_MANIFEST_DIR")
+    );
+    serde_json::from_slice(&std::fs::read(path).expect("schema")).expect("schema is json")
+}
+
+/// OpenAI strict structured outputs: closed objects, every property required.
+#[test]
+fn schema_is_strict_mode_compatible() {
+    let schema = schema();
+    for object in [&schema, &schema["$defs"]["finding"]] {
+        assert_eq!(object["additionalProperties"], false);
+        let mut properties: Vec<&str> = object["properties"]
+            .as_object()
+            .expect("properties")
+            .keys()
+            .map(String::as_str)
+            .collect();
+        let mut required: Vec<&str> = object["required"]
+            .as_array()
+            .expect("required")
+            .iter()
+            .map(|key| key.as_str().expect("key"))
+            .collect();
+        properties.sort_unstable();
+        required.sort_unstable();
+        assert_eq!(properties, required);
+    }
+}
+
+/// Whatever the schema allows, the native parser reads: every severity in
+/// its enum, and every nullable field as null or as a value.
+#[test]
+fn native_parser_accepts_what_the_schema_allows() {
+    let schema = schema();
+    let severities = schema["$defs"]["finding"]["properties"]["severity"]["enum"]
+        .as_array()
+        .expect("enum")
+        .clone();
+    for severity in severities {
+        let nulls = serde_json::json!({"findings": [{"id": null, "severity": severity, "title": "t",
+            "file": null, "line": null, "body": null, "undoes": null}], "resolved": []});
+        let values = serde_json::json!({"findings": [{"id": "F9", "severity": severity, "title": "t",
+            "file": "src/a.rs", "line": 3, "body": "b", "undoes": "F1"}], "resolved": ["F1"]});
+        for document in [nulls, values] {
+            let bytes = serde_json::to_vec(&document).expect("json");
+            let parsed =
+                findings::parse(&bytes, Format::Native, REPO_ROOT).expect("schema-valid input");
+            assert_eq!(
+                parsed.findings[0].severity.as_str(),
+                severity.as_str().expect("str")
+            );
+        }
+    }
+}
