@@ -84,13 +84,7 @@ impl Repo {
 
     /// `referee` with its working folder in the repository and a fixed clock.
     pub fn referee(&self) -> assert_cmd::Command {
-        let mut cmd = assert_cmd::Command::cargo_bin("referee").expect("binary");
-        cmd.current_dir(self.path())
-            .envs(GIT_ENV.iter().copied())
-            .env("REFEREE_NOW", NOW)
-            .env_remove("REFEREE_DIR")
-            .env("NO_COLOR", "1");
-        cmd
+        assert_cmd::Command::from_std(self.referee_std())
     }
 
     /// The same as `referee`, as a std Command (for spawning many at once).
