@@ -4,6 +4,7 @@ pub mod cli;
 pub mod cmd;
 pub mod contract;
 pub mod digest;
+pub mod engine;
 pub mod exit;
 pub mod findings;
 pub mod git;
