@@ -47,15 +47,9 @@ pub(crate) fn parse(text: &str) -> Result<Drafts, FindingsError> {
 
     loop {
         let event_start = offset(reader.buffer_position());
-        let event = reader.read_event().map_err(|err| {
-            let (line, column) = line_column(text, offset(reader.error_position()));
-            FindingsError::Syntax {
-                format: Format::Junit,
-                line,
-                column,
-                message: err.to_string(),
-            }
-        })?;
+        let event = reader
+            .read_event()
+            .map_err(|err| syntax_at(text, offset(reader.error_position()), &err))?;
         let position = || line_column(text, event_start);
         match event {
             Event::Start(ref start) | Event::Empty(ref start) => {
@@ -181,15 +175,7 @@ fn attributes(
 ) -> Result<Vec<(String, String)>, FindingsError> {
     let mut out = Vec::new();
     for attribute in start.attributes() {
-        let attribute = attribute.map_err(|err| {
-            let (line, column) = line_column(text, event_start);
-            FindingsError::Syntax {
-                format: Format::Junit,
-                line,
-                column,
-                message: err.to_string(),
-            }
-        })?;
+        let attribute = attribute.map_err(|err| syntax_at(text, event_start, &err))?;
         let key = attribute.key.local_name().as_ref().to_string();
         let value = attribute
             .normalized_value(XmlVersion::Implicit1_0)
@@ -286,4 +272,15 @@ fn finish_case(case: Case, drafts: &mut Drafts) {
         undoes: None,
         rule: None,
     });
+}
+
+/// A JUnit syntax error at byte `at` of `text`.
+fn syntax_at(text: &str, at: usize, err: &dyn std::fmt::Display) -> FindingsError {
+    let (line, column) = line_column(text, at);
+    FindingsError::Syntax {
+        format: Format::Junit,
+        line,
+        column,
+        message: err.to_string(),
+    }
 }
