@@ -10,6 +10,7 @@ pub mod findings;
 pub mod git;
 pub mod ledger;
 pub mod patch;
+pub mod redact;
 pub mod report;
 pub mod rules;
 pub mod snapshot;

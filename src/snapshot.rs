@@ -118,9 +118,22 @@ pub fn take(
     exclude: &[&str],
     message: &str,
 ) -> Result<Snapshot, SnapshotError> {
-    let r#ref = round_ref(loop_name, round)?;
     let tree = worktree_tree(repo, exclude)?;
+    commit(repo, loop_name, round, parent, &tree, message)
+}
 
+/// Stores `tree` (from [`worktree_tree`]) as round `round`'s snapshot: a
+/// commit with parent `parent` at `refs/referee/<loop>/round-<round>`.
+pub fn commit(
+    repo: &Path,
+    loop_name: &str,
+    round: u32,
+    parent: Option<&str>,
+    tree: &str,
+    message: &str,
+) -> Result<Snapshot, SnapshotError> {
+    let r#ref = round_ref(loop_name, round)?;
+    let tree = tree.to_string();
     let mut args: Vec<&str> = vec!["commit-tree", "--no-gpg-sign", "-m", message];
     if let Some(parent) = parent {
         args.extend(["-p", parent]);

@@ -33,6 +33,24 @@ impl State {
         Ok(State { root, repo })
     }
 
+    /// The state folder relative to the repository, when it lies inside it
+    /// (snapshots leave it out).
+    pub fn inside_repo(&self) -> Option<String> {
+        let canon = |p: &Path| std::fs::canonicalize(p).unwrap_or_else(|_| p.to_path_buf());
+        let rel = self
+            .root
+            .strip_prefix(&self.repo)
+            .map(Path::to_path_buf)
+            .or_else(|_| {
+                canon(&self.root)
+                    .strip_prefix(canon(&self.repo))
+                    .map(Path::to_path_buf)
+            })
+            .ok()?;
+        let rel = rel.to_string_lossy().replace('\\', "/");
+        (!rel.is_empty()).then_some(rel)
+    }
+
     pub fn contracts_dir(&self) -> PathBuf {
         self.root.join("contracts")
     }
@@ -133,4 +151,11 @@ fn git_toplevel(cwd: &Path) -> Option<PathBuf> {
     let text = String::from_utf8(out.stdout).ok()?;
     let top = text.trim_end_matches(['\n', '\r']);
     (!top.is_empty()).then(|| PathBuf::from(top))
+}
+
+/// A path as the user should read it: relative to the current folder when inside it.
+pub fn shown(path: &Path) -> String {
+    let cwd = std::env::current_dir().ok();
+    let rel = cwd.as_deref().and_then(|cwd| path.strip_prefix(cwd).ok());
+    rel.unwrap_or(path).display().to_string()
 }

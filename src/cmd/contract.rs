@@ -17,7 +17,7 @@ pub fn show(state: &State, args: LoopArgs) -> anyhow::Result<Exit> {
     let pinned = rows.first().map(|r| r.prev_sha256.clone());
     let amendments: Vec<&Row> = rows.iter().filter(|r| r.kind == Kind::Amend).collect();
     let mut effective = files.loaded.contract.clone();
-    effective.max_rounds = super::effective_max_rounds(&files, &rows);
+    effective.max_rounds = crate::engine::history::effective_max_rounds(files.contract(), &rows);
 
     if args.json {
         let json = serde_json::json!({
@@ -98,8 +98,8 @@ pub fn amend(state: &State, args: AmendArgs) -> anyhow::Result<Exit> {
             super::shown(&files.loaded.path)
         );
     };
-    super::check_pinned(&files, &rows)?;
-    let current = super::effective_max_rounds(&files, &rows);
+    crate::engine::history::check_pinned(&files, &rows)?;
+    let current = crate::engine::history::effective_max_rounds(files.contract(), &rows);
     let limit = i64::from(MAX_ROUNDS_LIMIT);
     if !(1..=limit).contains(&args.max_rounds) {
         return Err(UsageError(format!(

@@ -1,9 +1,140 @@
-//! `referee escalate`.
+//! `referee escalate`: prints the hand-off (SPEC §5.1) of a loop; `record`
+//! prints the same when a loop stops on anything but `clean`.
 
-use crate::cli::EscalateArgs;
+use std::collections::HashMap;
+
+use crate::cli::{EscalateArgs, HandoffFormat};
+use crate::engine::accounting::Standing as FindingStanding;
+use crate::engine::{History, Loop, Standing};
 use crate::exit::Exit;
+use crate::findings::responses;
+use crate::ledger::Kind;
+use crate::report::handoff::{Contested, Decision, Handoff};
 use crate::state::State;
 
-pub fn run(_state: &State, _args: EscalateArgs) -> anyhow::Result<Exit> {
-    Err(super::not_available("escalate"))
+pub fn run(state: &State, args: EscalateArgs) -> anyhow::Result<Exit> {
+    let lp = super::open_loop(state, &args.select)?;
+    let history = History::read(&lp, lp.store.read()?.rows)?;
+    let handoff = build(&lp, &history)?;
+    let format = if args.json {
+        HandoffFormat::Json
+    } else {
+        args.format
+    };
+    super::emit(&crate::report::handoff::render(&handoff, format))?;
+    Ok(Exit::Success)
+}
+
+/// The hand-off of `lp` as its history stands.
+pub(super) fn build(lp: &Loop, history: &History) -> anyhow::Result<Handoff> {
+    let floor = lp.contract().severity_floor;
+    let said = writer_responses(lp, history);
+    let findings = history
+        .registry
+        .findings
+        .iter()
+        .filter(|t| t.standing == FindingStanding::Open && t.finding.severity >= floor)
+        .map(|t| {
+            let f = &t.finding;
+            Contested {
+                id: f.id.clone(),
+                severity: f.severity.as_str().to_string(),
+                title: f.title.clone(),
+                location: f.file.as_ref().map(|file| match f.line {
+                    Some(line) => format!("{file}:{line}"),
+                    None => file.clone(),
+                }),
+                reviewer_says: f
+                    .body
+                    .as_deref()
+                    .map(crate::ledger::row::one_line)
+                    .filter(|b| !b.is_empty())
+                    .unwrap_or_else(|| f.title.clone()),
+                writer_says: said.get(f.id.as_str()).cloned(),
+                rounds_contested: t.rounds.clone(),
+                reopened_in: t.reopened_in.clone(),
+                induced_by: t.induced_by,
+            }
+        })
+        .collect();
+    let below_floor_open = history
+        .registry
+        .findings
+        .iter()
+        .filter(|t| t.standing == FindingStanding::Open && t.finding.severity < floor)
+        .count() as u32;
+    let decisions = history
+        .rows
+        .iter()
+        .filter(|r| matches!(r.kind, Kind::Approve | Kind::Reject))
+        .map(|r| Decision {
+            kind: if r.kind == Kind::Approve {
+                "approved".into()
+            } else {
+                "rejected".into()
+            },
+            by: r.by.clone(),
+            reason: r.reason.clone(),
+            at: r.at.clone(),
+            after_round: r.round,
+            subject: r.subject.clone(),
+        })
+        .collect();
+    let (status, rule) = match history.standing() {
+        Standing::Fresh => ("not started", None),
+        Standing::Stopped { rule, .. } => ("stopped", Some(rule)),
+        Standing::Running { .. } | Standing::Rejected { .. } => {
+            let rule = history.last.as_ref().and_then(|(_, s)| s.rule.clone());
+            match rule {
+                Some(rule) => ("stopped", Some(rule)),
+                None => ("running", None),
+            }
+        }
+    };
+    let last = history.last.as_ref().map(|(_, s)| s);
+    Ok(Handoff {
+        loop_name: lp.name.to_string(),
+        round: history.round(),
+        max_rounds: history.max_rounds,
+        status: status.to_string(),
+        rule,
+        reason: last
+            .map(|s| s.reason.clone())
+            .unwrap_or_else(|| "no round has been recorded".into()),
+        findings,
+        below_floor_open,
+        revert_to: last.and_then(|s| s.revert_to.clone()),
+        out_of_scope: last.map(|s| s.out_of_scope.clone()).unwrap_or_default(),
+        carried_unconfirmed: last
+            .map(|s| s.carried_unconfirmed.clone())
+            .unwrap_or_default(),
+        spent_usd: history.spent_usd,
+        spent_tokens: history.spent_tokens,
+        decisions,
+        rows: history.rows.clone(),
+    })
+}
+
+/// The writer's latest word on each finding, over every round's responses.
+fn writer_responses(lp: &Loop, history: &History) -> HashMap<String, String> {
+    let mut out = HashMap::new();
+    for e in &history.earlier {
+        let path = lp.store.evidence_dir(e.round).join("responses.json");
+        let Ok(bytes) = std::fs::read(path) else {
+            continue;
+        };
+        let Ok(list) = responses::parse(&bytes) else {
+            continue;
+        };
+        for r in list {
+            let note = crate::ledger::row::one_line(&r.note);
+            let text = if note.is_empty() {
+                r.status.as_str().to_string()
+            } else {
+                format!("{}: {note}", r.status.as_str())
+            };
+            out.insert(r.id, text);
+        }
+    }
+    out
 }

@@ -4,6 +4,7 @@
 use std::io::Write;
 
 use crate::cli::{ApprovalCommand, Cli, Command, ContractCommand, LedgerCommand};
+use crate::engine::Loop;
 use crate::exit::{Exit, UsageError};
 use crate::state::State;
 
@@ -116,22 +117,10 @@ fn now() -> anyhow::Result<String> {
     }
 }
 
-/// A path as the user should read it: relative to the current folder when inside it.
-fn shown(path: &std::path::Path) -> String {
-    let cwd = std::env::current_dir().ok();
-    let rel = cwd.as_deref().and_then(|cwd| path.strip_prefix(cwd).ok());
-    rel.unwrap_or(path).display().to_string()
-}
-
-/// A loop's contract and ledger store, opened.
-struct LoopFiles {
-    name: crate::contract::LoopName,
-    loaded: crate::contract::load::Loaded,
-    store: crate::ledger::Store,
-}
+pub(crate) use crate::state::shown;
 
 /// Loads the selected loop's contract (validated) and its store.
-fn open_loop(state: &State, select: &crate::cli::LoopSelect) -> anyhow::Result<LoopFiles> {
+fn open_loop(state: &State, select: &crate::cli::LoopSelect) -> anyhow::Result<Loop> {
     let name = state.select(select)?;
     let loaded = crate::contract::load::load(&state.contract_path(&name))?;
     let store = crate::ledger::Store::new(
@@ -139,33 +128,11 @@ fn open_loop(state: &State, select: &crate::cli::LoopSelect) -> anyhow::Result<L
         state.evidence_dir(&name),
         &loaded.sha256,
     );
-    Ok(LoopFiles {
+    Ok(Loop {
         name,
         loaded,
         store,
+        repo: state.repo.clone(),
+        exclude: state.inside_repo().into_iter().collect(),
     })
-}
-
-/// Refuses a contract that changed since round 1 pinned it.
-fn check_pinned(files: &LoopFiles, rows: &[crate::ledger::Row]) -> anyhow::Result<()> {
-    if let Some(first) = rows.first()
-        && first.prev_sha256 != files.loaded.sha256
-    {
-        anyhow::bail!(
-            "contract `{}` changed since round 1: the ledger pins sha256 `{}`, the file now has `{}`\n\
-                 hint: restore the file (`git diff` it); a running contract changes only through `referee contract amend`",
-            shown(&files.loaded.path),
-            first.prev_sha256,
-            files.loaded.sha256
-        );
-    }
-    Ok(())
-}
-
-/// The round cap in force: the contract's, or the last amendment's.
-fn effective_max_rounds(files: &LoopFiles, rows: &[crate::ledger::Row]) -> u32 {
-    rows.iter()
-        .rev()
-        .find_map(|r| r.amended_max_rounds())
-        .unwrap_or(files.loaded.contract.max_rounds)
 }

@@ -30,7 +30,7 @@ pub fn run(args: ParseArgs) -> anyhow::Result<Exit> {
     Ok(Exit::Success)
 }
 
-fn format(input: InputFormat) -> Format {
+pub(super) fn format(input: InputFormat) -> Format {
     match input {
         InputFormat::Auto => Format::Auto,
         InputFormat::Native => Format::Native,
@@ -41,7 +41,7 @@ fn format(input: InputFormat) -> Format {
     }
 }
 
-fn read_bounded(input: &str) -> anyhow::Result<Vec<u8>> {
+pub(super) fn read_bounded(input: &str) -> anyhow::Result<Vec<u8>> {
     let mut bytes = Vec::new();
     if input == "-" {
         std::io::stdin()

@@ -1,9 +1,84 @@
-//! `referee record`.
+//! `referee record`: one round from outside. Reads the reviewer's output and
+//! the writer's responses, hands them to the engine, prints the row and the
+//! verdict (and the hand-off when the loop escalates), exits 10/0/20.
 
-use crate::cli::RecordArgs;
-use crate::exit::Exit;
+use anyhow::Context;
+
+use crate::cli::{HandoffFormat, RecordArgs};
+use crate::engine::{self, History, Recorded, Review, Submission};
+use crate::exit::{Exit, UsageError};
+use crate::findings::{self, responses};
+use crate::report::round::{self, RoundView};
 use crate::state::State;
 
-pub fn run(_state: &State, _args: RecordArgs) -> anyhow::Result<Exit> {
-    Err(super::not_available("record"))
+pub fn run(state: &State, args: RecordArgs) -> anyhow::Result<Exit> {
+    if let Some(cost) = args.cost_usd
+        && !(cost.is_finite() && cost >= 0.0)
+    {
+        return Err(UsageError(format!("--cost-usd: must be a number >= 0, not `{cost}`")).into());
+    }
+    let lp = super::open_loop(state, &args.select)?;
+    let name = if args.findings == "-" {
+        "stdin".to_string()
+    } else {
+        args.findings.clone()
+    };
+    let raw =
+        super::parse::read_bounded(&args.findings).with_context(|| format!("findings `{name}`"))?;
+    let root = lp.repo.to_string_lossy().into_owned();
+    let parsed = findings::parse(&raw, super::parse::format(args.format), &root)
+        .with_context(|| format!("findings `{name}`: nothing was recorded"))?;
+    let responses = match &args.responses {
+        Some(path) => {
+            let bytes = std::fs::read(path)
+                .with_context(|| format!("responses `{}`: cannot read the file", path.display()))?;
+            responses::parse(&bytes)
+                .with_context(|| format!("responses `{}`: nothing was recorded", path.display()))?
+        }
+        None => Vec::new(),
+    };
+    let recorded = engine::record(
+        &lp,
+        Submission {
+            review: Some(Review { raw, parsed }),
+            responses,
+            cost_usd: args.cost_usd,
+            tokens: args.tokens,
+            idempotency_key: args.idempotency_key.clone(),
+            at: super::now()?,
+            evidence: Vec::new(),
+        },
+    )?;
+    print(&lp, &recorded, args.json)?;
+    Ok(recorded.exit())
+}
+
+/// Prints a recorded round: JSON, or the human lines and, when the loop
+/// escalated, the hand-off.
+pub(super) fn print(lp: &engine::Loop, recorded: &Recorded, json: bool) -> anyhow::Result<()> {
+    let history = History::read(lp, lp.store.read()?.rows)?;
+    let view = RoundView {
+        loop_name: lp.name.as_str(),
+        row: &recorded.row,
+        state: &recorded.state,
+        max_rounds: history.max_rounds,
+        already: recorded.already,
+        floor: lp.contract().severity_floor,
+    };
+    if json {
+        let value = round::json(&view, recorded.exit() as i32);
+        super::emit(format!("{}\n", serde_json::to_string_pretty(&value)?).as_bytes())?;
+        return Ok(());
+    }
+    let mut out = round::text(&view);
+    if recorded.exit() == Exit::Escalated {
+        let handoff = super::escalate::build(lp, &history)?;
+        out.push('\n');
+        out.push_str(&String::from_utf8_lossy(&crate::report::handoff::render(
+            &handoff,
+            HandoffFormat::Text,
+        )));
+    }
+    super::emit(out.as_bytes())?;
+    Ok(())
 }

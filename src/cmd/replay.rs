@@ -1,9 +1,74 @@
-//! `referee replay`.
+//! `referee replay`: re-applies another contract's rules to a loop's stored
+//! rounds and shows where it would have stopped. Writes nothing.
+
+use std::fmt::Write as _;
 
 use crate::cli::ReplayArgs;
+use crate::contract::Contract;
+use crate::engine::History;
+use crate::engine::replay::replay;
 use crate::exit::Exit;
 use crate::state::State;
 
-pub fn run(_state: &State, _args: ReplayArgs) -> anyhow::Result<Exit> {
-    Err(super::not_available("replay"))
+pub fn run(state: &State, args: ReplayArgs) -> anyhow::Result<Exit> {
+    let lp = super::open_loop(state, &args.select)?;
+    let history = History::read(&lp, lp.store.read()?.rows)?;
+    let path = &args.contract;
+    let text = std::fs::read_to_string(path)
+        .map_err(|e| anyhow::anyhow!("contract `{}`: cannot read: {e}", path.display()))?;
+    let other = Contract::from_toml(&text, &lp.contract().base)
+        .map_err(|e| anyhow::anyhow!("contract `{}`: {e}", path.display()))?;
+    let r = replay(&lp, &history, &other)?;
+    if args.json {
+        let value = serde_json::json!({
+            "loop": lp.name.as_str(),
+            "contract": path.display().to_string(),
+            "rounds": r.rounds,
+            "would_stop": r.stopped.as_ref().map(|(round, rule)| serde_json::json!({"round": round, "rule": rule})),
+            "stopped": r.actual.as_ref().map(|(round, rule)| serde_json::json!({"round": round, "rule": rule})),
+        });
+        super::emit(format!("{}\n", serde_json::to_string_pretty(&value)?).as_bytes())?;
+        return Ok(Exit::Success);
+    }
+    let mut out = format!(
+        "replaying loop `{}` under `{}` (max_rounds {}, floor {}, closure {})\n",
+        lp.name,
+        super::shown(path),
+        other.max_rounds,
+        other.severity_floor,
+        other.closure.as_str()
+    );
+    let _ = writeln!(
+        out,
+        "round  recorded              replayed              must-fix"
+    );
+    for x in &r.rounds {
+        let _ = writeln!(
+            out,
+            "{:>5}  {:<20}  {:<20}  {:>8}",
+            x.round, x.recorded, x.replayed, x.must_fix_left
+        );
+    }
+    let actual = match &r.actual {
+        Some((round, rule)) => format!("the loop stopped at round {round} on `{rule}`"),
+        None => format!("the loop has not stopped (round {})", history.round()),
+    };
+    let replayed = match (&r.stopped, r.rounds.last()) {
+        (Some((round, rule)), Some(last)) if last.round == *round => {
+            format!(
+                "this contract would have stopped at round {round} on `{rule}`: {}",
+                last.reason
+            )
+        }
+        (Some((round, rule)), _) => {
+            format!("this contract would have stopped at round {round} on `{rule}`")
+        }
+        (None, _) => format!(
+            "this contract would still be running after round {}",
+            r.rounds.last().map_or(0, |x| x.round)
+        ),
+    };
+    let _ = writeln!(out, "{actual}; {replayed}");
+    super::emit(out.as_bytes())?;
+    Ok(Exit::Success)
 }

@@ -1,9 +1,184 @@
-//! `referee status`.
+//! `referee status`: where a loop stands, what is open and what comes next.
+
+use std::fmt::Write as _;
+
+use serde_json::json;
 
 use crate::cli::LoopArgs;
+use crate::engine::accounting::{Standing as FindingStanding, Tracked};
+use crate::engine::{History, Standing};
 use crate::exit::Exit;
+use crate::findings::Severity;
 use crate::state::State;
 
-pub fn run(_state: &State, _args: LoopArgs) -> anyhow::Result<Exit> {
-    Err(super::not_available("status"))
+pub fn run(state: &State, args: LoopArgs) -> anyhow::Result<Exit> {
+    let lp = super::open_loop(state, &args.select)?;
+    let history = History::read(&lp, lp.store.read()?.rows)?;
+    let c = lp.contract();
+    let name = lp.name.as_str();
+    let mut open: Vec<&Tracked> = history
+        .registry
+        .findings
+        .iter()
+        .filter(|t| t.standing == FindingStanding::Open)
+        .collect();
+    open.sort_by_key(|t| std::cmp::Reverse(t.finding.severity));
+    let must_fix: Vec<&str> = open
+        .iter()
+        .filter(|t| t.finding.severity >= c.severity_floor)
+        .map(|t| t.finding.id.as_str())
+        .collect();
+
+    let (status, rule) = match history.standing() {
+        Standing::Fresh => ("not started".to_string(), None),
+        Standing::Running { .. } => ("running".to_string(), None),
+        Standing::Stopped { rule, .. } => (format!("stopped on `{rule}`"), Some(rule)),
+        Standing::Rejected { by, .. } => (format!("rejected by {by}"), None),
+    };
+    let approved = history
+        .rows
+        .iter()
+        .rev()
+        .find(|r| r.kind == crate::ledger::Kind::Approve)
+        .map(|r| r.by.clone());
+    let next = match history.standing() {
+        Standing::Fresh => format!(
+            "review the work, then `referee record --loop {name} --findings FILE` (round 1)"
+        ),
+        Standing::Running { round } if must_fix.is_empty() => format!(
+            "review again, then `referee record --loop {name} --findings FILE` (round {})",
+            round + 1
+        ),
+        Standing::Running { round } => format!(
+            "the writer fixes {}, then `referee record --loop {name} --findings FILE` (round {})",
+            must_fix.join(", "),
+            round + 1
+        ),
+        Standing::Stopped { rule, .. } if matches!(rule.as_str(), "clean" | "nit-round") => {
+            match &approved {
+                Some(by) => format!("done and approved by {by}"),
+                None => {
+                    format!("done; a person decides: `referee approve --loop {name} --by NAME`")
+                }
+            }
+        }
+        Standing::Stopped { .. } => {
+            format!("a person takes over: `referee escalate --loop {name}`")
+        }
+        Standing::Rejected { .. } => format!(
+            "rejected; to continue, amend in writing: `referee contract amend --loop {name} --max-rounds N --by NAME --reason TEXT`"
+        ),
+    };
+
+    if args.json {
+        let findings: Vec<_> = open
+            .iter()
+            .map(|t| {
+                json!({
+                    "id": t.finding.id,
+                    "severity": t.finding.severity,
+                    "title": t.finding.title,
+                    "file": t.finding.file,
+                    "line": t.finding.line,
+                    "must_fix": t.finding.severity >= c.severity_floor,
+                    "rounds": t.rounds,
+                    "induced_by": t.induced_by,
+                })
+            })
+            .collect();
+        let value = json!({
+            "loop": name,
+            "round": history.round(),
+            "max_rounds": history.max_rounds,
+            "status": match history.standing() {
+                Standing::Fresh => "not started",
+                Standing::Running { .. } => "running",
+                Standing::Stopped { .. } => "stopped",
+                Standing::Rejected { .. } => "rejected",
+            },
+            "rule": rule,
+            "approved_by": approved,
+            "contract": {
+                "severity_floor": c.severity_floor,
+                "closure": c.closure.as_str(),
+                "scope": c.scope,
+                "budget": {"usd": c.budget.usd, "tokens": c.budget.tokens},
+                "base": c.base,
+            },
+            "spent": {"usd": history.spent_usd, "tokens": history.spent_tokens},
+            "must_fix": must_fix,
+            "open": findings,
+            "next": next,
+        });
+        super::emit(format!("{}\n", serde_json::to_string_pretty(&value)?).as_bytes())?;
+        return Ok(Exit::Success);
+    }
+
+    let mut out = format!(
+        "loop `{name}` · round {} of {} · {status}\n",
+        history.round(),
+        history.max_rounds
+    );
+    let mut budget = String::new();
+    if let Some(usd) = c.budget.usd {
+        let _ = write!(
+            budget,
+            " · budget ${usd:.2} (spent ${:.2})",
+            history.spent_usd
+        );
+    }
+    if let Some(tokens) = c.budget.tokens {
+        let _ = write!(
+            budget,
+            " · budget {tokens} tokens (used {})",
+            history.spent_tokens
+        );
+    }
+    let _ = writeln!(
+        out,
+        "contract: floor {} · closure {} · scope {}{budget}",
+        c.severity_floor,
+        c.closure.as_str(),
+        c.scope
+            .iter()
+            .map(|g| format!("`{g}`"))
+            .collect::<Vec<_>>()
+            .join(", ")
+    );
+    for (heading, must) in [("open must-fix", true), ("open below the floor", false)] {
+        let group: Vec<&&Tracked> = open
+            .iter()
+            .filter(|t| (t.finding.severity >= c.severity_floor) == must)
+            .collect();
+        if group.is_empty() {
+            continue;
+        }
+        let _ = writeln!(out, "{heading} ({}):", group.len());
+        for t in group {
+            let f = &t.finding;
+            let loc = match (&f.file, f.line) {
+                (Some(file), Some(line)) => format!("  {file}:{line}"),
+                (Some(file), None) => format!("  {file}"),
+                _ => String::new(),
+            };
+            let induced = t
+                .induced_by
+                .map(|n| format!("  (induced by round {n})"))
+                .unwrap_or_default();
+            let _ = writeln!(
+                out,
+                "  {:<6} {}{loc}  {}{induced}",
+                severity(f.severity),
+                f.id,
+                f.title
+            );
+        }
+    }
+    let _ = writeln!(out, "next: {next}");
+    super::emit(out.as_bytes())?;
+    Ok(Exit::Success)
+}
+
+fn severity(s: Severity) -> &'static str {
+    s.as_str()
 }

@@ -1,9 +1,65 @@
-//! `referee waive`.
+//! `referee waive`: a binding human ruling on one finding, appended to the
+//! ledger. The finding stops counting as must-fix; reported again, it is
+//! waived noise, never reopened.
 
 use crate::cli::WaiveArgs;
-use crate::exit::Exit;
+use crate::engine::History;
+use crate::engine::accounting::Standing;
+use crate::exit::{Exit, UsageError};
+use crate::ledger::row::one_line;
+use crate::ledger::{Draft, Kind};
 use crate::state::State;
 
-pub fn run(_state: &State, _args: WaiveArgs) -> anyhow::Result<Exit> {
-    Err(super::not_available("waive"))
+pub fn run(state: &State, args: WaiveArgs) -> anyhow::Result<Exit> {
+    let by = one_line(&args.by);
+    let reason = one_line(&args.reason);
+    let id = one_line(&args.id);
+    if by.is_empty() {
+        return Err(UsageError("--by: name the person who waives the finding".into()).into());
+    }
+    if reason.is_empty() {
+        return Err(UsageError("--reason: a waiver is made in writing; say why".into()).into());
+    }
+    let lp = super::open_loop(state, &args.select)?;
+    let at = super::now()?;
+    let mut locked = lp.store.lock()?;
+    let history = History::read(&lp, locked.rows()?)?;
+    let Some(tracked) = history
+        .registry
+        .findings
+        .iter()
+        .find(|t| t.finding.id == id)
+    else {
+        anyhow::bail!(
+            "loop `{}` knows no finding `{id}`\nhint: `referee findings --loop {}` lists every id",
+            lp.name,
+            lp.name
+        );
+    };
+    if tracked.standing == Standing::Waived {
+        anyhow::bail!("finding `{id}` of loop `{}` is already waived", lp.name);
+    }
+    let mut draft = Draft::new(Kind::Waive, history.round(), &at);
+    draft.subject = id.clone();
+    draft.by = by.clone();
+    draft.reason = reason;
+    let row = locked.append(draft, None)?;
+    drop(locked);
+    if args.json {
+        let value = serde_json::json!({
+            "loop": lp.name.as_str(),
+            "waived": id,
+            "row": row.to_json(),
+        });
+        super::emit(format!("{}\n", serde_json::to_string_pretty(&value)?).as_bytes())?;
+    } else {
+        super::emit(
+            format!(
+                "waived `{id}` of loop `{}` by {by} (ledger row after round {}): it no longer counts as must-fix\n",
+                lp.name, row.round
+            )
+            .as_bytes(),
+        )?;
+    }
+    Ok(Exit::Success)
 }

@@ -1,4 +1,311 @@
-//! One round: accounting, guards, rules, judge, append — the single path that
-//! `record` calls once and `run` calls in a loop.
+//! One round: snapshot, patch, guards, accounting, rules, evidence, append —
+//! the single path that `record` calls once and `run` calls in a loop. Does
+//! I/O through the snapshot and ledger modules; the decisions are pure
+//! (`decide`, `accounting`, `rules`).
 
 pub mod accounting;
+pub mod decide;
+pub mod history;
+pub mod replay;
+
+use serde_json::Value;
+
+use crate::digest::sha256_hex;
+use crate::exit::Exit;
+use crate::findings::Parsed;
+use crate::findings::responses::Response;
+use crate::ledger::store::Locked;
+use crate::ledger::{Draft, Evidence, Kind, Row, Verdict};
+use crate::patch::ParsedPatch;
+use crate::redact::{redact, redact_str};
+use crate::snapshot::{self, Patch, Snapshot};
+use decide::{Decision, Round, Stop, Terms};
+pub use history::{History, Loop, RevertTo, RoundState, SnapshotInfo, Standing};
+use history::{PATCH_FILE, STATE_FILE};
+
+/// A reviewer's output: the bytes as given and what they parsed to.
+pub struct Review {
+    pub raw: Vec<u8>,
+    pub parsed: Parsed,
+}
+
+/// What a caller brings to one round.
+pub struct Submission {
+    /// `None`: the round ends unreviewed (a guard stopped it first).
+    pub review: Option<Review>,
+    pub responses: Vec<Response>,
+    pub cost_usd: Option<f64>,
+    pub tokens: Option<u64>,
+    pub idempotency_key: Option<String>,
+    /// RFC 3339 UTC.
+    pub at: String,
+    /// More evidence (agent output, prompts): name and bytes, redacted on the way in.
+    pub evidence: Vec<(String, Vec<u8>)>,
+}
+
+/// A committed round (or the one a retry found already committed).
+#[derive(Debug, Clone)]
+pub struct Recorded {
+    pub row: Row,
+    pub state: RoundState,
+    /// This call appended nothing: the round was recorded before.
+    pub already: bool,
+}
+
+impl Recorded {
+    pub fn exit(&self) -> Exit {
+        exit_of(&self.state)
+    }
+}
+
+/// The exit code a round's verdict means (SPEC §5).
+pub fn exit_of(state: &RoundState) -> Exit {
+    match state.rule.as_deref().and_then(Stop::parse) {
+        None if state.verdict == Verdict::Continue.as_str() => Exit::Continue,
+        Some(stop) if stop.is_done() => Exit::Success,
+        _ => Exit::Escalated,
+    }
+}
+
+/// `record`: one round from outside, under the ledger's lock from the first
+/// read to the append. A retry of the last round (same tree, same findings)
+/// or of the same idempotency key appends nothing and answers as before.
+pub fn record(lp: &Loop, sub: Submission) -> anyhow::Result<Recorded> {
+    let mut locked = lp.store.lock()?;
+    let history = History::read(lp, locked.rows()?)?;
+
+    if let Some(key) = sub.idempotency_key.as_deref()
+        && let Some(row) = history
+            .rows
+            .iter()
+            .find(|r| r.kind == Kind::Round && r.idempotency_key == key)
+    {
+        let state = history::read_state(&lp.store, row)?;
+        return Ok(Recorded {
+            row: row.clone(),
+            state,
+            already: true,
+        });
+    }
+
+    let exclude: Vec<&str> = lp.exclude.iter().map(String::as_str).collect();
+    let tree = snapshot::worktree_tree(&lp.repo, &exclude)?;
+    let findings_sha256 = sub
+        .review
+        .as_ref()
+        .map(|r| sha256_hex(&r.raw))
+        .unwrap_or_default();
+    if let Some((row, state)) = &history.last
+        && state.snapshot.tree == tree
+        && row.findings_sha256 == findings_sha256
+        && sub.idempotency_key.is_none()
+    {
+        return Ok(Recorded {
+            row: row.clone(),
+            state: state.clone(),
+            already: true,
+        });
+    }
+
+    history.ensure_open(&lp.name)?;
+    let round = history.round() + 1;
+    let from = previous_snapshot(lp, &history);
+    let parent = (from != crate::git::EMPTY_TREE).then_some(from.as_str());
+    let snap = snapshot::commit(
+        &lp.repo,
+        lp.name.as_str(),
+        round,
+        parent,
+        &tree,
+        &format!("referee: loop {} round {round}", lp.name),
+    )?;
+    let patch = snapshot::diff(&lp.repo, &from, &snap.commit)?;
+    finish(
+        lp,
+        &mut locked,
+        &history,
+        Snapped { snap, from, patch },
+        sub,
+    )
+}
+
+/// The commit the next round's patch starts from: the last round's snapshot,
+/// or the contract's base before round 1.
+pub fn previous_snapshot(lp: &Loop, history: &History) -> String {
+    match &history.last {
+        Some((_, state)) => state.snapshot.commit.clone(),
+        None => lp.contract().base.clone(),
+    }
+}
+
+/// A round's snapshot and the patch that led to it.
+pub struct Snapped {
+    pub snap: Snapshot,
+    /// The commit or tree the patch starts from.
+    pub from: String,
+    pub patch: Patch,
+}
+
+/// Decides the round and commits it: evidence, then the row.
+pub fn finish(
+    lp: &Loop,
+    locked: &mut Locked<'_>,
+    history: &History,
+    snapped: Snapped,
+    sub: Submission,
+) -> anyhow::Result<Recorded> {
+    let round = history.round() + 1;
+    let terms = Terms::of(lp.contract(), history.max_rounds)
+        .map_err(|e| anyhow::anyhow!("contract field `scope`: {e}"))?;
+    let patch_text = redact(&snapped.patch.text).into_owned();
+    let parsed_patch = crate::patch::parse(&patch_text);
+    let earlier_patches = earlier_patches(lp, history);
+    let spent_usd = history.spent_usd + sub.cost_usd.unwrap_or(0.0);
+    let spent_tokens = history.spent_tokens.saturating_add(sub.tokens.unwrap_or(0));
+    let decision = decide::decide(
+        &terms,
+        &Round {
+            round,
+            registry: &history.registry,
+            earlier: &history.earlier,
+            parsed: sub.review.as_ref().map(|r| &r.parsed),
+            patch: &parsed_patch,
+            diff_added: snapped.patch.added,
+            diff_removed: snapped.patch.removed,
+            files: &snapped.patch.files,
+            earlier_patches: &earlier_patches,
+            spent_usd,
+            spent_tokens,
+        },
+    );
+    let state = round_state(lp, round, &snapped, &decision, &sub);
+
+    let evidence = Evidence::stage(&lp.store)?;
+    evidence.add(PATCH_FILE, &patch_text)?;
+    if let Some(review) = &sub.review {
+        evidence.add("findings.raw", &redact(&review.raw))?;
+        evidence.add("findings.json", &redacted_json(&review.parsed)?)?;
+    }
+    if !sub.responses.is_empty() {
+        let doc = serde_json::json!({ "responses": sub.responses });
+        evidence.add("responses.json", &redacted_json(&doc)?)?;
+    }
+    for (name, bytes) in &sub.evidence {
+        evidence.add(name, &redact(bytes))?;
+    }
+    evidence.add(STATE_FILE, &redacted_json(&state)?)?;
+
+    let mut draft = Draft::new(Kind::Round, round, &sub.at);
+    draft.counts = Some(decision.counts);
+    draft.verdict = Some(decision.verdict);
+    draft.rule = decision
+        .stop
+        .map(|s| s.as_str().to_string())
+        .unwrap_or_default();
+    draft.cost_usd = sub.cost_usd;
+    draft.tokens = sub.tokens;
+    draft.snapshot = snapped.snap.commit.clone();
+    draft.findings_sha256 = sub
+        .review
+        .as_ref()
+        .map(|r| sha256_hex(&r.raw))
+        .unwrap_or_default();
+    draft.reason = crate::ledger::row::one_line(&redact_str(&decision.reason));
+    draft.idempotency_key = sub
+        .idempotency_key
+        .as_deref()
+        .map(crate::ledger::row::one_line)
+        .unwrap_or_default();
+    let row = locked.append(draft, Some(evidence))?;
+    // What was stored is what later rounds read: hand back the redacted state.
+    let state = history::read_state(&lp.store, &row)?;
+    Ok(Recorded {
+        row,
+        state,
+        already: false,
+    })
+}
+
+fn round_state(
+    lp: &Loop,
+    round: u32,
+    snapped: &Snapped,
+    decision: &Decision,
+    sub: &Submission,
+) -> RoundState {
+    let exit_state = |verdict: &str, rule: Option<String>| RoundState {
+        version: 1,
+        loop_name: lp.name.to_string(),
+        round,
+        snapshot: SnapshotInfo {
+            commit: snapped.snap.commit.clone(),
+            tree: snapped.snap.tree.clone(),
+            reference: snapped.snap.r#ref.clone(),
+        },
+        from: snapped.from.clone(),
+        verdict: verdict.to_string(),
+        rule,
+        reason: decision.reason.clone(),
+        exit: 0,
+        revert_to: decision.revert_to.map(|r| {
+            let reference = snapshot::round_ref(lp.name.as_str(), r).unwrap_or_default();
+            RevertTo {
+                round: r,
+                command: format!("git restore --source={reference} -- ."),
+                reference,
+            }
+        }),
+        out_of_scope: decision.out_of_scope.clone(),
+        carried_unconfirmed: decision.carried_unconfirmed.clone(),
+        reviewed: sub.review.is_some() && decision.out_of_scope.is_empty(),
+        reported: decision.reported.clone(),
+        responses: sub.responses.clone(),
+        registry: decision.registry.clone(),
+    };
+    let mut state = exit_state(
+        decision.verdict.as_str(),
+        decision.stop.map(|s| s.as_str().to_string()),
+    );
+    state.exit = exit_of(&state) as i32;
+    state
+}
+
+/// Earlier rounds' patches from their evidence, latest first. A round whose
+/// patch cannot be read is skipped: it can only hide a reversal, never
+/// invent one.
+fn earlier_patches(lp: &Loop, history: &History) -> Vec<(u32, ParsedPatch)> {
+    history
+        .earlier
+        .iter()
+        .rev()
+        .filter_map(|e| {
+            let path = lp.store.evidence_dir(e.round).join(PATCH_FILE);
+            let bytes = std::fs::read(path).ok()?;
+            Some((e.round, crate::patch::parse(&bytes)))
+        })
+        .collect()
+}
+
+/// Pretty JSON with every string value redacted (never the serialized text:
+/// redaction must not break the document).
+fn redacted_json<T: serde::Serialize>(value: &T) -> anyhow::Result<Vec<u8>> {
+    let mut value = serde_json::to_value(value)?;
+    redact_strings(&mut value);
+    let mut out = serde_json::to_vec_pretty(&value)?;
+    out.push(b'\n');
+    Ok(out)
+}
+
+fn redact_strings(value: &mut Value) {
+    match value {
+        Value::String(s) => {
+            let r = redact_str(s);
+            if r != *s {
+                *s = r;
+            }
+        }
+        Value::Array(items) => items.iter_mut().for_each(redact_strings),
+        Value::Object(map) => map.values_mut().for_each(redact_strings),
+        _ => {}
+    }
+}

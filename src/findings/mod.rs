@@ -8,6 +8,7 @@ pub mod identity;
 pub mod junit;
 pub mod native;
 pub mod paths;
+pub mod responses;
 pub mod sarif;
 pub mod severity;
 pub mod tagged;

@@ -1,3 +1,6 @@
 //! Renderers: data in, bytes out; no writing, no clock.
 
+pub mod findings;
+pub mod handoff;
 pub mod ledger;
+pub mod round;

@@ -1,0 +1,395 @@
+//! One round decided: the scope guard, accounting, the budget guard and the six
+//! rules, in that order. Pure: the patch, the findings, the registry and the
+//! earlier rounds come in; the verdict and the new registry go out. `record`,
+//! `run` and `replay` all decide rounds here.
+
+use globset::{GlobBuilder, GlobSet, GlobSetBuilder};
+use serde::{Deserialize, Serialize};
+
+use super::accounting::{Registry, RoundInput, Standing, account};
+use crate::contract::{Closure, Contract};
+use crate::findings::{Finding, Parsed, Severity};
+use crate::ledger::{Counts, Verdict};
+use crate::patch::{ParsedPatch, changed_lines, reverses};
+use crate::rules::{self, RoundFacts, Rule};
+
+/// The contract terms a round is decided by.
+pub struct Terms {
+    pub floor: Severity,
+    pub closure: Closure,
+    pub max_rounds: u32,
+    pub scope: GlobSet,
+    /// The scope's globs as written, for messages.
+    pub scope_globs: Vec<String>,
+    pub budget_usd: Option<f64>,
+    pub budget_tokens: Option<u64>,
+}
+
+impl Terms {
+    /// The terms of `contract` with the round cap in force.
+    pub fn of(contract: &Contract, max_rounds: u32) -> Result<Terms, globset::Error> {
+        let mut scope = GlobSetBuilder::new();
+        for glob in &contract.scope {
+            // `*` stays inside one folder; `**` crosses folders.
+            scope.add(GlobBuilder::new(glob).literal_separator(true).build()?);
+        }
+        Ok(Terms {
+            floor: contract.severity_floor,
+            closure: contract.closure,
+            max_rounds,
+            scope: scope.build()?,
+            scope_globs: contract.scope.clone(),
+            budget_usd: contract.budget.usd,
+            budget_tokens: contract.budget.tokens,
+        })
+    }
+}
+
+/// What was stopped on: one of the six rules or a contract guard.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Stop {
+    Rule(Rule),
+    Scope,
+    Budget,
+}
+
+impl Stop {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Stop::Rule(rule) => rule.as_str(),
+            Stop::Scope => "scope",
+            Stop::Budget => "budget",
+        }
+    }
+
+    pub fn parse(text: &str) -> Option<Stop> {
+        Some(match text {
+            "scope" => Stop::Scope,
+            "budget" => Stop::Budget,
+            "clean" => Stop::Rule(Rule::Clean),
+            "reopened" => Stop::Rule(Rule::Reopened),
+            "flip-flop" => Stop::Rule(Rule::FlipFlop),
+            "diff-growth" => Stop::Rule(Rule::DiffGrowth),
+            "round-cap" => Stop::Rule(Rule::RoundCap),
+            "nit-round" => Stop::Rule(Rule::NitRound),
+            _ => return None,
+        })
+    }
+
+    /// Whether the loop ended done (exit 0) rather than escalated (exit 20).
+    pub fn is_done(self) -> bool {
+        matches!(self, Stop::Rule(rule) if rule.is_done())
+    }
+}
+
+/// How a finding reported this round stands.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Seen {
+    /// First reported this round.
+    New,
+    /// Open before, reported again.
+    Open,
+    /// Closed in an earlier round, reported again.
+    Reopened,
+    /// Waived by a human: noise, never reopened.
+    Waived,
+}
+
+/// A finding as this round reported it, with its id and how it stands.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Reported {
+    #[serde(flatten)]
+    pub finding: Finding,
+    pub state: Seen,
+    pub must_fix: bool,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub induced_by: Option<u32>,
+    /// Reported before with another severity, title or place.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub changed: bool,
+}
+
+/// One earlier round, as the rules need it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Earlier {
+    pub round: u32,
+    pub diff_size: u64,
+    pub must_fix_left: u32,
+}
+
+/// The round to decide.
+pub struct Round<'a> {
+    pub round: u32,
+    /// The registry after the previous round, waivers applied.
+    pub registry: &'a Registry,
+    /// Rounds 1..round-1.
+    pub earlier: &'a [Earlier],
+    /// `None`: the round ended unreviewed (only a guard may then stop it).
+    pub parsed: Option<&'a Parsed>,
+    pub patch: &'a ParsedPatch,
+    pub diff_added: u64,
+    pub diff_removed: u64,
+    /// Every path the patch touches.
+    pub files: &'a [String],
+    /// Earlier rounds' patches, latest first, for hunk reversals.
+    pub earlier_patches: &'a [(u32, ParsedPatch)],
+    /// The loop's spend including this round.
+    pub spent_usd: f64,
+    pub spent_tokens: u64,
+}
+
+/// The round, decided.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Decision {
+    pub registry: Registry,
+    pub counts: Counts,
+    pub verdict: Verdict,
+    pub stop: Option<Stop>,
+    /// One line: why the round stopped, or what it leaves open.
+    pub reason: String,
+    /// For `diff-growth`: the round to revert to.
+    pub revert_to: Option<u32>,
+    /// For `scope`: the paths outside the scope.
+    pub out_of_scope: Vec<String>,
+    /// Must-fix findings carried without confirmation (`nit-round`).
+    pub carried_unconfirmed: Vec<String>,
+    pub reported: Vec<Reported>,
+}
+
+/// Decides one round.
+pub fn decide(terms: &Terms, round: &Round<'_>) -> Decision {
+    let mut counts = Counts {
+        diff_added: round.diff_added,
+        diff_removed: round.diff_removed,
+        ..Counts::default()
+    };
+    let out_of_scope: Vec<String> = round
+        .files
+        .iter()
+        .filter(|f| !terms.scope.is_match(f.as_str()))
+        .cloned()
+        .collect();
+    let parsed = match (out_of_scope.is_empty(), round.parsed) {
+        (true, Some(parsed)) => parsed,
+        _ => return unreviewed(terms, round, counts, out_of_scope),
+    };
+
+    // The writer's patch of this round changed these lines; from round 2 on,
+    // a new finding inside them was caused by the fix.
+    let changed = changed_lines(round.patch);
+    let prev_patch = (round.round >= 2).then_some((round.round, &changed));
+    let accounted = account(
+        round.registry,
+        &RoundInput {
+            round: round.round,
+            floor: terms.floor,
+            closure: terms.closure,
+            parsed,
+            prev_patch,
+        },
+    );
+    let mut facts = accounted.facts;
+    facts.diff_size = round.diff_added + round.diff_removed;
+    facts.reversed_hunk = round
+        .earlier_patches
+        .iter()
+        .find_map(|(r, earlier)| reverses(round.patch, earlier).map(|rev| (*r, rev.file)));
+    counts.opened = accounted.counts.opened;
+    counts.closed = accounted.counts.closed;
+    counts.reopened = accounted.counts.reopened;
+    counts.must_fix_left = accounted.counts.must_fix_left;
+    counts.below_floor_open = accounted.counts.below_floor_open;
+
+    let reported = reported(round, &accounted.registry, &accounted.reported, terms.floor);
+
+    let mut history: Vec<RoundFacts> = round
+        .earlier
+        .iter()
+        .map(|e| RoundFacts {
+            round: e.round,
+            diff_size: e.diff_size,
+            must_fix_left: e.must_fix_left,
+            ..RoundFacts::default()
+        })
+        .collect();
+    history.push(facts.clone());
+
+    let fired = rules::evaluate(&history, terms.max_rounds);
+    let budget = budget_reached(terms, round.spent_usd, round.spent_tokens);
+    // The guards come before the rules, except that a round proving the work
+    // done is done: spending the last dollar on a clean review is not an
+    // escalation (docs/rules.md).
+    let (stop, reason, revert_to) = match (fired, budget) {
+        (Some(f), _) if f.rule == Rule::Clean => (Some(Stop::Rule(f.rule)), f.reason, None),
+        (_, Some(why)) => (
+            Some(Stop::Budget),
+            format!("round {}: {why}", round.round),
+            None,
+        ),
+        (Some(f), None) => (Some(Stop::Rule(f.rule)), f.reason, f.revert_to),
+        (None, None) => (
+            None,
+            format!(
+                "round {}: {} still open",
+                round.round,
+                plural(counts.must_fix_left as usize, "must-fix finding")
+            ),
+            None,
+        ),
+    };
+    Decision {
+        registry: accounted.registry,
+        counts,
+        verdict: if stop.is_some() {
+            Verdict::Stop
+        } else {
+            Verdict::Continue
+        },
+        stop,
+        reason,
+        revert_to,
+        out_of_scope,
+        carried_unconfirmed: if stop == Some(Stop::Rule(Rule::NitRound)) {
+            facts.carried_unconfirmed
+        } else {
+            Vec::new()
+        },
+        reported,
+    }
+}
+
+/// A round that ends unreviewed: nothing is ingested, what was open stays
+/// open, and only the scope guard may stop it.
+fn unreviewed(
+    terms: &Terms,
+    round: &Round<'_>,
+    mut counts: Counts,
+    out_of_scope: Vec<String>,
+) -> Decision {
+    let (must_fix_left, below_floor_open) = open_counts(round.registry, terms.floor);
+    counts.must_fix_left = must_fix_left;
+    counts.below_floor_open = below_floor_open;
+    let (stop, reason) = if out_of_scope.is_empty() {
+        (None, format!("round {}: unreviewed", round.round))
+    } else {
+        (
+            Some(Stop::Scope),
+            format!(
+                "round {}: the patch touches {} outside the scope ({}): {}",
+                round.round,
+                plural(out_of_scope.len(), "file"),
+                quoted_globs(terms),
+                out_of_scope
+                    .iter()
+                    .map(|f| format!("`{f}`"))
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            ),
+        )
+    };
+    Decision {
+        registry: round.registry.clone(),
+        counts,
+        verdict: if stop.is_some() {
+            Verdict::Stop
+        } else {
+            Verdict::Continue
+        },
+        stop,
+        reason,
+        revert_to: None,
+        out_of_scope,
+        carried_unconfirmed: Vec::new(),
+        reported: Vec::new(),
+    }
+}
+
+fn reported(
+    round: &Round<'_>,
+    registry: &Registry,
+    findings: &[Finding],
+    floor: Severity,
+) -> Vec<Reported> {
+    findings
+        .iter()
+        .map(|finding| {
+            let before = round
+                .registry
+                .findings
+                .iter()
+                .find(|t| t.finding.id == finding.id);
+            let now = registry
+                .findings
+                .iter()
+                .find(|t| t.finding.id == finding.id);
+            let state = match before.map(|t| t.standing) {
+                None => Seen::New,
+                Some(Standing::Open) => Seen::Open,
+                Some(Standing::Closed) => Seen::Reopened,
+                Some(Standing::Waived) => Seen::Waived,
+            };
+            Reported {
+                finding: finding.clone(),
+                state,
+                must_fix: finding.severity >= floor && state != Seen::Waived,
+                induced_by: now.and_then(|t| t.induced_by),
+                changed: before.is_some_and(|t| {
+                    let (a, b) = (&t.finding, finding);
+                    (a.severity, &a.title, &a.file, a.line)
+                        != (b.severity, &b.title, &b.file, b.line)
+                }),
+            }
+        })
+        .collect()
+}
+
+/// Must-fix and below-floor findings open in `registry`.
+pub fn open_counts(registry: &Registry, floor: Severity) -> (u32, u32) {
+    let mut out = (0, 0);
+    for t in &registry.findings {
+        if t.standing == Standing::Open {
+            if t.finding.severity >= floor {
+                out.0 += 1;
+            } else {
+                out.1 += 1;
+            }
+        }
+    }
+    out
+}
+
+fn budget_reached(terms: &Terms, usd: f64, tokens: u64) -> Option<String> {
+    if let Some(cap) = terms.budget_usd
+        && usd >= cap
+    {
+        return Some(format!("the loop spent ${usd:.2} of its ${cap:.2} budget"));
+    }
+    if let Some(cap) = terms.budget_tokens
+        && tokens >= cap
+    {
+        return Some(format!("the loop used {tokens} of its {cap} budget tokens"));
+    }
+    None
+}
+
+fn quoted_globs(terms: &Terms) -> String {
+    terms
+        .scope_globs
+        .iter()
+        .map(|g| format!("`{g}`"))
+        .collect::<Vec<_>>()
+        .join(", ")
+}
+
+/// `1 file`, `2 files`.
+pub fn plural(n: usize, noun: &str) -> String {
+    if n == 1 {
+        format!("1 {noun}")
+    } else {
+        format!("{n} {noun}s")
+    }
+}
+
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,181 @@
+use super::*;
+use crate::contract::Contract;
+use crate::findings::{Format, parse};
+
+fn contract(extra: &str) -> Contract {
+    Contract::from_toml(&format!("loop = \"t\"\n{extra}"), "HEAD").unwrap()
+}
+
+fn review(json: &str) -> Parsed {
+    parse(json.as_bytes(), Format::Native, "/repo").unwrap()
+}
+
+const ONE_BUG: &str =
+    r#"{"findings":[{"id":"F1","severity":"bug","title":"t","file":"a.rs","line":1}]}"#;
+const CLEAN: &str = r#"{"findings":[]}"#;
+
+fn patch(text: &str) -> ParsedPatch {
+    crate::patch::parse(text.as_bytes())
+}
+
+const ADD: &str = "diff --git a/a.rs b/a.rs\n--- a/a.rs\n+++ b/a.rs\n@@ -1 +1 @@\n-old\n+new\n";
+const UNDO: &str = "diff --git a/a.rs b/a.rs\n--- a/a.rs\n+++ b/a.rs\n@@ -1 +1 @@\n-new\n+old\n";
+
+struct Case {
+    terms: Terms,
+    registry: Registry,
+    earlier: Vec<Earlier>,
+    parsed: Option<Parsed>,
+    patch: ParsedPatch,
+    files: Vec<String>,
+    earlier_patches: Vec<(u32, ParsedPatch)>,
+    spent: (f64, u64),
+    round: u32,
+}
+
+impl Case {
+    fn new(extra: &str, parsed: Option<&str>) -> Self {
+        let c = contract(extra);
+        Case {
+            terms: Terms::of(&c, c.max_rounds).unwrap(),
+            registry: Registry::default(),
+            earlier: Vec::new(),
+            parsed: parsed.map(review),
+            patch: patch(ADD),
+            files: vec!["a.rs".into()],
+            earlier_patches: Vec::new(),
+            spent: (0.0, 0),
+            round: 1,
+        }
+    }
+
+    fn decide(&self) -> Decision {
+        decide(
+            &self.terms,
+            &Round {
+                round: self.round,
+                registry: &self.registry,
+                earlier: &self.earlier,
+                parsed: self.parsed.as_ref(),
+                patch: &self.patch,
+                diff_added: 1,
+                diff_removed: 1,
+                files: &self.files,
+                earlier_patches: &self.earlier_patches,
+                spent_usd: self.spent.0,
+                spent_tokens: self.spent.1,
+            },
+        )
+    }
+}
+
+#[test]
+fn scope_guard_stops_before_ingesting_and_names_the_files() {
+    let mut case = Case::new("scope = [\"src/**\", \"*.md\"]", Some(ONE_BUG));
+    case.files = vec!["src/a.rs".into(), "docs/x.md".into(), "README.md".into()];
+    let d = case.decide();
+    assert_eq!(d.stop, Some(Stop::Scope));
+    assert_eq!(d.out_of_scope, vec!["docs/x.md"]);
+    assert_eq!(d.counts.opened, 0, "findings are not ingested");
+    assert!(d.registry.findings.is_empty());
+    assert_eq!(
+        d.reason,
+        "round 1: the patch touches 1 file outside the scope (`src/**`, `*.md`): `docs/x.md`"
+    );
+}
+
+#[test]
+fn budget_stops_a_continuing_round_but_not_a_clean_one() {
+    let mut case = Case::new("[budget]\nusd = 1.0", Some(ONE_BUG));
+    case.spent = (1.0, 0);
+    let d = case.decide();
+    assert_eq!(d.stop, Some(Stop::Budget));
+    assert_eq!(
+        d.reason,
+        "round 1: the loop spent $1.00 of its $1.00 budget"
+    );
+    assert_eq!(d.counts.opened, 1, "a reviewed round is ingested");
+
+    let mut case = Case::new("[budget]\nusd = 1.0", Some(CLEAN));
+    case.spent = (5.0, 0);
+    assert_eq!(case.decide().stop, Some(Stop::Rule(Rule::Clean)));
+
+    let mut case = Case::new("[budget]\ntokens = 100", Some(ONE_BUG));
+    case.spent = (0.0, 99);
+    assert_eq!(case.decide().stop, None);
+    case.spent = (0.0, 100);
+    assert_eq!(case.decide().stop, Some(Stop::Budget));
+}
+
+#[test]
+fn an_inverse_hunk_of_an_earlier_round_is_a_flip_flop() {
+    let mut case = Case::new("max_rounds = 5", Some(ONE_BUG));
+    case.round = 3;
+    case.earlier = vec![
+        Earlier {
+            round: 1,
+            diff_size: 2,
+            must_fix_left: 1,
+        },
+        Earlier {
+            round: 2,
+            diff_size: 2,
+            must_fix_left: 1,
+        },
+    ];
+    case.patch = patch(UNDO);
+    case.earlier_patches = vec![(2, patch(UNDO)), (1, patch(ADD))];
+    let d = case.decide();
+    assert_eq!(d.stop, Some(Stop::Rule(Rule::FlipFlop)));
+    assert_eq!(
+        d.reason,
+        "round 3: the writer's patch reverses a hunk of round 1's patch in `a.rs`"
+    );
+}
+
+#[test]
+fn an_unreviewed_round_in_scope_continues_with_what_was_open() {
+    let mut case = Case::new("", Some(ONE_BUG));
+    let first = case.decide();
+    case.registry = first.registry;
+    case.parsed = None;
+    case.round = 2;
+    let d = case.decide();
+    assert_eq!(d.stop, None);
+    assert_eq!(d.counts.must_fix_left, 1);
+    assert_eq!(d.reason, "round 2: unreviewed");
+}
+
+#[test]
+fn reported_findings_carry_their_state() {
+    let mut case = Case::new("", Some(ONE_BUG));
+    let first = case.decide();
+    assert_eq!(first.reported[0].state, Seen::New);
+    assert!(first.reported[0].must_fix);
+    case.registry = first.registry;
+    case.round = 2;
+    case.parsed = Some(review(
+        r#"{"findings":[{"id":"F1","severity":"bug","title":"t2","file":"a.rs","line":1}]}"#,
+    ));
+    let second = case.decide();
+    assert_eq!(second.reported[0].state, Seen::Open);
+    assert!(second.reported[0].changed);
+    assert_eq!(second.stop, None);
+}
+
+#[test]
+fn stop_names_round_trip() {
+    for name in [
+        "scope",
+        "budget",
+        "clean",
+        "reopened",
+        "flip-flop",
+        "diff-growth",
+        "round-cap",
+        "nit-round",
+    ] {
+        assert_eq!(Stop::parse(name).map(Stop::as_str), Some(name));
+    }
+    assert_eq!(Stop::parse("judge"), None);
+}

@@ -1,0 +1,275 @@
+//! A loop's past as the engine reads it: the ledger's rows, the cap in force,
+//! the spend so far, and the last round's state from its evidence
+//! (`state.json`, checked against the row's evidence digest). Does I/O (reads).
+
+use std::path::{Path, PathBuf};
+
+use serde::{Deserialize, Serialize};
+
+use super::accounting::{Registry, waive};
+use super::decide::{Earlier, Reported};
+use crate::contract::load::Loaded;
+use crate::contract::{Contract, LoopName};
+use crate::findings::responses::Response;
+use crate::ledger::store::digest_dir;
+use crate::ledger::{Kind, Row, Store, Verdict};
+
+/// A loop: its contract, its ledger store and where its repository is.
+pub struct Loop {
+    pub name: LoopName,
+    pub loaded: Loaded,
+    pub store: Store,
+    pub repo: PathBuf,
+    /// Repo-relative folders snapshots leave out (the state folder).
+    pub exclude: Vec<String>,
+}
+
+impl Loop {
+    pub fn contract(&self) -> &Contract {
+        &self.loaded.contract
+    }
+}
+
+/// The evidence file holding a round's state.
+pub const STATE_FILE: &str = "state.json";
+/// The evidence file holding the round's patch.
+pub const PATCH_FILE: &str = "patch.diff";
+
+/// A round's snapshot, as stored.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct SnapshotInfo {
+    pub commit: String,
+    pub tree: String,
+    #[serde(rename = "ref")]
+    pub reference: String,
+}
+
+/// For `diff-growth`: the round a human could go back to.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct RevertTo {
+    pub round: u32,
+    #[serde(rename = "ref")]
+    pub reference: String,
+    pub command: String,
+}
+
+/// What one round decided, kept in its evidence as `state.json`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct RoundState {
+    pub version: u32,
+    #[serde(rename = "loop")]
+    pub loop_name: String,
+    pub round: u32,
+    pub snapshot: SnapshotInfo,
+    /// The commit or tree the round's patch starts from.
+    pub from: String,
+    pub verdict: String,
+    pub rule: Option<String>,
+    pub reason: String,
+    pub exit: i32,
+    pub revert_to: Option<RevertTo>,
+    pub out_of_scope: Vec<String>,
+    pub carried_unconfirmed: Vec<String>,
+    /// Whether a reviewer's findings were ingested.
+    pub reviewed: bool,
+    pub reported: Vec<Reported>,
+    pub responses: Vec<Response>,
+    /// Every finding the loop knows after the round.
+    pub registry: Registry,
+}
+
+/// Where the loop stands for the next `record`.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Standing {
+    /// No round yet.
+    Fresh,
+    /// The last round said continue.
+    Running { round: u32 },
+    /// The last round stopped (and no amendment followed).
+    Stopped { round: u32, rule: String },
+    /// A human rejected the outcome (and no amendment followed).
+    Rejected { round: u32, by: String },
+}
+
+/// The loop's past.
+pub struct History {
+    pub rows: Vec<Row>,
+    pub max_rounds: u32,
+    /// The last round row and its state.
+    pub last: Option<(Row, RoundState)>,
+    /// The last round's registry with later waivers applied.
+    pub registry: Registry,
+    pub earlier: Vec<Earlier>,
+    pub spent_usd: f64,
+    pub spent_tokens: u64,
+}
+
+impl History {
+    /// Reads the past from `rows` (the ledger's committed rows): refuses a
+    /// contract changed since round 1 and a last round whose evidence was
+    /// altered.
+    pub fn read(lp: &Loop, rows: Vec<Row>) -> anyhow::Result<History> {
+        check_pinned(lp, &rows)?;
+        let max_rounds = effective_max_rounds(lp.contract(), &rows);
+        let mut earlier = Vec::new();
+        let (mut spent_usd, mut spent_tokens) = (0.0, 0u64);
+        let mut last_index = None;
+        for (i, row) in rows.iter().enumerate() {
+            spent_usd += row.cost_usd.unwrap_or(0.0);
+            spent_tokens = spent_tokens.saturating_add(row.tokens.unwrap_or(0));
+            if row.kind == Kind::Round {
+                let counts = row.counts.unwrap_or_default();
+                earlier.push(Earlier {
+                    round: row.round,
+                    diff_size: counts.diff_added + counts.diff_removed,
+                    must_fix_left: counts.must_fix_left,
+                });
+                last_index = Some(i);
+            }
+        }
+        let last = match last_index {
+            Some(i) => {
+                let row = rows[i].clone();
+                let state = read_state(&lp.store, &row)?;
+                Some((row, state))
+            }
+            None => None,
+        };
+        let mut registry = last
+            .as_ref()
+            .map(|(_, s)| s.registry.clone())
+            .unwrap_or_default();
+        for row in &rows[last_index.map_or(0, |i| i + 1)..] {
+            if row.kind == Kind::Waive {
+                waive(&mut registry, &row.subject);
+            }
+        }
+        Ok(History {
+            rows,
+            max_rounds,
+            last,
+            registry,
+            earlier,
+            spent_usd,
+            spent_tokens,
+        })
+    }
+
+    /// The number of the last round, 0 before round 1.
+    pub fn round(&self) -> u32 {
+        self.last.as_ref().map_or(0, |(row, _)| row.round)
+    }
+
+    /// Where the loop stands: the last of its round, decision and amend rows decides.
+    pub fn standing(&self) -> Standing {
+        for row in self.rows.iter().rev() {
+            match row.kind {
+                Kind::Amend => break,
+                Kind::Reject => {
+                    return Standing::Rejected {
+                        round: row.round,
+                        by: row.by.clone(),
+                    };
+                }
+                Kind::Round if row.verdict == Some(Verdict::Stop) => {
+                    return Standing::Stopped {
+                        round: row.round,
+                        rule: row.rule.clone(),
+                    };
+                }
+                Kind::Round => break,
+                Kind::Waive | Kind::Approve => {}
+            }
+        }
+        match self.round() {
+            0 => Standing::Fresh,
+            round => Standing::Running { round },
+        }
+    }
+
+    /// Refuses another round of a stopped or rejected loop.
+    pub fn ensure_open(&self, name: &LoopName) -> anyhow::Result<()> {
+        match self.standing() {
+            Standing::Fresh | Standing::Running { .. } => Ok(()),
+            Standing::Stopped { round, rule } => anyhow::bail!(
+                "loop `{name}` stopped at round {round} on `{rule}`: it takes no more rounds\n\
+                 hint: `referee escalate --loop {name}` prints the hand-off; a human may continue it in writing \
+                 with `referee contract amend --loop {name} --max-rounds N --by NAME --reason TEXT`"
+            ),
+            Standing::Rejected { round, by } => anyhow::bail!(
+                "loop `{name}` was rejected by {by} after round {round}: it takes no more rounds until the contract is amended\n\
+                 hint: `referee contract amend --loop {name} --max-rounds N --by NAME --reason TEXT`"
+            ),
+        }
+    }
+
+    /// The state of round `round`, read from its evidence.
+    pub fn state_of(&self, lp: &Loop, round: u32) -> anyhow::Result<Option<RoundState>> {
+        if let Some((row, state)) = &self.last
+            && row.round == round
+        {
+            return Ok(Some(state.clone()));
+        }
+        let row = self
+            .rows
+            .iter()
+            .rev()
+            .find(|r| r.kind == Kind::Round && r.round == round);
+        match row {
+            Some(row) => Ok(Some(read_state(&lp.store, row)?)),
+            None => Ok(None),
+        }
+    }
+}
+
+/// Reads `row`'s `state.json` after checking its evidence against the row.
+pub fn read_state(store: &Store, row: &Row) -> anyhow::Result<RoundState> {
+    let dir = store.evidence_dir(row.round);
+    let digest = digest_dir(&dir)?;
+    if digest != row.evidence_sha256 {
+        anyhow::bail!(
+            "evidence `{}` of round {} does not match its ledger row (digest `{}`, the row pins `{}`)\n\
+             hint: `referee ledger verify` names what changed; evidence is write-once",
+            dir.display(),
+            row.round,
+            short(&digest),
+            short(&row.evidence_sha256)
+        );
+    }
+    read_state_file(&dir.join(STATE_FILE))
+}
+
+fn read_state_file(path: &Path) -> anyhow::Result<RoundState> {
+    let bytes = std::fs::read(path)
+        .map_err(|e| anyhow::anyhow!("cannot read `{}`: {e}", path.display()))?;
+    serde_json::from_slice(&bytes)
+        .map_err(|e| anyhow::anyhow!("`{}` is not a round state: {e}", path.display()))
+}
+
+fn short(sha: &str) -> &str {
+    sha.get(..12).unwrap_or(sha)
+}
+
+/// Refuses a contract that changed since round 1 pinned it.
+pub fn check_pinned(lp: &Loop, rows: &[Row]) -> anyhow::Result<()> {
+    if let Some(first) = rows.first()
+        && first.prev_sha256 != lp.loaded.sha256
+    {
+        anyhow::bail!(
+            "contract `{}` changed since round 1: the ledger pins sha256 `{}`, the file now has `{}`\n\
+             hint: restore the file (`git diff` it); a running contract changes only through `referee contract amend`",
+            crate::state::shown(&lp.loaded.path),
+            first.prev_sha256,
+            lp.loaded.sha256
+        );
+    }
+    Ok(())
+}
+
+/// The round cap in force: the contract's, or the last amendment's.
+pub fn effective_max_rounds(contract: &Contract, rows: &[Row]) -> u32 {
+    rows.iter()
+        .rev()
+        .find_map(|r| r.amended_max_rounds())
+        .unwrap_or(contract.max_rounds)
+}

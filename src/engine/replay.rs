@@ -1,0 +1,136 @@
+//! Replay: the stored rounds of a loop decided again under another contract's
+//! floor, closure, scope, cap and budget, to see where that contract would
+//! have stopped. Reads evidence; writes nothing.
+
+use super::History;
+use super::accounting::{Registry, waive};
+use super::decide::{self, Earlier, Round, Terms};
+use super::history::{Loop, PATCH_FILE};
+use crate::contract::Contract;
+use crate::findings::Parsed;
+use crate::ledger::Kind;
+
+/// One stored round, decided again.
+#[derive(Debug, Clone, serde::Serialize)]
+pub struct Replayed {
+    pub round: u32,
+    /// What the loop decided then.
+    pub recorded: String,
+    /// What the other contract decides.
+    pub replayed: String,
+    pub must_fix_left: u32,
+    pub reason: String,
+}
+
+/// Where the other contract would have stopped.
+#[derive(Debug, Clone, serde::Serialize)]
+pub struct Replay {
+    pub rounds: Vec<Replayed>,
+    /// `(round, rule)` of the replayed stop, if any.
+    pub stopped: Option<(u32, String)>,
+    pub actual: Option<(u32, String)>,
+}
+
+pub fn replay(lp: &Loop, history: &History, other: &Contract) -> anyhow::Result<Replay> {
+    let terms = Terms::of(other, other.max_rounds)
+        .map_err(|e| anyhow::anyhow!("contract field `scope`: {e}"))?;
+    let mut registry = Registry::default();
+    let mut earlier: Vec<Earlier> = Vec::new();
+    let mut patches = Vec::new();
+    let (mut usd, mut tokens) = (0.0, 0u64);
+    let mut out = Vec::new();
+    let mut stopped = None;
+    let mut actual = None;
+    for row in &history.rows {
+        usd += row.cost_usd.unwrap_or(0.0);
+        tokens = tokens.saturating_add(row.tokens.unwrap_or(0));
+        match row.kind {
+            Kind::Waive => {
+                waive(&mut registry, &row.subject);
+                continue;
+            }
+            Kind::Round => {}
+            _ => continue,
+        }
+        let recorded = if row.rule.is_empty() {
+            "continue".to_string()
+        } else {
+            format!("stop: {}", row.rule)
+        };
+        if !row.rule.is_empty() && actual.is_none() {
+            actual = Some((row.round, row.rule.clone()));
+        }
+        if stopped.is_some() {
+            continue;
+        }
+        let dir = lp.store.evidence_dir(row.round);
+        let patch_text = std::fs::read(dir.join(PATCH_FILE)).map_err(|e| {
+            anyhow::anyhow!(
+                "round {}: cannot read `{}`: {e}",
+                row.round,
+                dir.join(PATCH_FILE).display()
+            )
+        })?;
+        let patch = crate::patch::parse(&patch_text);
+        let parsed: Option<Parsed> = match std::fs::read(dir.join("findings.json")) {
+            Ok(bytes) => Some(serde_json::from_slice(&bytes).map_err(|e| {
+                anyhow::anyhow!(
+                    "round {}: `findings.json` is not a parsed review: {e}",
+                    row.round
+                )
+            })?),
+            Err(_) => None,
+        };
+        let mut files: Vec<String> = Vec::new();
+        for f in &patch.files {
+            for name in [&f.old_path, &f.new_path].into_iter().flatten() {
+                if !files.contains(name) {
+                    files.push(name.clone());
+                }
+            }
+        }
+        let counts = row.counts.unwrap_or_default();
+        let d = decide::decide(
+            &terms,
+            &Round {
+                round: row.round,
+                registry: &registry,
+                earlier: &earlier,
+                parsed: parsed.as_ref(),
+                patch: &patch,
+                diff_added: counts.diff_added,
+                diff_removed: counts.diff_removed,
+                files: &files,
+                earlier_patches: &patches,
+                spent_usd: usd,
+                spent_tokens: tokens,
+            },
+        );
+        let replayed = match d.stop {
+            Some(stop) => {
+                stopped = Some((row.round, stop.as_str().to_string()));
+                format!("stop: {}", stop.as_str())
+            }
+            None => "continue".to_string(),
+        };
+        out.push(Replayed {
+            round: row.round,
+            recorded,
+            replayed,
+            must_fix_left: d.counts.must_fix_left,
+            reason: d.reason.clone(),
+        });
+        earlier.push(Earlier {
+            round: row.round,
+            diff_size: counts.diff_added + counts.diff_removed,
+            must_fix_left: d.counts.must_fix_left,
+        });
+        patches.insert(0, (row.round, patch));
+        registry = d.registry;
+    }
+    Ok(Replay {
+        rounds: out,
+        stopped,
+        actual,
+    })
+}

@@ -1,0 +1,224 @@
+//! The hand-off (SPEC §5.1): the rule that fired and why, the ledger, then
+//! each unresolved finding in four lines. Text, Markdown or JSON. Pure.
+
+use serde::Serialize;
+use serde_json::Value;
+
+use crate::cli::{HandoffFormat, LedgerFormat};
+use crate::engine::RevertTo;
+use crate::ledger::Row;
+
+/// Everything a human needs to take over a loop, and nothing more.
+#[derive(Debug, Clone, Serialize)]
+pub struct Handoff {
+    #[serde(rename = "loop")]
+    pub loop_name: String,
+    pub round: u32,
+    pub max_rounds: u32,
+    /// `stopped`, `running` or `not started`.
+    pub status: String,
+    pub rule: Option<String>,
+    pub reason: String,
+    pub findings: Vec<Contested>,
+    /// Open findings below the floor: logged, not listed.
+    pub below_floor_open: u32,
+    pub revert_to: Option<RevertTo>,
+    pub out_of_scope: Vec<String>,
+    pub carried_unconfirmed: Vec<String>,
+    pub spent_usd: f64,
+    pub spent_tokens: u64,
+    pub decisions: Vec<Decision>,
+    #[serde(skip)]
+    pub rows: Vec<Row>,
+}
+
+/// One unresolved finding and both positions on it.
+#[derive(Debug, Clone, Serialize)]
+pub struct Contested {
+    pub id: String,
+    pub severity: String,
+    pub title: String,
+    pub location: Option<String>,
+    pub reviewer_says: String,
+    /// `status: note`, or `None` when the writer never answered.
+    pub writer_says: Option<String>,
+    pub rounds_contested: Vec<u32>,
+    pub reopened_in: Vec<u32>,
+    pub induced_by: Option<u32>,
+}
+
+/// A human decision on the loop.
+#[derive(Debug, Clone, Serialize)]
+pub struct Decision {
+    pub kind: String,
+    pub by: String,
+    pub reason: String,
+    pub at: String,
+    pub after_round: u32,
+    pub subject: String,
+}
+
+pub fn render(h: &Handoff, format: HandoffFormat) -> Vec<u8> {
+    match format {
+        HandoffFormat::Text => text(h).into_bytes(),
+        HandoffFormat::Markdown => markdown(h).into_bytes(),
+        HandoffFormat::Json => json(h),
+    }
+}
+
+fn headline(h: &Handoff) -> String {
+    match (h.status.as_str(), &h.rule) {
+        ("stopped", Some(rule)) => format!(
+            "loop `{}` stopped at round {} of {} on `{rule}`",
+            h.loop_name, h.round, h.max_rounds
+        ),
+        ("not started", _) => format!("loop `{}` has not started", h.loop_name),
+        _ => format!(
+            "loop `{}` is running: round {} of {} said continue",
+            h.loop_name, h.round, h.max_rounds
+        ),
+    }
+}
+
+fn writer_says(c: &Contested) -> &str {
+    c.writer_says.as_deref().unwrap_or("(no response)")
+}
+
+fn rounds(list: &[u32]) -> String {
+    list.iter()
+        .map(u32::to_string)
+        .collect::<Vec<_>>()
+        .join(", ")
+}
+
+fn finding_line(c: &Contested, code: fn(&str) -> String) -> String {
+    match &c.location {
+        Some(loc) => format!("{} ({}) [{} {}]", c.title, code(loc), c.id, c.severity),
+        None => format!("{} [{} {}]", c.title, c.id, c.severity),
+    }
+}
+
+fn extras(h: &Handoff, code: fn(&str) -> String) -> Vec<String> {
+    let mut out = Vec::new();
+    if let Some(r) = &h.revert_to {
+        out.push(format!(
+            "revert to: round {} ({}), the round with the fewest must-fix findings; the referee never reverts. A human could run:\n  {}",
+            r.round,
+            code(&r.reference),
+            r.command
+        ));
+    }
+    if !h.out_of_scope.is_empty() {
+        let files: Vec<String> = h.out_of_scope.iter().map(|f| code(f)).collect();
+        out.push(format!("outside the scope: {}", files.join(", ")));
+    }
+    if !h.carried_unconfirmed.is_empty() {
+        out.push(format!(
+            "unconfirmed: {} carried from earlier rounds, neither reported again nor resolved",
+            h.carried_unconfirmed.join(", ")
+        ));
+    }
+    if h.below_floor_open > 0 {
+        out.push(format!(
+            "below the floor: {} open, not listed (`referee findings --open`)",
+            h.below_floor_open
+        ));
+    }
+    if h.spent_usd > 0.0 || h.spent_tokens > 0 {
+        out.push(format!(
+            "spent: ${:.2}, {} tokens",
+            h.spent_usd, h.spent_tokens
+        ));
+    }
+    for d in &h.decisions {
+        let reason = if d.reason.is_empty() {
+            String::new()
+        } else {
+            format!(": {}", d.reason)
+        };
+        out.push(format!(
+            "{} by {} after round {} at {} (tree {}){reason}",
+            d.kind,
+            d.by,
+            d.after_round,
+            d.at,
+            code(d.subject.get(..12).unwrap_or(&d.subject))
+        ));
+    }
+    out
+}
+
+fn plain(s: &str) -> String {
+    format!("`{s}`")
+}
+
+fn text(h: &Handoff) -> String {
+    let mut out = format!("{}\nwhy: {}\n\n", headline(h), h.reason);
+    out.push_str(&String::from_utf8_lossy(&super::ledger::render(
+        &h.loop_name,
+        &h.rows,
+        LedgerFormat::Table,
+    )));
+    for c in &h.findings {
+        out.push('\n');
+        out.push_str(&format!("finding: {}\n", finding_line(c, plain)));
+        out.push_str(&format!("reviewer says: {}\n", c.reviewer_says));
+        out.push_str(&format!("writer says: {}\n", writer_says(c)));
+        out.push_str(&format!(
+            "rounds contested: {}\n",
+            rounds(&c.rounds_contested)
+        ));
+    }
+    let extras = extras(h, plain);
+    if !extras.is_empty() {
+        out.push('\n');
+        for line in extras {
+            out.push_str(&line);
+            out.push('\n');
+        }
+    }
+    out
+}
+
+fn markdown(h: &Handoff) -> String {
+    let mut out = format!("## {}\n\n**why:** {}\n\n", headline(h), h.reason);
+    out.push_str(&String::from_utf8_lossy(&super::ledger::render(
+        &h.loop_name,
+        &h.rows,
+        LedgerFormat::Markdown,
+    )));
+    if !h.findings.is_empty() {
+        out.push_str("\n### unresolved findings\n");
+    }
+    for c in &h.findings {
+        out.push('\n');
+        out.push_str(&format!("- **finding:** {}\n", finding_line(c, plain)));
+        out.push_str(&format!("  **reviewer says:** {}\n", c.reviewer_says));
+        out.push_str(&format!("  **writer says:** {}\n", writer_says(c)));
+        out.push_str(&format!(
+            "  **rounds contested:** {}\n",
+            rounds(&c.rounds_contested)
+        ));
+    }
+    let extras = extras(h, plain);
+    if !extras.is_empty() {
+        out.push('\n');
+        for line in extras {
+            out.push_str(&format!("- {}\n", line.replace("\n  ", "\n\n  ")));
+        }
+    }
+    out
+}
+
+fn json(h: &Handoff) -> Vec<u8> {
+    let mut value = serde_json::to_value(h).unwrap_or(Value::Null);
+    if let Value::Object(map) = &mut value {
+        map.insert(
+            "ledger".into(),
+            Value::Array(h.rows.iter().map(Row::to_json).collect()),
+        );
+    }
+    let mut out = serde_json::to_vec_pretty(&value).unwrap_or_default();
+    out.push(b'\n');
+    out
+}

@@ -1,0 +1,125 @@
+//! One recorded round as `record` (and `run`) print it: human lines or a JSON
+//! object keyed by the ledger's columns plus the round's findings. Pure.
+
+use serde_json::{Value, json};
+
+use crate::engine::RoundState;
+use crate::engine::accounting::Standing;
+use crate::engine::decide::Seen;
+use crate::findings::Severity;
+use crate::ledger::Row;
+
+/// What to print about one round.
+pub struct RoundView<'a> {
+    pub loop_name: &'a str,
+    pub row: &'a Row,
+    pub state: &'a RoundState,
+    pub max_rounds: u32,
+    pub already: bool,
+    pub floor: Severity,
+}
+
+/// The human form.
+pub fn text(v: &RoundView<'_>) -> String {
+    let mut out = String::new();
+    if v.already {
+        out.push_str(&format!(
+            "already recorded as round {}: nothing appended\n",
+            v.row.round
+        ));
+    }
+    let outcome = match &v.state.rule {
+        Some(rule) => format!("stop: {rule}"),
+        None => v.state.verdict.clone(),
+    };
+    out.push_str(&format!(
+        "round {} of {} · loop `{}` · {outcome}\n",
+        v.row.round, v.max_rounds, v.loop_name
+    ));
+    let c = v.row.counts.unwrap_or_default();
+    out.push_str(&format!(
+        "  opened {} · closed {} · reopened {} · must-fix left {} · below floor {} · patch +{} -{}\n",
+        c.opened, c.closed, c.reopened, c.must_fix_left, c.below_floor_open, c.diff_added, c.diff_removed
+    ));
+    if !v.state.reviewed {
+        out.push_str("  unreviewed: no findings were ingested this round\n");
+    }
+    for r in &v.state.reported {
+        let f = &r.finding;
+        let loc = match (&f.file, f.line) {
+            (Some(file), Some(line)) => format!(" {file}:{line}"),
+            (Some(file), None) => format!(" {file}"),
+            _ => String::new(),
+        };
+        let state = match r.state {
+            Seen::New => "new",
+            Seen::Open => "open",
+            Seen::Reopened => "reopened",
+            Seen::Waived => "waived",
+        };
+        let induced = r
+            .induced_by
+            .map(|n| format!(" (induced by round {n})"))
+            .unwrap_or_default();
+        let floor = if r.must_fix || r.state == Seen::Waived {
+            ""
+        } else {
+            " (below floor)"
+        };
+        out.push_str(&format!(
+            "  {state:<8} {} [{}]{loc} {}{induced}{floor}\n",
+            f.id, f.severity, f.title
+        ));
+    }
+    out.push_str(&format!("{}\n", next_line(v)));
+    out
+}
+
+fn next_line(v: &RoundView<'_>) -> String {
+    let open: Vec<&str> = v
+        .state
+        .registry
+        .findings
+        .iter()
+        .filter(|t| t.standing == Standing::Open && t.finding.severity >= v.floor)
+        .map(|t| t.finding.id.as_str())
+        .collect();
+    match v.state.rule.as_deref() {
+        None if open.is_empty() => format!(
+            "continue: {}; record round {} after the next review",
+            v.state.reason,
+            v.row.round + 1
+        ),
+        None => format!(
+            "continue: fix {}, then record round {}",
+            open.join(", "),
+            v.row.round + 1
+        ),
+        Some("clean") | Some("nit-round") => format!("done: {}", v.state.reason),
+        Some(_) => format!("escalated: {}", v.state.reason),
+    }
+}
+
+/// The JSON form: the row's columns, then what the round adds.
+pub fn json(v: &RoundView<'_>, exit: i32) -> Value {
+    let mut value = v.row.to_json();
+    if let Value::Object(map) = &mut value {
+        let extra = json!({
+            "loop": v.loop_name,
+            "already_recorded": v.already,
+            "exit": exit,
+            "max_rounds": v.max_rounds,
+            "reviewed": v.state.reviewed,
+            "snapshot_ref": v.state.snapshot.reference,
+            "tree": v.state.snapshot.tree,
+            "findings": v.state.reported,
+            "revert_to": v.state.revert_to,
+            "out_of_scope": v.state.out_of_scope,
+            "carried_unconfirmed": v.state.carried_unconfirmed,
+        });
+        if let Value::Object(extra) = extra {
+            map.extend(extra);
+        }
+    }
+    value
+}
