@@ -63,9 +63,17 @@ pub fn redact(bytes: &[u8]) -> Cow<'_, [u8]> {
         let value = &c[3];
         // Counts (`max_tokens: 4096`), flags and the mask itself are not secrets.
         let harmless = value.iter().all(u8::is_ascii_digit)
-            || [&b"true"[..], b"false", b"null", b"none", b"bearer", b"basic", MASK.as_bytes()]
-                .iter()
-                .any(|w| value.eq_ignore_ascii_case(w));
+            || [
+                &b"true"[..],
+                b"false",
+                b"null",
+                b"none",
+                b"bearer",
+                b"basic",
+                MASK.as_bytes(),
+            ]
+            .iter()
+            .any(|w| value.eq_ignore_ascii_case(w));
         let mut v = c[1].to_vec();
         v.extend_from_slice(&c[2]);
         v.extend_from_slice(if harmless { value } else { MASK.as_bytes() });

@@ -66,7 +66,7 @@ pub(super) fn print(lp: &engine::Loop, recorded: &Recorded, json: bool) -> anyho
         floor: lp.contract().severity_floor,
     };
     if json {
-        let value = round::json(&view, recorded.exit() as i32);
+        let value = round::json(&view, i32::from(recorded.exit().code()));
         super::emit(format!("{}\n", serde_json::to_string_pretty(&value)?).as_bytes())?;
         return Ok(());
     }

@@ -266,7 +266,7 @@ fn round_state(
         decision.verdict.as_str(),
         decision.stop.map(|s| s.as_str().to_string()),
     );
-    state.exit = exit_of(&state) as i32;
+    state.exit = i32::from(exit_of(&state).code());
     state
 }
 

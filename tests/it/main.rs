@@ -10,3 +10,4 @@ mod contract;
 mod findings_props;
 mod ledger;
 mod parse;
+mod record;

@@ -1,0 +1,830 @@
+//! `record` scenarios, one per outcome (SPEC §4): each asserts the exit code,
+//! the rule, the round it fired in and the ledger, through the binary, in a
+//! temporary git repository.
+
+use serde_json::Value;
+
+use crate::common::{Repo, text};
+
+/// A repository with a loop `l` made by `init` with `flags`.
+fn loop_with(flags: &[&str]) -> Repo {
+    let repo = Repo::new();
+    repo.referee()
+        .args(["init", "--loop", "l"])
+        .args(flags)
+        .assert()
+        .success();
+    repo
+}
+
+struct Out {
+    code: i32,
+    stdout: String,
+    stderr: String,
+}
+
+/// `referee record --findings -` with `findings` on stdin.
+fn record(repo: &Repo, findings: &str, extra: &[&str]) -> Out {
+    let out = repo
+        .referee()
+        .args(["record", "--findings", "-"])
+        .args(extra)
+        .write_stdin(findings.to_string())
+        .output()
+        .unwrap();
+    Out {
+        code: out.status.code().unwrap_or(-1),
+        stdout: text(&out.stdout),
+        stderr: text(&out.stderr),
+    }
+}
+
+/// A title per id (`F3`, `N1`), sharing no word with another, so that the
+/// similarity fallback never joins two of them.
+fn title(id: &str) -> String {
+    const A: [&str; 18] = [
+        "alpha", "bravo", "charlie", "delta", "echo", "foxtrot", "golf", "hotel", "india",
+        "juliet", "kilo", "lima", "mike", "november", "oscar", "papa", "quebec", "romeo",
+    ];
+    const B: [&str; 18] = [
+        "apple", "banana", "cherry", "damson", "elder", "fig", "grape", "hazel", "ivy", "jujube",
+        "kiwi", "lemon", "mango", "nectar", "olive", "peach", "quince", "raisin",
+    ];
+    let k: usize = id[1..].parse().unwrap_or(0);
+    let k = if id.starts_with('N') { 17 - k } else { k };
+    format!("{} {}", A[k], B[k])
+}
+
+/// Native JSON findings: (id, severity), all at `src/a.rs:1`.
+fn findings(list: &[(&str, &str)]) -> String {
+    let items: Vec<String> = list
+        .iter()
+        .map(|(id, sev)| {
+            let title = title(id);
+            format!(r#"{{"id":"{id}","severity":"{sev}","title":"{title}","file":"src/a.rs","line":1,"body":"reviewer on {id}"}}"#)
+        })
+        .collect();
+    format!(r#"{{"findings":[{}]}}"#, items.join(","))
+}
+
+fn ledger(repo: &Repo) -> Vec<Value> {
+    let out = repo
+        .referee()
+        .args(["ledger", "show", "--format", "json"])
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    serde_json::from_slice(&out.stdout).unwrap()
+}
+
+fn rounds(repo: &Repo) -> Vec<Value> {
+    ledger(repo)
+        .into_iter()
+        .filter(|r| r["kind"] == "round")
+        .collect()
+}
+
+/// Appends a line to `src/a.rs`: a writer's edit.
+fn edit(repo: &Repo, line: &str) {
+    let path = repo.join("src/a.rs");
+    let mut body = std::fs::read_to_string(&path).unwrap_or_default();
+    body.push_str(line);
+    body.push('\n');
+    repo.write("src/a.rs", &body);
+}
+
+fn assert_outcome(out: &Out, code: i32, rule: &str) {
+    assert_eq!(
+        out.code, code,
+        "stdout:\n{}\nstderr:\n{}",
+        out.stdout, out.stderr
+    );
+    if !rule.is_empty() {
+        assert!(
+            out.stdout.contains(&format!("stop: {rule}")),
+            "{}",
+            out.stdout
+        );
+    }
+}
+
+#[test]
+fn clean_at_round_one() {
+    let repo = loop_with(&[]);
+    edit(&repo, "fn a() {}");
+    let out = record(&repo, r#"{"findings": []}"#, &[]);
+    assert_outcome(&out, 0, "clean");
+    assert!(
+        out.stdout
+            .contains("done: round 1: no must-fix finding is open")
+    );
+    let rows = rounds(&repo);
+    assert_eq!(rows.len(), 1);
+    assert_eq!(rows[0]["rule"], "clean");
+    assert_eq!(rows[0]["verdict"], "stop");
+    assert_eq!(rows[0]["diff_added"], 1);
+    assert!(!out.stdout.contains("finding:"), "no hand-off on clean");
+    repo.referee().args(["ledger", "verify"]).assert().success();
+}
+
+#[test]
+fn converge_then_clean() {
+    let repo = loop_with(&[]);
+    edit(&repo, "fn a() {}");
+    let out = record(&repo, &findings(&[("F1", "bug"), ("F2", "nit")]), &[]);
+    assert_outcome(&out, 10, "");
+    assert!(
+        out.stdout.contains("continue: fix F1, then record round 2"),
+        "{}",
+        out.stdout
+    );
+    edit(&repo, "fn b() {}");
+    let out = record(&repo, &findings(&[("F2", "nit")]), &[]);
+    assert_outcome(&out, 0, "clean");
+    let rows = rounds(&repo);
+    assert_eq!(rows.len(), 2);
+    assert_eq!(
+        (
+            rows[1]["closed"].as_u64(),
+            rows[1]["must_fix_left"].as_u64(),
+            rows[1]["below_floor_open"].as_u64()
+        ),
+        (Some(1), Some(0), Some(1))
+    );
+    // The snapshots are refs; the user's branch and index are untouched.
+    let refs = repo.git(&["for-each-ref", "--format=%(refname)", "refs/referee/"]);
+    assert_eq!(refs, "refs/referee/l/round-1\nrefs/referee/l/round-2\n");
+    assert_eq!(
+        repo.git(&["status", "--porcelain"]),
+        "?? .referee/\n?? src/\n"
+    );
+    assert_eq!(repo.git(&["rev-parse", "--abbrev-ref", "HEAD"]), "main\n");
+}
+
+#[test]
+fn reopened_finding_escalates_with_both_positions() {
+    let repo = loop_with(&["--max-rounds", "5"]);
+    edit(&repo, "a");
+    assert_outcome(&record(&repo, &findings(&[("F1", "bug")]), &[]), 10, "");
+    edit(&repo, "b");
+    let responses = repo.join("responses.json");
+    std::fs::write(
+        &responses,
+        r#"{"responses": [{"id": "F1", "status": "fixed", "note": "checked the boundary"}]}"#,
+    )
+    .unwrap();
+    let out = record(
+        &repo,
+        &findings(&[("F2", "bug")]),
+        &["--responses", responses.to_str().unwrap()],
+    );
+    assert_outcome(&out, 10, "");
+    edit(&repo, "c");
+    let out = record(&repo, &findings(&[("F1", "bug"), ("F2", "bug")]), &[]);
+    assert_outcome(&out, 20, "reopened");
+    assert!(
+        out.stdout
+            .contains("round 3: F1 closed in round 2 is reported again"),
+        "{}",
+        out.stdout
+    );
+    assert!(
+        out.stdout
+            .contains(&format!("finding: {} (`src/a.rs:1`) [F1 bug]", title("F1"))),
+        "{}",
+        out.stdout
+    );
+    assert!(out.stdout.contains("reviewer says: reviewer on F1"));
+    assert!(
+        out.stdout
+            .contains("writer says: fixed: checked the boundary")
+    );
+    assert!(out.stdout.contains("writer says: (no response)"));
+    assert!(out.stdout.contains("rounds contested: 1, 3"));
+    let rows = rounds(&repo);
+    assert_eq!(rows[2]["reopened"], 1);
+    assert_eq!(rows[2]["rule"], "reopened");
+
+    // A stopped loop takes no more rounds.
+    edit(&repo, "d");
+    let out = record(&repo, &findings(&[("F1", "bug")]), &[]);
+    assert_eq!(out.code, 1);
+    assert!(
+        out.stderr
+            .contains("loop `l` stopped at round 3 on `reopened`"),
+        "{}",
+        out.stderr
+    );
+    assert_eq!(rounds(&repo).len(), 3);
+}
+
+#[test]
+fn flip_flop_by_undo_marker() {
+    let repo = loop_with(&["--max-rounds", "5"]);
+    edit(&repo, "a");
+    assert_outcome(&record(&repo, &findings(&[("F1", "bug")]), &[]), 10, "");
+    edit(&repo, "b");
+    let out = record(
+        &repo,
+        r#"{"findings":[{"id":"F2","severity":"bug","title":"put it back","undoes":"F1"}]}"#,
+        &[],
+    );
+    assert_outcome(&out, 20, "flip-flop");
+    assert!(
+        out.stdout
+            .contains("round 2: F2 undoes the earlier required F1")
+    );
+}
+
+#[test]
+fn flip_flop_by_inverse_patch() {
+    let repo = loop_with(&["--max-rounds", "5"]);
+    repo.write("src/a.rs", "let limit = 1;\n");
+    assert_outcome(&record(&repo, &findings(&[("F1", "bug")]), &[]), 10, "");
+    repo.write("src/a.rs", "let limit = 2;\n");
+    assert_outcome(&record(&repo, &findings(&[("F2", "bug")]), &[]), 10, "");
+    // Whitespace differs; the hunk still exactly reverses round 2's.
+    repo.write("src/a.rs", "let  limit = 1 ;\n");
+    let out = record(&repo, &findings(&[("F3", "bug")]), &[]);
+    assert_outcome(&out, 20, "flip-flop");
+    assert!(
+        out.stdout.contains(
+            "round 3: the writer's patch reverses a hunk of round 2's patch in `src/a.rs`"
+        ),
+        "{}",
+        out.stdout
+    );
+}
+
+#[test]
+fn diff_growth_recommends_the_round_with_fewest_must_fix() {
+    let repo = loop_with(&["--max-rounds", "6"]);
+    edit(&repo, "1");
+    assert_outcome(
+        &record(&repo, &findings(&[("F1", "bug"), ("F2", "bug")]), &[]),
+        10,
+        "",
+    );
+    edit(&repo, "2");
+    edit(&repo, "2");
+    assert_outcome(&record(&repo, &findings(&[("F1", "bug")]), &[]), 10, "");
+    for _ in 0..3 {
+        edit(&repo, "3");
+    }
+    let out = record(&repo, &findings(&[("F1", "bug"), ("F3", "bug")]), &[]);
+    assert_outcome(&out, 20, "diff-growth");
+    assert!(
+        out.stdout
+            .contains("(1 < 2 < 3 lines); round 2 had the fewest must-fix findings (1)"),
+        "{}",
+        out.stdout
+    );
+    assert!(
+        out.stdout
+            .contains("revert to: round 2 (`refs/referee/l/round-2`)")
+    );
+    assert!(
+        out.stdout
+            .contains("git restore --source=refs/referee/l/round-2 -- .")
+    );
+    // The recommended ref holds round 2's tree; the referee reverted nothing.
+    let tree = repo.git(&["show", "refs/referee/l/round-2:src/a.rs"]);
+    assert_eq!(tree, "1\n2\n2\n");
+    assert_eq!(repo.read("src/a.rs"), "1\n2\n2\n3\n3\n3\n");
+}
+
+#[test]
+fn round_cap_escalates_the_leftovers() {
+    let repo = loop_with(&["--max-rounds", "2"]);
+    edit(&repo, "a");
+    assert_outcome(&record(&repo, &findings(&[("F1", "bug")]), &[]), 10, "");
+    edit(&repo, "b");
+    let out = record(&repo, &findings(&[("F1", "bug")]), &[]);
+    assert_outcome(&out, 20, "round-cap");
+    assert!(
+        out.stdout
+            .contains("round 2 of 2: 1 must-fix finding still open")
+    );
+    assert!(out.stdout.contains("rounds contested: 1, 2"));
+
+    // A human raises the cap in writing; the loop goes on.
+    repo.referee()
+        .args([
+            "contract",
+            "amend",
+            "--max-rounds",
+            "3",
+            "--by",
+            "ann",
+            "--reason",
+            "one more",
+        ])
+        .assert()
+        .success();
+    edit(&repo, "c");
+    let out = record(&repo, r#"{"findings":[]}"#, &[]);
+    assert_outcome(&out, 0, "clean");
+    assert!(out.stdout.contains("round 3 of 3"));
+}
+
+#[test]
+fn nit_round_with_explicit_closure_lists_the_unconfirmed() {
+    let repo = loop_with(&["--closure", "explicit"]);
+    edit(&repo, "a");
+    assert_outcome(&record(&repo, &findings(&[("F1", "bug")]), &[]), 10, "");
+    edit(&repo, "b");
+    let out = record(&repo, &findings(&[("N1", "nit")]), &[]);
+    assert_outcome(&out, 0, "nit-round");
+    assert!(
+        out.stdout.contains("carried must-fix F1 unconfirmed"),
+        "{}",
+        out.stdout
+    );
+    let rows = rounds(&repo);
+    assert_eq!(rows[1]["must_fix_left"], 1);
+    let handoff = repo.referee().args(["escalate"]).output().unwrap();
+    assert!(text(&handoff.stdout).contains("unconfirmed: F1 carried from earlier rounds"));
+}
+
+#[test]
+fn explicit_closure_closes_only_resolved() {
+    let repo = loop_with(&["--closure", "explicit"]);
+    edit(&repo, "a");
+    assert_outcome(
+        &record(&repo, &findings(&[("F1", "bug"), ("F2", "bug")]), &[]),
+        10,
+        "",
+    );
+    edit(&repo, "b");
+    let out = record(&repo, r#"{"findings":[],"resolved":["F1"]}"#, &[]);
+    assert_outcome(&out, 10, "");
+    let rows = rounds(&repo);
+    assert_eq!(
+        (
+            rows[1]["closed"].as_u64(),
+            rows[1]["must_fix_left"].as_u64()
+        ),
+        (Some(1), Some(1))
+    );
+}
+
+#[test]
+fn scope_guard_ends_the_round_unreviewed() {
+    let repo = loop_with(&["--scope", "src/**"]);
+    edit(&repo, "a");
+    repo.write("docs/notes.md", "x\n");
+    let out = record(&repo, &findings(&[("F1", "bug")]), &[]);
+    assert_outcome(&out, 20, "scope");
+    assert!(
+        out.stdout.contains(
+            "round 1: the patch touches 1 file outside the scope (`src/**`): `docs/notes.md`"
+        ),
+        "{}",
+        out.stdout
+    );
+    assert!(out.stdout.contains("outside the scope: `docs/notes.md`"));
+    let rows = rounds(&repo);
+    assert_eq!(
+        (rows[0]["opened"].as_u64(), rows[0]["rule"].as_str()),
+        (Some(0), Some("scope"))
+    );
+}
+
+#[test]
+fn budget_guard_stops_when_spend_reaches_the_cap() {
+    let repo = loop_with(&["--budget-usd", "1", "--max-rounds", "5"]);
+    edit(&repo, "a");
+    let out = record(
+        &repo,
+        &findings(&[("F1", "bug")]),
+        &["--cost-usd", "0.6", "--tokens", "100"],
+    );
+    assert_outcome(&out, 10, "");
+    edit(&repo, "b");
+    let out = record(&repo, &findings(&[("F1", "bug")]), &["--cost-usd", "0.4"]);
+    assert_outcome(&out, 20, "budget");
+    assert!(
+        out.stdout
+            .contains("round 2: the loop spent $1.00 of its $1.00 budget"),
+        "{}",
+        out.stdout
+    );
+    let rows = rounds(&repo);
+    assert_eq!(rows[0]["cost_usd"], 0.6);
+    assert_eq!(rows[0]["tokens"], 100);
+}
+
+#[test]
+fn below_floor_findings_alone_are_clean() {
+    let repo = loop_with(&["--floor", "bug"]);
+    edit(&repo, "a");
+    let out = record(
+        &repo,
+        "[should] src/a.rs:1: prefer a const\n[nit] src/a.rs:1: spacing\n",
+        &[],
+    );
+    assert_outcome(&out, 0, "clean");
+    let rows = rounds(&repo);
+    assert_eq!(
+        (
+            rows[0]["opened"].as_u64(),
+            rows[0]["below_floor_open"].as_u64()
+        ),
+        (Some(2), Some(2))
+    );
+}
+
+#[test]
+fn a_waived_finding_reported_again_is_noise_not_reopened() {
+    let repo = loop_with(&["--max-rounds", "5"]);
+    edit(&repo, "a");
+    assert_outcome(
+        &record(&repo, &findings(&[("F1", "bug"), ("F2", "bug")]), &[]),
+        10,
+        "",
+    );
+    repo.referee()
+        .args(["waive", "F1", "--by", "ann", "--reason", "accepted risk"])
+        .assert()
+        .success();
+    let status = repo.referee().args(["status"]).output().unwrap();
+    assert!(
+        !text(&status.stdout).contains("F1"),
+        "{}",
+        text(&status.stdout)
+    );
+    edit(&repo, "b");
+    let out = record(&repo, &findings(&[("F1", "bug"), ("F2", "bug")]), &[]);
+    assert_outcome(&out, 10, "");
+    assert!(out.stdout.contains("waived   F1"), "{}", out.stdout);
+    edit(&repo, "c");
+    let out = record(&repo, &findings(&[("F1", "bug")]), &[]);
+    assert_outcome(&out, 0, "clean");
+    let rows = ledger(&repo);
+    assert_eq!(rows[1]["kind"], "waive");
+    assert_eq!(rows[1]["subject"], "F1");
+    assert!(
+        rows.iter()
+            .all(|r| r["reopened"].as_u64().unwrap_or(0) == 0)
+    );
+    // Waiving an unknown id names it.
+    let out = repo
+        .referee()
+        .args(["waive", "F9", "--by", "ann", "--reason", "x"])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(1));
+    assert!(text(&out.stderr).contains("loop `l` knows no finding `F9`"));
+}
+
+#[test]
+fn a_contract_edited_mid_loop_is_refused_naming_both_hashes() {
+    let repo = loop_with(&[]);
+    edit(&repo, "a");
+    assert_outcome(&record(&repo, &findings(&[("F1", "bug")]), &[]), 10, "");
+    let path = ".referee/contracts/l.toml";
+    let body = repo.read(path).replace("max_rounds = 3", "max_rounds = 9");
+    repo.write(path, &body);
+    edit(&repo, "b");
+    let out = record(&repo, &findings(&[("F1", "bug")]), &[]);
+    assert_eq!(out.code, 1);
+    assert!(
+        out.stderr
+            .contains("changed since round 1: the ledger pins sha256 `"),
+        "{}",
+        out.stderr
+    );
+    assert!(out.stderr.contains("the file now has `"));
+    assert_eq!(rounds(&repo).len(), 1);
+}
+
+#[test]
+fn malformed_reviewer_output_records_nothing() {
+    let repo = loop_with(&[]);
+    edit(&repo, "a");
+    for bad in ["", "{\"findings\": [", "{\"results\": 3}"] {
+        let out = record(&repo, bad, &[]);
+        assert_eq!(out.code, 1, "{bad:?}: {}", out.stdout);
+        assert!(out.stderr.contains("findings `stdin`"), "{}", out.stderr);
+        assert!(
+            out.stderr.contains("nothing was recorded"),
+            "{}",
+            out.stderr
+        );
+    }
+    assert!(rounds(&repo).is_empty());
+    assert!(repo.git(&["for-each-ref", "refs/referee/"]).is_empty());
+}
+
+#[test]
+fn a_retried_record_appends_nothing_and_answers_the_same() {
+    let repo = loop_with(&[]);
+    edit(&repo, "a");
+    let first = record(&repo, &findings(&[("F1", "bug")]), &[]);
+    let again = record(&repo, &findings(&[("F1", "bug")]), &[]);
+    assert_eq!((first.code, again.code), (10, 10));
+    assert!(
+        again
+            .stdout
+            .starts_with("already recorded as round 1: nothing appended\n")
+    );
+    assert_eq!(rounds(&repo).len(), 1);
+
+    // An idempotency key answers the first outcome whatever the tree.
+    edit(&repo, "b");
+    let keyed = record(
+        &repo,
+        r#"{"findings":[]}"#,
+        &["--idempotency-key", "k1", "--json"],
+    );
+    assert_eq!(keyed.code, 0);
+    edit(&repo, "c");
+    let retry = record(
+        &repo,
+        &findings(&[("F1", "bug")]),
+        &["--idempotency-key", "k1", "--json"],
+    );
+    assert_eq!(retry.code, 0);
+    let json: Value = serde_json::from_str(&retry.stdout).unwrap();
+    assert_eq!(
+        (json["already_recorded"].as_bool(), json["round"].as_u64()),
+        (Some(true), Some(2))
+    );
+    assert_eq!(rounds(&repo).len(), 2);
+}
+
+#[test]
+fn record_json_has_the_columns_and_the_findings_with_states() {
+    let repo = loop_with(&[]);
+    edit(&repo, "a");
+    let out = record(
+        &repo,
+        &findings(&[("F1", "bug"), ("N1", "nit")]),
+        &["--json"],
+    );
+    assert_eq!(out.code, 10);
+    let json: Value = serde_json::from_str(&out.stdout).unwrap();
+    for column in [
+        "round",
+        "opened",
+        "closed",
+        "reopened",
+        "must_fix_left",
+        "below_floor_open",
+        "diff_added",
+        "diff_removed",
+        "verdict",
+        "rule",
+        "at",
+        "prev_sha256",
+        "row_sha256",
+    ] {
+        assert!(json.get(column).is_some(), "{column}");
+    }
+    assert_eq!(json["opened"], 2);
+    assert_eq!(json["exit"], 10);
+    assert_eq!(json["findings"][0]["id"], "F1");
+    assert_eq!(json["findings"][0]["state"], "new");
+    assert_eq!(json["findings"][0]["must_fix"], true);
+    assert_eq!(json["findings"][1]["must_fix"], false);
+    assert_eq!(json["snapshot_ref"], "refs/referee/l/round-1");
+}
+
+#[test]
+fn escalate_speaks_text_markdown_and_json() {
+    let repo = loop_with(&["--max-rounds", "1"]);
+    edit(&repo, "a");
+    assert_outcome(
+        &record(&repo, &findings(&[("F1", "block")]), &[]),
+        20,
+        "round-cap",
+    );
+    let md = repo
+        .referee()
+        .args(["escalate", "--format", "markdown"])
+        .output()
+        .unwrap();
+    let md = text(&md.stdout);
+    assert!(
+        md.starts_with("## loop `l` stopped at round 1 of 1 on `round-cap`"),
+        "{md}"
+    );
+    assert!(md.contains(&format!(
+        "- **finding:** {} (`src/a.rs:1`) [F1 block]",
+        title("F1")
+    )));
+    assert!(md.contains("| round | opened |"));
+    let json = repo
+        .referee()
+        .args(["escalate", "--json"])
+        .output()
+        .unwrap();
+    let json: Value = serde_json::from_slice(&json.stdout).unwrap();
+    assert_eq!(json["rule"], "round-cap");
+    assert_eq!(json["findings"][0]["writer_says"], Value::Null);
+    assert_eq!(
+        json["findings"][0]["rounds_contested"],
+        serde_json::json!([1])
+    );
+    assert_eq!(json["ledger"].as_array().map(Vec::len), Some(1));
+}
+
+#[test]
+fn findings_lists_history_and_sarif_baselines() {
+    let repo = loop_with(&["--max-rounds", "5"]);
+    edit(&repo, "a");
+    assert_outcome(
+        &record(&repo, &findings(&[("F1", "bug"), ("F2", "bug")]), &[]),
+        10,
+        "",
+    );
+    edit(&repo, "b");
+    assert_outcome(
+        &record(&repo, &findings(&[("F2", "bug"), ("F3", "should")]), &[]),
+        10,
+        "",
+    );
+    let out = repo
+        .referee()
+        .args(["findings", "--format", "sarif"])
+        .output()
+        .unwrap();
+    let sarif: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(sarif["version"], "2.1.0");
+    let results = sarif["runs"][0]["results"].as_array().unwrap();
+    let states: Vec<(&str, &str)> = results
+        .iter()
+        .map(|r| {
+            (
+                r["properties"]["id"].as_str().unwrap(),
+                r["baselineState"].as_str().unwrap(),
+            )
+        })
+        .collect();
+    assert_eq!(
+        states,
+        vec![("F1", "absent"), ("F2", "unchanged"), ("F3", "new")]
+    );
+    assert_eq!(results[2]["level"], "warning");
+    assert!(results[0]["partialFingerprints"]["refereeFingerprint/v1"].is_string());
+    let open = repo
+        .referee()
+        .args(["findings", "--open", "--json"])
+        .output()
+        .unwrap();
+    let open: Value = serde_json::from_slice(&open.stdout).unwrap();
+    let ids: Vec<&str> = open["findings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|f| f["id"].as_str().unwrap())
+        .collect();
+    assert_eq!(ids, vec!["F2", "F3"]);
+}
+
+#[test]
+fn replay_shows_where_another_contract_would_stop() {
+    let repo = loop_with(&["--max-rounds", "5"]);
+    for round in 0..3 {
+        edit(&repo, &round.to_string());
+        assert_outcome(&record(&repo, &findings(&[("F1", "bug")]), &[]), 10, "");
+    }
+    let other = repo.join("strict.toml");
+    std::fs::write(&other, "loop = \"l\"\nmax_rounds = 2\n").unwrap();
+    let before = repo.read(".referee/ledgers/l.csv");
+    let out = repo
+        .referee()
+        .args(["replay", "--contract", other.to_str().unwrap()])
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let stdout = text(&out.stdout);
+    assert!(
+        stdout.contains("this contract would have stopped at round 2 on `round-cap`"),
+        "{stdout}"
+    );
+    assert!(stdout.contains("the loop has not stopped (round 3)"));
+    assert_eq!(
+        repo.read(".referee/ledgers/l.csv"),
+        before,
+        "replay writes nothing"
+    );
+    let loose = repo.join("loose.toml");
+    std::fs::write(&loose, "loop = \"l\"\nseverity_floor = \"block\"\n").unwrap();
+    let out = repo
+        .referee()
+        .args(["replay", "--json", "--contract", loose.to_str().unwrap()])
+        .output()
+        .unwrap();
+    let json: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(json["would_stop"]["rule"], "clean");
+    assert_eq!(json["would_stop"]["round"], 1);
+}
+
+#[test]
+fn secrets_are_redacted_in_stored_evidence() {
+    let repo = loop_with(&[]);
+    repo.write(
+        "src/a.rs",
+        "const KEY: &str = \"sk-ant-api03-abcdefghijklmnopqrstuvwxyz012345\";\n",
+    );
+    let out = record(
+        &repo,
+        "[bug] src/a.rs:1: leaked OPENAI_API_KEY=sk-proj-ABCDEFGHIJKLMNOPQRSTUVWX in source\n",
+        &[],
+    );
+    assert_eq!(out.code, 10, "{}", out.stderr);
+    let dir = repo.join(".referee/ledgers/l/round-1");
+    let mut seen = 0;
+    for entry in std::fs::read_dir(&dir).unwrap() {
+        let body = std::fs::read_to_string(entry.unwrap().path()).unwrap();
+        assert!(!body.contains("abcdefghijklmnopqrstuvwxyz012345"), "{body}");
+        assert!(!body.contains("ABCDEFGHIJKLMNOPQRSTUVWX"), "{body}");
+        seen += 1;
+    }
+    assert!(seen >= 4);
+    repo.referee().args(["ledger", "verify"]).assert().success();
+}
+
+#[test]
+fn a_repository_without_commits_and_odd_file_names() {
+    let repo = Repo::empty();
+    repo.referee()
+        .args(["init", "--loop", "l"])
+        .assert()
+        .success();
+    repo.write("dir with space/ünïcode.rs", "x\n");
+    std::fs::write(repo.join("blob.bin"), [0u8, 159, 146, 150, 0, 1]).unwrap();
+    let out = record(&repo, &findings(&[("F1", "bug")]), &[]);
+    assert_eq!(out.code, 10, "{}", out.stderr);
+    let patch = repo.read(".referee/ledgers/l/round-1/patch.diff");
+    assert!(patch.contains("dir with space/ünïcode.rs"), "{patch}");
+    assert!(patch.contains("blob.bin"));
+}
+
+#[test]
+fn concurrent_records_on_one_loop_and_on_sixteen_loops_keep_every_row() {
+    let repo = Repo::new();
+    repo.referee()
+        .args(["init", "--loop", "one", "--max-rounds", "100"])
+        .assert()
+        .success();
+    for i in 0..16 {
+        repo.referee()
+            .args(["init", "--loop", &format!("l{i}")])
+            .assert()
+            .success();
+    }
+    let mut children = Vec::new();
+    for i in 0..16 {
+        // One loop: each call brings a different review, so each is a round.
+        let mut a = repo.referee_std();
+        a.args(["record", "--loop", "one", "--findings", "-"]);
+        let mut b = repo.referee_std();
+        b.args(["record", "--loop", &format!("l{i}"), "--findings", "-"]);
+        for mut cmd in [a, b] {
+            cmd.stdin(std::process::Stdio::piped())
+                .stdout(std::process::Stdio::null())
+                .stderr(std::process::Stdio::piped());
+            let mut child = cmd.spawn().unwrap();
+            use std::io::Write;
+            let body = findings(&[(&format!("F{i}"), "bug")]);
+            child
+                .stdin
+                .take()
+                .unwrap()
+                .write_all(body.as_bytes())
+                .unwrap();
+            children.push(child);
+        }
+    }
+    for child in children {
+        let out = child.wait_with_output().unwrap();
+        assert_eq!(out.status.code(), Some(10), "{}", text(&out.stderr));
+    }
+    let one = repo
+        .referee()
+        .args(["ledger", "verify", "--loop", "one"])
+        .output()
+        .unwrap();
+    assert!(
+        text(&one.stdout).contains("16 rows (16 rounds) verified"),
+        "{}",
+        text(&one.stdout)
+    );
+    let rows = repo
+        .referee()
+        .args(["ledger", "show", "--loop", "one", "--format", "json"])
+        .output()
+        .unwrap();
+    let rows: Vec<Value> = serde_json::from_slice(&rows.stdout).unwrap();
+    let numbers: Vec<u64> = rows.iter().map(|r| r["round"].as_u64().unwrap()).collect();
+    assert_eq!(numbers, (1..=16).collect::<Vec<u64>>());
+    for i in 0..16 {
+        repo.referee()
+            .args(["ledger", "verify", "--loop", &format!("l{i}")])
+            .assert()
+            .success()
+            .stdout(predicates::str::contains("1 rows (1 rounds) verified"));
+    }
+}
