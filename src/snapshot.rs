@@ -235,6 +235,40 @@ pub fn tree_of(repo: &Path, rev: &str) -> Result<String, SnapshotError> {
     }
 }
 
+/// The tree id of `rev` with the repo-relative directories in `exclude` left
+/// out, as a round snapshot leaves them out. Needs only `rev`'s objects.
+pub fn tree_of_excluding(
+    repo: &Path,
+    rev: &str,
+    exclude: &[&str],
+) -> Result<String, SnapshotError> {
+    let tree = tree_of(repo, rev)?;
+    let exclude: Vec<&str> = exclude
+        .iter()
+        .map(|d| d.trim_matches('/'))
+        .filter(|d| !d.is_empty())
+        .collect();
+    if exclude.is_empty() {
+        return Ok(tree);
+    }
+    let out = git::run(repo, ["rev-parse", "--git-path", &temp_index_name()], &[])?;
+    let printed = out.stdout.strip_suffix(b"\n").unwrap_or(&out.stdout);
+    let tmp = TempIndex(absolute(repo, printed)?);
+    let env = [("GIT_INDEX_FILE", tmp.0.as_os_str())];
+    git::run(repo, ["read-tree", &tree], &env)?;
+    let mut args: Vec<OsString> = ["rm", "-r", "--cached", "-q", "--ignore-unmatch", "--"]
+        .map(OsString::from)
+        .to_vec();
+    args.extend(
+        exclude
+            .iter()
+            .map(|d| OsString::from(format!(":(top,literal){d}"))),
+    );
+    git::run(repo, &args, &env)?;
+    let out = git::run(repo, ["write-tree"], &env)?;
+    object_id(&out.stdout, "write-tree")
+}
+
 /// The commit id stored for `round` of `loop_name`, or `None` if there is none.
 pub fn read_ref(repo: &Path, loop_name: &str, round: u32) -> Result<Option<String>, SnapshotError> {
     verify(

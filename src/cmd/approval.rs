@@ -1,9 +1,122 @@
-//! `referee approval check`.
+//! `referee approval check`: exit 0 only when the working tree (or a commit's
+//! tree), leaving out the state folder, is byte-for-byte the tree a person
+//! approved; 20 naming the paths that differ; 1 when nothing is approved.
+
+use serde_json::json;
 
 use crate::cli::ApprovalCheckArgs;
+use crate::engine::History;
 use crate::exit::Exit;
+use crate::ledger::Kind;
+use crate::snapshot;
 use crate::state::State;
 
-pub fn check(_state: &State, _args: ApprovalCheckArgs) -> anyhow::Result<Exit> {
-    Err(super::not_available("approval check"))
+pub fn check(state: &State, args: ApprovalCheckArgs) -> anyhow::Result<Exit> {
+    let lp = super::open_loop(state, &args.select)?;
+    let history = History::read(&lp, lp.store.read()?.rows)?;
+    let decision = history
+        .rows
+        .iter()
+        .rev()
+        .find(|r| matches!(r.kind, Kind::Approve | Kind::Reject));
+    let approval = match decision {
+        Some(row) if row.kind == Kind::Approve => row,
+        Some(row) => anyhow::bail!(
+            "loop `{}` is not approved: the latest decision is a rejection by {} at {}",
+            lp.name,
+            row.by,
+            row.at
+        ),
+        None => anyhow::bail!(
+            "loop `{}` has no approval\nhint: a person approves with `referee approve --loop {} --by NAME`",
+            lp.name,
+            lp.name
+        ),
+    };
+    let exclude: Vec<&str> = lp.exclude.iter().map(String::as_str).collect();
+    let (what, tree) = match &args.rev {
+        Some(rev) => (
+            format!("`{rev}`"),
+            snapshot::tree_of_excluding(&lp.repo, rev, &exclude)?,
+        ),
+        None => (
+            "the working tree".to_string(),
+            snapshot::worktree_tree(&lp.repo, &exclude)?,
+        ),
+    };
+    let approved = &approval.subject;
+    // `None`: the trees differ but the approved tree is not in this clone
+    // (snapshot refs are not fetched by default), so paths cannot be listed.
+    let differ: Option<Vec<String>> = if &tree == approved {
+        Some(Vec::new())
+    } else {
+        snapshot::changed_paths(&lp.repo, approved, &tree)
+            .ok()
+            .map(|paths| {
+                paths
+                    .into_iter()
+                    .filter(|p| {
+                        !exclude
+                            .iter()
+                            .any(|d| p == d || p.starts_with(&format!("{d}/")))
+                    })
+                    .collect()
+            })
+    };
+    let ok = differ.as_ref().is_some_and(Vec::is_empty);
+    let differ_list = differ.clone().unwrap_or_default();
+    if args.json {
+        let value = json!({
+            "loop": lp.name.as_str(),
+            "approved": ok,
+            "approved_tree": approved,
+            "approved_by": approval.by,
+            "approved_at": approval.at,
+            "round": approval.round,
+            "checked": args.rev.as_deref().unwrap_or("working tree"),
+            "tree": tree,
+            "differ": differ,
+            "approved_tree_present": differ.is_some(),
+        });
+        super::emit(format!("{}\n", serde_json::to_string_pretty(&value)?).as_bytes())?;
+    } else if ok {
+        super::emit(
+            format!(
+                "approved: {what} is the tree {} approved by {} at {} (loop `{}`, round {})\n",
+                approved.get(..12).unwrap_or(approved),
+                approval.by,
+                approval.at,
+                lp.name,
+                approval.round
+            )
+            .as_bytes(),
+        )?;
+    } else if differ.is_none() {
+        super::emit(
+            format!(
+                "not approved: {what} (tree {}) is not the tree approved by {} at {} (tree {}); \
+                 the approved tree is not in this repository, so the differing paths cannot be listed\n\
+                 hint: `git fetch origin 'refs/referee/*:refs/referee/*'` brings the snapshots\n",
+                tree.get(..12).unwrap_or(&tree),
+                approval.by,
+                approval.at,
+                approved.get(..12).unwrap_or(approved),
+            )
+            .as_bytes(),
+        )?;
+    } else {
+        let mut out = format!(
+            "not approved: {what} differs from the tree approved by {} at {} (loop `{}`, round {}) in {}:\n",
+            approval.by,
+            approval.at,
+            lp.name,
+            approval.round,
+            crate::engine::decide::plural(differ_list.len(), "path")
+        );
+        for p in &differ_list {
+            out.push_str(&format!("  {p}\n"));
+        }
+        super::emit(out.as_bytes())?;
+    }
+    Ok(if ok { Exit::Success } else { Exit::Escalated })
 }

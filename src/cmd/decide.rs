@@ -1,13 +1,110 @@
-//! `referee approve` and `referee reject`.
+//! `referee approve` and `referee reject`: a person's decision on the loop's
+//! outcome, appended to the ledger and bound to the exact bytes — the tree of
+//! the last round's snapshot. An approval of a tree that changed since is
+//! refused.
+
+use serde_json::json;
 
 use crate::cli::DecisionArgs;
-use crate::exit::Exit;
+use crate::engine::History;
+use crate::exit::{Exit, UsageError};
+use crate::ledger::row::one_line;
+use crate::ledger::{Draft, Kind};
+use crate::snapshot;
 use crate::state::State;
 
-pub fn approve(_state: &State, _args: DecisionArgs) -> anyhow::Result<Exit> {
-    Err(super::not_available("approve"))
+pub fn approve(state: &State, args: DecisionArgs) -> anyhow::Result<Exit> {
+    decide(state, args, Kind::Approve)
 }
 
-pub fn reject(_state: &State, _args: DecisionArgs) -> anyhow::Result<Exit> {
-    Err(super::not_available("reject"))
+pub fn reject(state: &State, args: DecisionArgs) -> anyhow::Result<Exit> {
+    decide(state, args, Kind::Reject)
+}
+
+fn decide(state: &State, args: DecisionArgs, kind: Kind) -> anyhow::Result<Exit> {
+    let by = one_line(&args.by);
+    if by.is_empty() {
+        return Err(UsageError("--by: name the person who decides".into()).into());
+    }
+    let reason = one_line(args.reason.as_deref().unwrap_or_default());
+    let lp = super::open_loop(state, &args.select)?;
+    let at = super::now()?;
+    let mut locked = lp.store.lock()?;
+    let history = History::read(&lp, locked.rows()?)?;
+    let Some((row, last)) = &history.last else {
+        anyhow::bail!(
+            "loop `{}` has no round yet: there is nothing to decide on\nhint: `referee record --loop {} --findings FILE` records round 1",
+            lp.name,
+            lp.name
+        );
+    };
+    let verb = if kind == Kind::Approve {
+        "approve"
+    } else {
+        "reject"
+    };
+    if kind == Kind::Approve {
+        let exclude: Vec<&str> = lp.exclude.iter().map(String::as_str).collect();
+        let now = snapshot::worktree_tree(&lp.repo, &exclude)?;
+        if now != last.snapshot.tree {
+            let changed = snapshot::changed_paths(&lp.repo, &last.snapshot.tree, &now)?;
+            anyhow::bail!(
+                "cannot approve loop `{}`: the working tree is not the tree of round {} ({} changed: {})\n\
+                 hint: record another round first (`referee record --loop {} --findings FILE`), or restore the round's tree",
+                lp.name,
+                row.round,
+                crate::engine::decide::plural(changed.len(), "path"),
+                changed
+                    .iter()
+                    .map(|p| format!("`{p}`"))
+                    .collect::<Vec<_>>()
+                    .join(", "),
+                lp.name
+            );
+        }
+    }
+    let mut draft = Draft::new(kind, row.round, &at);
+    draft.by = by.clone();
+    draft.reason = reason;
+    draft.subject = last.snapshot.tree.clone();
+    draft.snapshot = last.snapshot.commit.clone();
+    let appended = locked.append(draft, None)?;
+    drop(locked);
+    if args.json {
+        let value = json!({
+            "loop": lp.name.as_str(),
+            "decision": verb,
+            "by": by,
+            "round": row.round,
+            "tree": last.snapshot.tree,
+            "row": appended.to_json(),
+        });
+        super::emit(format!("{}\n", serde_json::to_string_pretty(&value)?).as_bytes())?;
+    } else {
+        let what = if kind == Kind::Approve {
+            "approved"
+        } else {
+            "rejected"
+        };
+        let mut out = format!(
+            "{what} loop `{}` by {by}: round {} (tree {}, {})\n",
+            lp.name,
+            row.round,
+            &last.snapshot.tree.get(..12).unwrap_or(&last.snapshot.tree),
+            last.snapshot.reference
+        );
+        if kind == Kind::Approve {
+            out.push_str(&format!(
+                "CI can hold merges to these bytes: `referee approval check --loop {}`\n",
+                lp.name
+            ));
+        } else {
+            out.push_str(&format!(
+                "the loop takes no more rounds until the contract is amended: `referee contract amend --loop {} --max-rounds N --by NAME --reason TEXT`\n",
+                lp.name
+            ));
+        }
+        super::emit(out.as_bytes())?;
+    }
+    Ok(Exit::Success)
 }

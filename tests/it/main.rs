@@ -5,6 +5,7 @@
 
 mod common;
 
+mod approval;
 mod cli;
 mod contract;
 mod findings_props;
