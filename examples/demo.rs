@@ -1,7 +1,8 @@
-//! A demo of referee's foundation on a real git repository: it writes a loop
-//! contract with `referee init`, appends three rounds through the ledger's
-//! library API (what `referee record` will do once it lands), then shows the
-//! ledger, verifies the chain, breaks one byte and verifies again.
+//! A demo of a whole record loop on a real git repository: `referee init`,
+//! then three rounds of a scripted writer (file edits) and reviewer (findings
+//! files) through `referee record`, until the round cap escalates with the
+//! hand-off; then `status`, `ledger verify`, one broken byte, and `verify`
+//! naming the row. Every step is the real command, run in-process.
 //!
 //! Run: `cargo run --example demo`
 
@@ -10,16 +11,61 @@ use std::process::Command;
 
 use clap::Parser;
 use referee::cli::Cli;
-use referee::ledger::{Counts, Draft, Evidence, Kind, Store, Verdict};
+
+/// One round of the scripted pair: what the writer leaves in `auth.rs`, what
+/// the reviewer reports, and what the writer says about earlier findings.
+struct Round {
+    code: &'static str,
+    review: &'static str,
+    responses: Option<&'static str>,
+}
+
+const ROUNDS: [Round; 3] = [
+    Round {
+        code: "fn valid(now: u64, exp: u64) -> bool {\n    now < exp\n}\n\nfn refresh(token: &str) -> String {\n    token.to_string()\n}\n",
+        review: r#"{"findings": [
+  {"id": "F1", "severity": "block", "title": "expired tokens pass at exact boundary",
+   "file": "auth.rs", "line": 2, "body": "use `now >= exp`, the boundary is exploitable"},
+  {"id": "F2", "severity": "bug", "title": "refresh keeps the old token",
+   "file": "auth.rs", "line": 6, "body": "refresh must mint a new token"},
+  {"id": "F3", "severity": "nit", "title": "name `valid` is vague", "file": "auth.rs", "line": 1}
+]}"#,
+        responses: None,
+    },
+    Round {
+        code: "fn valid(now: u64, exp: u64) -> bool {\n    now < exp\n}\n\nfn refresh(token: &str) -> String {\n    format!(\"{token}.next\")\n}\n",
+        review: r#"{"findings": [
+  {"id": "F1", "severity": "block", "title": "expired tokens pass at exact boundary",
+   "file": "auth.rs", "line": 2, "body": "use `now >= exp`, the boundary is exploitable"}
+]}"#,
+        responses: Some(
+            r#"{"responses": [
+  {"id": "F1", "status": "disputed", "note": "spec reads exp as inclusive; changing it breaks token refresh tests"},
+  {"id": "F2", "status": "fixed", "note": "refresh mints a new token"}
+]}"#,
+        ),
+    },
+    Round {
+        code: "fn valid(now: u64, exp: u64) -> bool {\n    // exp is inclusive (spec 4.2)\n    now < exp\n}\n\nfn refresh(token: &str) -> String {\n    format!(\"{token}.next\")\n}\n",
+        review: r#"{"findings": [
+  {"id": "F1", "severity": "block", "title": "expired tokens pass at exact boundary",
+   "file": "auth.rs", "line": 3, "body": "a comment does not change the comparison"}
+]}"#,
+        responses: Some(
+            r#"{"responses": [{"id": "F1", "status": "disputed", "note": "documented the inclusive reading"}]}"#,
+        ),
+    },
+];
 
 fn main() -> anyhow::Result<()> {
-    let dir = std::env::temp_dir().join(format!("referee-demo-{}", std::process::id()));
+    let root = std::env::temp_dir().join(format!("referee-demo-{}", std::process::id()));
+    let dir = root.join("repo");
     std::fs::create_dir_all(&dir)?;
     std::env::set_current_dir(&dir)?;
     git(&dir, &["init", "-q", "-b", "main"])?;
     std::fs::write(
         dir.join("auth.rs"),
-        "fn valid(now: u64, exp: u64) -> bool { now < exp }\n",
+        "fn valid(now: u64, exp: u64) -> bool {\n    now <= exp\n}\n",
     )?;
     git(&dir, &["add", "-A"])?;
     git(
@@ -37,7 +83,7 @@ fn main() -> anyhow::Result<()> {
     )?;
     println!("demo repository: {}\n", dir.display());
 
-    referee(&[
+    run(&[
         "init",
         "--loop",
         "auth-fix",
@@ -47,64 +93,48 @@ fn main() -> anyhow::Result<()> {
         "bug",
     ])?;
 
-    let contract = std::fs::read(dir.join(".referee/contracts/auth-fix.toml"))?;
-    let store = Store::new(
-        dir.join(".referee/ledgers/auth-fix.csv"),
-        dir.join(".referee/ledgers/auth-fix"),
-        &referee::digest::sha256_hex(&contract),
-    );
-    // Three rounds of a loop that converges: 2 must-fix, then 1, then 0.
-    for (round, must_fix, closed, verdict, rule) in [
-        (1, 2, 0, Verdict::Continue, ""),
-        (2, 1, 1, Verdict::Continue, ""),
-        (3, 0, 1, Verdict::Stop, "clean"),
-    ] {
-        let mut draft = Draft::new(
-            Kind::Round,
-            round,
-            &chrono::Utc::now().format("%Y-%m-%dT%H:%M:%SZ").to_string(),
-        );
-        draft.counts = Some(Counts {
-            opened: if round == 1 { 2 } else { 0 },
-            closed,
-            reopened: 0,
-            must_fix_left: must_fix,
-            below_floor_open: 1,
-            diff_added: 12 / u64::from(round),
-            diff_removed: 4,
-        });
-        draft.verdict = Some(verdict);
-        draft.rule = rule.to_string();
-        let evidence = Evidence::stage(&store)?;
-        evidence.add(
-            "findings.json",
-            format!("{{\"findings\":[],\"round\":{round}}}\n").as_bytes(),
-        )?;
-        store.lock()?.append(draft, Some(evidence))?;
+    for (i, round) in ROUNDS.iter().enumerate() {
+        let n = i + 1;
+        println!("\n--- round {n}: the writer edits auth.rs, the reviewer reports ---");
+        std::fs::write(dir.join("auth.rs"), round.code)?;
+        // Reviewer output lives outside the work tree: untracked files are
+        // part of a round's snapshot.
+        let review = root.join(format!("review-{n}.json"));
+        std::fs::write(&review, round.review)?;
+        let review = review.display().to_string();
+        let mut args = vec!["record", "--findings", review.as_str()];
+        let responses = root.join(format!("responses-{n}.json"));
+        let responses = responses.display().to_string();
+        if let Some(text) = round.responses {
+            std::fs::write(&responses, text)?;
+            args.extend(["--responses", responses.as_str()]);
+        }
+        if run(&args)? != 10 {
+            break;
+        }
     }
 
-    println!("\n$ referee ledger show");
-    referee(&["ledger", "show"])?;
-    println!("\n$ referee ledger verify");
-    referee(&["ledger", "verify"])?;
+    run(&["status"])?;
+    run(&["ledger", "verify"])?;
 
     println!("\n(editing one byte of round 2's row...)");
     let path = dir.join(".referee/ledgers/auth-fix.csv");
     let text = std::fs::read_to_string(&path)?;
     let mut lines: Vec<String> = text.lines().map(str::to_string).collect();
-    lines[2] = lines[2].replacen(",1,", ",0,", 1);
+    lines[2] = lines[2].replacen("2,0,1,", "2,0,0,", 1);
     std::fs::write(&path, lines.join("\n") + "\n")?;
-    println!("$ referee ledger verify");
-    referee(&["ledger", "verify"])?;
+    run(&["ledger", "verify"])?;
     Ok(())
 }
 
-/// Runs one referee command line in-process, as the binary would.
-fn referee(args: &[&str]) -> anyhow::Result<()> {
+/// Runs one referee command line in-process, as the binary would, and
+/// returns its exit code.
+fn run(args: &[&str]) -> anyhow::Result<u8> {
+    println!("\n$ referee {}", args.join(" "));
     let cli = Cli::try_parse_from(std::iter::once("referee").chain(args.iter().copied()))?;
-    let exit = referee::cmd::main(cli);
-    println!("(exit {})", exit.code());
-    Ok(())
+    let code = referee::cmd::main(cli).code();
+    println!("(exit {code})");
+    Ok(code)
 }
 
 fn git(dir: &Path, args: &[&str]) -> anyhow::Result<()> {
