@@ -4,7 +4,7 @@
 use std::collections::HashMap;
 
 use crate::cli::{EscalateArgs, HandoffFormat};
-use crate::engine::accounting::Standing as FindingStanding;
+use crate::engine::accounting::{Standing as FindingStanding, Tracked};
 use crate::engine::{History, Loop, Standing};
 use crate::exit::Exit;
 use crate::findings::responses;
@@ -29,11 +29,29 @@ pub fn run(state: &State, args: EscalateArgs) -> anyhow::Result<Exit> {
 pub(super) fn build(lp: &Loop, history: &History) -> anyhow::Result<Handoff> {
     let floor = lp.contract().severity_floor;
     let said = writer_responses(lp, history);
-    let findings = history
+    // Open must-fix findings, and the earlier findings they say they undo:
+    // a flip-flop has two sides.
+    let open: Vec<&Tracked> = history
         .registry
         .findings
         .iter()
         .filter(|t| t.standing == FindingStanding::Open && t.finding.severity >= floor)
+        .collect();
+    let mut undone_by: HashMap<&str, &str> = HashMap::new();
+    for t in &open {
+        if let Some(undone) = t.finding.undoes.as_deref() {
+            undone_by.entry(undone).or_insert(t.finding.id.as_str());
+        }
+    }
+    let findings = history
+        .registry
+        .findings
+        .iter()
+        .filter(|t| {
+            open.iter().any(|o| o.finding.id == t.finding.id)
+                || (undone_by.contains_key(t.finding.id.as_str())
+                    && t.standing != FindingStanding::Open)
+        })
         .map(|t| {
             let f = &t.finding;
             Contested {
@@ -51,6 +69,10 @@ pub(super) fn build(lp: &Loop, history: &History) -> anyhow::Result<Handoff> {
                     .filter(|b| !b.is_empty())
                     .unwrap_or_else(|| f.title.clone()),
                 writer_says: said.get(f.id.as_str()).cloned(),
+                undone_by: match t.standing {
+                    FindingStanding::Open => None,
+                    _ => undone_by.get(f.id.as_str()).map(|s| s.to_string()),
+                },
                 rounds_contested: t.rounds.clone(),
                 reopened_in: t.reopened_in.clone(),
                 induced_by: t.induced_by,

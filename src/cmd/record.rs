@@ -71,7 +71,8 @@ pub(super) fn print(lp: &engine::Loop, recorded: &Recorded, json: bool) -> anyho
         return Ok(());
     }
     let mut out = round::text(&view);
-    if recorded.exit() == Exit::Escalated {
+    // Every stop but `clean` hands off (SPEC §5.1); `nit-round` lists the unconfirmed.
+    if recorded.state.rule.as_deref().is_some_and(|r| r != "clean") {
         let handoff = super::escalate::build(lp, &history)?;
         out.push('\n');
         out.push_str(&String::from_utf8_lossy(&crate::report::handoff::render(

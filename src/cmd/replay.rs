@@ -16,6 +16,13 @@ pub fn run(state: &State, args: ReplayArgs) -> anyhow::Result<Exit> {
     let path = &args.contract;
     let text = std::fs::read_to_string(path)
         .map_err(|e| anyhow::anyhow!("contract `{}`: cannot read: {e}", path.display()))?;
+    // The other contract may leave out `loop`: it is replayed on this loop.
+    let text = match toml::from_str::<toml::Table>(&text) {
+        Ok(table) if !table.contains_key("loop") => {
+            format!("loop = \"{}\"\n{text}", lp.name)
+        }
+        _ => text,
+    };
     let other = Contract::from_toml(&text, &lp.contract().base)
         .map_err(|e| anyhow::anyhow!("contract `{}`: {e}", path.display()))?;
     let r = replay(&lp, &history, &other)?;

@@ -75,16 +75,16 @@ pub fn parse(input: &[u8]) -> Result<Vec<Response>, ResponsesError> {
     };
     let mut out = Vec::with_capacity(list.len());
     for (i, item) in list.iter().enumerate() {
-        let at = format!("`responses[{i}]`");
+        let at = format!("responses[{i}]");
         let Some(obj) = item.as_object() else {
-            return Err(invalid(at, "must be an object"));
+            return Err(invalid(format!("`{at}`"), "must be an object"));
         };
         let id = match obj.get("id") {
             Some(Value::String(id)) if !id.trim().is_empty() => id.trim().to_string(),
             Some(Value::Number(n)) => n.to_string(),
             other => {
                 return Err(invalid(
-                    format!("{at}.id"),
+                    format!("`{at}.id`"),
                     format!("must be a finding id, not {}", shown(other)),
                 ));
             }
@@ -95,7 +95,7 @@ pub fn parse(input: &[u8]) -> Result<Vec<Response>, ResponsesError> {
             Some("wontfix") => Status::Wontfix,
             _ => {
                 return Err(invalid(
-                    format!("{at}.status"),
+                    format!("`{at}.status`"),
                     format!(
                         "must be fixed, disputed or wontfix, not {}",
                         shown(obj.get("status"))
@@ -108,7 +108,7 @@ pub fn parse(input: &[u8]) -> Result<Vec<Response>, ResponsesError> {
             Some(Value::String(note)) => note.clone(),
             other => {
                 return Err(invalid(
-                    format!("{at}.note"),
+                    format!("`{at}.note`"),
                     format!("must be text, not {}", shown(other)),
                 ));
             }
@@ -160,15 +160,15 @@ mod tests {
             ),
             (
                 br#"{"responses": [{"status": "fixed"}]}"#,
-                "`responses[0]`.id: must be a finding id, not missing",
+                "`responses[0].id`: must be a finding id, not missing",
             ),
             (
                 br#"{"responses": [{"id": "F1", "status": "done"}]}"#,
-                "`responses[0]`.status: must be fixed, disputed or wontfix, not `\"done\"`",
+                "`responses[0].status`: must be fixed, disputed or wontfix, not `\"done\"`",
             ),
             (
                 br#"{"responses": [{"id": "F1", "status": "fixed", "note": 3}]}"#,
-                "`responses[0]`.note: must be text, not `3`",
+                "`responses[0].note`: must be text, not `3`",
             ),
         ];
         for (input, want) in cases {

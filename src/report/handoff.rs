@@ -42,6 +42,8 @@ pub struct Contested {
     pub reviewer_says: String,
     /// `status: note`, or `None` when the writer never answered.
     pub writer_says: Option<String>,
+    /// For a closed finding listed because an open one says it undoes it.
+    pub undone_by: Option<String>,
     pub rounds_contested: Vec<u32>,
     pub reopened_in: Vec<u32>,
     pub induced_by: Option<u32>,
@@ -92,9 +94,13 @@ fn rounds(list: &[u32]) -> String {
 }
 
 fn finding_line(c: &Contested, code: fn(&str) -> String) -> String {
+    let tag = match &c.undone_by {
+        Some(by) => format!("[{} {}, closed, undone by {by}]", c.id, c.severity),
+        None => format!("[{} {}]", c.id, c.severity),
+    };
     match &c.location {
-        Some(loc) => format!("{} ({}) [{} {}]", c.title, code(loc), c.id, c.severity),
-        None => format!("{} [{} {}]", c.title, c.id, c.severity),
+        Some(loc) => format!("{} ({}) {tag}", c.title, code(loc)),
+        None => format!("{} {tag}", c.title),
     }
 }
 

@@ -24,7 +24,7 @@ pub fn text(v: &RoundView<'_>) -> String {
     let mut out = String::new();
     if v.already {
         out.push_str(&format!(
-            "already recorded as round {}: nothing appended\n",
+            "already recorded as round {}: nothing appended (the same tree and review, or the same idempotency key)\n",
             v.row.round
         ));
     }

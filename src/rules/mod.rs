@@ -150,8 +150,10 @@ fn flip_flop(_: &[RoundFacts], now: &RoundFacts, _: u32) -> Option<Fired> {
 fn diff_growth(rounds: &[RoundFacts], now: &RoundFacts, _: u32) -> Option<Fired> {
     let [a, b, c] = rounds.last_chunk::<3>()?;
     (c.diff_size > b.diff_size && b.diff_size > a.diff_size).then_some(())?;
-    // Fewest must-fix findings left; the latest round wins a tie.
-    let best = rounds.iter().min_by(|x, y| {
+    // Fewest must-fix findings left among the rounds before this one (going
+    // back to this round would restore nothing); the latest wins a tie.
+    let before = &rounds[..rounds.len() - 1];
+    let best = before.iter().min_by(|x, y| {
         x.must_fix_left
             .cmp(&y.must_fix_left)
             .then(y.round.cmp(&x.round))

@@ -170,6 +170,14 @@ fn diff_growth_names_the_round_with_fewest_must_fix_latest_on_ties() {
 }
 
 #[test]
+fn diff_growth_never_recommends_the_round_it_fires_in() {
+    let rounds = vec![r(1, 2, 1), r(2, 2, 2), r(3, 1, 3)];
+    let fired = evaluate(&rounds, 10).unwrap();
+    assert_eq!(fired.rule, Rule::DiffGrowth);
+    assert_eq!(fired.revert_to, Some(2));
+}
+
+#[test]
 fn reasons_name_what_happened() {
     let rounds = vec![
         r(1, 2, 5),

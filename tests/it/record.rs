@@ -234,6 +234,13 @@ fn flip_flop_by_undo_marker() {
         out.stdout
             .contains("round 2: F2 undoes the earlier required F1")
     );
+    // Both sides of the flip reach the human.
+    assert!(
+        out.stdout.contains("[F1 bug, closed, undone by F2]"),
+        "{}",
+        out.stdout
+    );
+    assert!(out.stdout.contains("[F2 bug]"));
 }
 
 #[test]
@@ -339,6 +346,11 @@ fn nit_round_with_explicit_closure_lists_the_unconfirmed() {
         out.stdout.contains("carried must-fix F1 unconfirmed"),
         "{}",
         out.stdout
+    );
+    assert!(
+        out.stdout
+            .contains("unconfirmed: F1 carried from earlier rounds"),
+        "the hand-off follows a nit-round"
     );
     let rows = rounds(&repo);
     assert_eq!(rows[1]["must_fix_left"], 1);
@@ -526,7 +538,7 @@ fn a_retried_record_appends_nothing_and_answers_the_same() {
     assert!(
         again
             .stdout
-            .starts_with("already recorded as round 1: nothing appended\n")
+            .starts_with("already recorded as round 1: nothing appended (the same tree and review, or the same idempotency key)\n")
     );
     assert_eq!(rounds(&repo).len(), 1);
 
