@@ -135,6 +135,12 @@ pub struct RunArgs {
     /// Review the existing changes before any writer call.
     #[arg(long)]
     pub review_first: bool,
+    /// Print only the outcome (and the hand-off), no progress.
+    #[arg(long, conflicts_with = "json")]
+    pub quiet: bool,
+    /// Print JSON lines of round events on stdout.
+    #[arg(long)]
+    pub json: bool,
 }
 
 #[derive(Debug, Args)]
@@ -151,7 +157,7 @@ pub struct RecordArgs {
     #[arg(long, value_name = "F")]
     pub responses: Option<PathBuf>,
     /// What this round cost in US dollars.
-    #[arg(long, value_name = "X")]
+    #[arg(long, value_name = "X", allow_negative_numbers = true)]
     pub cost_usd: Option<f64>,
     /// Tokens this round used.
     #[arg(long, value_name = "N")]

@@ -1,5 +1,6 @@
 //! referee: a loop referee for coding-agent pairs.
 
+pub mod agent;
 pub mod cli;
 pub mod cmd;
 pub mod contract;

@@ -34,7 +34,7 @@ static BEARER: LazyLock<Regex> = LazyLock::new(|| {
 /// `NAME=value`, `NAME: value`, `"name": "value"` where the name says secret.
 static PAIRS: LazyLock<Regex> = LazyLock::new(|| {
     Regex::new(
-        r#"(?i)\b([a-z0-9_.-]*(?:api[_-]?key|secret|token|passw(?:or)?d|credential|private[_-]?key|access[_-]?key|auth)[a-z0-9_.-]*)(["']?[ \t]*[=:][ \t]*["']?)([^\s"',;&}{\]\[]{4,})"#,
+        r#"(?i)\b([a-z0-9_.-]*(?:api[_-]?key|secret|token|passw(?:or)?d|credential|private[_-]?key|access[_-]?key)[a-z0-9_.-]*)(["']?[ \t]*(?:=|:[ \t]|:["'])[ \t]*["']?)([^\s"',;&}{\]\[]{4,})"#,
     )
     .unwrap_or_else(|_| never())
 });
@@ -146,6 +146,7 @@ mod tests {
             "the token expiry check is off by one",
             "auth_enabled = true",
             "fn check(token: &str)",
+            "auth:expiry_boundary and token:refresh_test",
         ] {
             assert_eq!(r(text), text);
         }

@@ -64,6 +64,7 @@ pub(super) fn print(lp: &engine::Loop, recorded: &Recorded, json: bool) -> anyho
         max_rounds: history.max_rounds,
         already: recorded.already,
         floor: lp.contract().severity_floor,
+        driven: false,
     };
     if json {
         let value = round::json(&view, i32::from(recorded.exit().code()));

@@ -37,6 +37,28 @@ pub struct Contract {
     pub reviewer: Option<Agent>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub judge: Option<Judge>,
+    #[serde(skip_serializing_if = "Prompts::is_empty")]
+    pub prompt: Prompts,
+}
+
+/// `[prompt]`: templates that replace the built-in writer and reviewer
+/// prompts, inline or as repo-relative files (docs/presets.md).
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]
+pub struct Prompts {
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub writer: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub reviewer: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub writer_file: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub reviewer_file: Option<String>,
+}
+
+impl Prompts {
+    pub fn is_empty(&self) -> bool {
+        *self == Prompts::default()
+    }
 }
 
 /// When a prior finding counts as closed.
@@ -93,6 +115,7 @@ const TOP_FIELDS: &[&str] = &[
     "writer",
     "reviewer",
     "judge",
+    "prompt",
 ];
 
 impl Contract {
@@ -109,6 +132,7 @@ impl Contract {
             writer: None,
             reviewer: None,
             judge: None,
+            prompt: Prompts::default(),
         }
     }
 
@@ -161,6 +185,26 @@ impl Contract {
         }
         if let Some(judge) = fields.table("judge")? {
             contract.judge = Some(Judge::from_table(judge)?);
+        }
+        if let Some(prompt) = fields.table("prompt")? {
+            let p = Fields::new(prompt, "prompt.");
+            p.only(&["writer", "reviewer", "writer_file", "reviewer_file"])?;
+            contract.prompt = Prompts {
+                writer: p.text("writer")?,
+                reviewer: p.text("reviewer")?,
+                writer_file: p.text("writer_file")?,
+                reviewer_file: p.text("reviewer_file")?,
+            };
+            for role in ["writer", "reviewer"] {
+                let file = format!("{role}_file");
+                if p.get(role).is_some() && p.get(&file).is_some() {
+                    return Err(ContractError::Invalid {
+                        field: format!("prompt.{file}"),
+                        value: "set together with `prompt.".to_string() + role + "`",
+                        allowed: "one of the two: an inline template or a file".into(),
+                    });
+                }
+            }
         }
         Ok(contract)
     }

@@ -74,6 +74,18 @@ pub fn to_toml(contract: &Contract) -> String {
     if let Some(judge) = &c.judge {
         judge_section(&mut out, judge);
     }
+    if !c.prompt.is_empty() {
+        out.push('\n');
+        line(
+            &mut out,
+            "# prompt templates that replace the built-in ones (docs/presets.md)",
+        );
+        line(&mut out, "[prompt]");
+        opt(&mut out, "writer", c.prompt.writer.as_deref());
+        opt(&mut out, "reviewer", c.prompt.reviewer.as_deref());
+        opt(&mut out, "writer_file", c.prompt.writer_file.as_deref());
+        opt(&mut out, "reviewer_file", c.prompt.reviewer_file.as_deref());
+    }
     out
 }
 

@@ -270,8 +270,15 @@ fn unreviewed(
     let (must_fix_left, below_floor_open) = open_counts(round.registry, terms.floor);
     counts.must_fix_left = must_fix_left;
     counts.below_floor_open = below_floor_open;
+    let budget = budget_reached(terms, round.spent_usd, round.spent_tokens);
     let (stop, reason) = if out_of_scope.is_empty() {
-        (None, format!("round {}: unreviewed", round.round))
+        match budget {
+            Some(why) => (
+                Some(Stop::Budget),
+                format!("round {}: {why} before the review", round.round),
+            ),
+            None => (None, format!("round {}: unreviewed", round.round)),
+        }
     } else {
         (
             Some(Stop::Scope),

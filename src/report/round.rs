@@ -17,6 +17,8 @@ pub struct RoundView<'a> {
     pub max_rounds: u32,
     pub already: bool,
     pub floor: Severity,
+    /// `run` drives the loop: the next step is the referee's, not the caller's.
+    pub driven: bool,
 }
 
 /// The human form.
@@ -89,6 +91,11 @@ fn next_line(v: &RoundView<'_>) -> String {
             "continue: {}; record round {} after the next review",
             v.state.reason,
             v.row.round + 1
+        ),
+        None if v.driven => format!(
+            "continue: round {} asks the writer to fix {}",
+            v.row.round + 1,
+            open.join(", ")
         ),
         None => format!(
             "continue: fix {}, then record round {}",

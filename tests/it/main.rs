@@ -12,3 +12,4 @@ mod findings_props;
 mod ledger;
 mod parse;
 mod record;
+mod run;

@@ -1,0 +1,163 @@
+use super::*;
+use crate::agent::process::Captured;
+use std::time::Duration;
+
+fn done(code: i32, stdout: &str, stderr: &str) -> Finished {
+    Finished {
+        code: Some(code),
+        stdout: Captured {
+            bytes: stdout.as_bytes().to_vec(),
+            dropped: 0,
+        },
+        stderr: Captured {
+            bytes: stderr.as_bytes().to_vec(),
+            dropped: 0,
+        },
+        elapsed: Duration::from_secs(1),
+    }
+}
+
+#[test]
+fn claude_result_gives_cost_tokens_and_responses() {
+    let out = r#"{"type":"result","subtype":"success","is_error":false,"total_cost_usd":0.25,
+        "usage":{"input_tokens":100,"output_tokens":20,"cache_read_input_tokens":5000},
+        "result":"Done.\n```json\n{\"responses\":[{\"id\":\"F1\",\"status\":\"disputed\",\"note\":\"spec says so\"}]}\n```"}"#;
+    let r = interpret(Preset::Claude, Role::Writer, &done(0, out, ""), None, None).unwrap();
+    assert_eq!(r.cost_usd, Some(0.25));
+    assert_eq!(r.tokens, Some(120));
+    assert_eq!(r.responses.len(), 1);
+    assert_eq!(r.responses[0].note, "spec says so");
+    let err = interpret(
+        Preset::Claude,
+        Role::Reviewer,
+        &done(
+            0,
+            r#"{"type":"result","is_error":true,"subtype":"error_max_turns"}"#,
+            "",
+        ),
+        None,
+        None,
+    )
+    .unwrap_err();
+    assert_eq!(err, "reported an error: error_max_turns");
+}
+
+#[test]
+fn codex_sums_turn_usage_and_prefers_the_output_file() {
+    let stream = concat!(
+        "{\"type\":\"thread.started\"}\n",
+        "{\"type\":\"item.completed\",\"item\":{\"type\":\"agent_message\",\"text\":\"stream text\"}}\n",
+        "{\"type\":\"turn.completed\",\"usage\":{\"input_tokens\":10,\"cached_input_tokens\":4,\"output_tokens\":5}}\n",
+    );
+    let r = interpret(
+        Preset::Codex,
+        Role::Reviewer,
+        &done(0, stream, ""),
+        Some(b"{\"findings\":[]}"),
+        None,
+    )
+    .unwrap();
+    assert_eq!(r.tokens, Some(15));
+    assert_eq!(r.review.as_deref(), Some(&b"{\"findings\":[]}"[..]));
+    let r = interpret(
+        Preset::Codex,
+        Role::Reviewer,
+        &done(0, stream, ""),
+        Some(b"  \n"),
+        None,
+    )
+    .unwrap();
+    assert_eq!(r.review.as_deref(), Some(&b"stream text"[..]));
+    let failed = "{\"type\":\"turn.failed\",\"error\":{\"message\":\"stream disconnected\"}}\n";
+    assert_eq!(
+        interpret(
+            Preset::Codex,
+            Role::Writer,
+            &done(0, failed, ""),
+            None,
+            None
+        )
+        .unwrap_err(),
+        "reported an error: stream disconnected"
+    );
+}
+
+#[test]
+fn gemini_reads_response_and_model_token_totals() {
+    let out = r#"{"response":"```json\n{\"findings\":[]}\n```","stats":{"models":{"gemini-2.5-pro":{"tokens":{"total":300}},"flash":{"tokens":{"total":20}}}}}"#;
+    let r = interpret(
+        Preset::Gemini,
+        Role::Reviewer,
+        &done(0, out, ""),
+        None,
+        None,
+    )
+    .unwrap();
+    assert_eq!(r.review.as_deref(), Some(&b"{\"findings\":[]}"[..]));
+    assert_eq!(r.tokens, Some(320));
+}
+
+#[test]
+fn command_usage_counts_and_failures_are_named() {
+    let out = r#"{"findings":[],"usage":{"cost_usd":0.5,"tokens":42}}"#;
+    let r = interpret(
+        Preset::Command,
+        Role::Reviewer,
+        &done(0, "", ""),
+        Some(out.as_bytes()),
+        None,
+    )
+    .unwrap();
+    assert_eq!((r.cost_usd, r.tokens), (Some(0.5), Some(42)));
+    assert_eq!(
+        interpret(
+            Preset::Command,
+            Role::Writer,
+            &done(3, "", "\nboom happened\n"),
+            None,
+            None
+        )
+        .unwrap_err(),
+        "exited with status 3: boom happened"
+    );
+}
+
+#[test]
+fn tests_preset_needs_its_report_whatever_the_exit() {
+    let r = interpret(
+        Preset::Tests,
+        Role::Reviewer,
+        &done(101, "", ""),
+        None,
+        Some(b"<testsuites/>"),
+    )
+    .unwrap();
+    assert!(r.review.is_some());
+    let err = interpret(Preset::Tests, Role::Reviewer, &done(0, "", ""), None, None).unwrap_err();
+    assert!(
+        err.starts_with("wrote no JUnit report (the test command exited with status 0)"),
+        "{err}"
+    );
+}
+
+#[test]
+fn too_much_output_is_a_failure() {
+    let mut f = done(0, "{}", "");
+    f.stdout.dropped = 10;
+    assert!(
+        interpret(Preset::Command, Role::Writer, &f, None, None)
+            .unwrap_err()
+            .starts_with("printed 10 bytes more")
+    );
+}
+
+#[test]
+fn fences_and_responses() {
+    assert_eq!(strip_fences("```json\n{\"a\":1}\n```"), "{\"a\":1}");
+    assert_eq!(strip_fences("{\"a\":1}"), "{\"a\":1}");
+    assert!(responses_in("no json here").is_empty());
+    assert_eq!(
+        responses_in("x {\"responses\":[{\"id\":\"F1\",\"status\":\"fixed\"}]} y").len(),
+        1
+    );
+}

@@ -1,0 +1,171 @@
+use super::*;
+
+fn agent(toml_text: &str, role: &str) -> Agent {
+    let text = format!("loop = \"t\"\n[{role}]\n{toml_text}");
+    let c = crate::contract::Contract::from_toml(&text, "HEAD").unwrap();
+    if role == "writer" {
+        c.writer.unwrap()
+    } else {
+        c.reviewer.unwrap()
+    }
+}
+
+fn files() -> Files {
+    Files {
+        prompt: "/w/prompt.md".into(),
+        patch: "/w/patch.diff".into(),
+        findings: "/w/findings.json".into(),
+        schema: "/w/schema.json".into(),
+        output: "/w/output".into(),
+    }
+}
+
+fn call(agent: &Agent, role: Role, usd: Option<f64>) -> Call {
+    let files = files();
+    build(
+        agent,
+        &Context {
+            role,
+            loop_name: "l",
+            round: 2,
+            repo: Path::new("/repo"),
+            prompt: "fix it; rm -rf / $(nope)",
+            files: &files,
+            schema: "{\"type\":\"object\"}",
+            remaining_usd: usd,
+            review_base: None,
+        },
+    )
+}
+
+fn argv(call: &Call) -> Vec<String> {
+    std::iter::once(call.program.clone())
+        .chain(call.args.iter().map(|a| a.to_string_lossy().into_owned()))
+        .collect()
+}
+
+#[test]
+fn claude_writer_accepts_edits_within_the_remaining_budget() {
+    let a = agent(
+        "preset = \"claude\"\nmodel = \"sonnet\"\nmax_turns = 30\nallowed_tools = [\"Read\", \"Edit\"]\nargs = [\"--verbose\"]",
+        "writer",
+    );
+    let c = call(&a, Role::Writer, Some(1.234));
+    assert_eq!(
+        argv(&c),
+        [
+            "claude",
+            "-p",
+            "--output-format",
+            "json",
+            "--permission-mode",
+            "acceptEdits",
+            "--max-budget-usd",
+            "1.23",
+            "--model",
+            "sonnet",
+            "--allowedTools",
+            "Read,Edit",
+            "--max-turns",
+            "30",
+            "--verbose"
+        ]
+    );
+    assert_eq!(c.stdin.as_deref(), Some(&b"fix it; rm -rf / $(nope)"[..]));
+}
+
+#[test]
+fn claude_reviewer_plans_with_the_schema() {
+    let a = agent("preset = \"claude\"\nbin = \"/opt/claude\"", "reviewer");
+    let c = call(&a, Role::Reviewer, None);
+    assert_eq!(
+        argv(&c),
+        [
+            "/opt/claude",
+            "-p",
+            "--output-format",
+            "json",
+            "--permission-mode",
+            "plan",
+            "--json-schema",
+            "{\"type\":\"object\"}"
+        ]
+    );
+}
+
+#[test]
+fn codex_reads_the_prompt_from_stdin_last() {
+    let a = agent("preset = \"codex\"\nmodel = \"gpt-5\"", "reviewer");
+    let c = call(&a, Role::Reviewer, None);
+    assert_eq!(
+        argv(&c),
+        [
+            "codex",
+            "exec",
+            "--json",
+            "--sandbox",
+            "read-only",
+            "--skip-git-repo-check",
+            "-C",
+            "/repo",
+            "-o",
+            "/w/output",
+            "--output-schema",
+            "/w/schema.json",
+            "-m",
+            "gpt-5",
+            "-"
+        ]
+    );
+    let w = agent("preset = \"codex\"", "writer");
+    assert!(argv(&call(&w, Role::Writer, None)).contains(&"workspace-write".to_string()));
+}
+
+#[test]
+fn codex_review_and_gemini() {
+    let a = agent("preset = \"codex-review\"", "reviewer");
+    assert_eq!(
+        argv(&call(&a, Role::Reviewer, None)),
+        ["codex", "exec", "review", "--uncommitted"]
+    );
+    let g = agent("preset = \"gemini\"", "writer");
+    let c = call(&g, Role::Writer, None);
+    assert_eq!(
+        argv(&c),
+        [
+            "gemini",
+            "-p",
+            "fix it; rm -rf / $(nope)",
+            "--output-format",
+            "json",
+            "--approval-mode",
+            "auto_edit"
+        ]
+    );
+    assert_eq!(c.stdin, None);
+}
+
+#[test]
+fn command_runs_the_contract_argv_with_the_referee_environment() {
+    let a = agent(
+        "preset = \"command\"\ncommand = [\"./agent.sh\", \"--fast\"]\nenv = { TOKEN_FILE = \"t\" }\ncwd = \"sub\"",
+        "writer",
+    );
+    let c = call(&a, Role::Writer, None);
+    assert_eq!(argv(&c), ["./agent.sh", "--fast"]);
+    assert_eq!(c.cwd, Path::new("/repo/sub"));
+    let env: std::collections::HashMap<_, _> = c.env.iter().cloned().collect();
+    assert_eq!(env["REFEREE_ROUND"], "2");
+    assert_eq!(env["REFEREE_ROLE"], "writer");
+    assert_eq!(env["REFEREE_FINDINGS_FILE"], "/w/findings.json");
+    assert_eq!(env["REFEREE_OUTPUT_FILE"], "/w/output");
+    assert_eq!(env["TOKEN_FILE"], "t");
+    assert!(!env.contains_key("REFEREE_PATCH_FILE"));
+    let t = agent(
+        "preset = \"tests\"\ncommand = [\"cargo\", \"test\"]\njunit = \"junit.xml\"",
+        "reviewer",
+    );
+    let c = call(&t, Role::Reviewer, None);
+    assert_eq!(c.stdin, None);
+    assert!(c.env.iter().any(|(k, _)| k == "REFEREE_PATCH_FILE"));
+}

@@ -1,0 +1,436 @@
+//! `referee run` with scripted agents (tests/fixtures/agents/fake-agent.sh):
+//! rounds driven end to end, failures that record nothing, guards before the
+//! review, prompts that no shell reads, Ctrl-C.
+
+use std::path::PathBuf;
+
+use serde_json::Value;
+
+use crate::common::{Repo, text};
+
+const BUG: &str = r#"{"findings":[{"id":"F1","severity":"bug","title":"off by one in expiry","file":"src/auth.rs","line":1,"body":"use >="}]}"#;
+const CLEAN: &str = r#"{"findings":[]}"#;
+
+fn fake_agent() -> String {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/fixtures/agents/fake-agent.sh")
+        .display()
+        .to_string()
+}
+
+/// A repository with a loop driven by the fake agent, and its script folder.
+struct Fake {
+    repo: Repo,
+    script: tempfile::TempDir,
+}
+
+impl Fake {
+    /// `extra` is TOML for the top of the contract; `writer`/`reviewer` extra
+    /// lines go into their sections.
+    fn new(extra: &str, writer: &str, reviewer: &str) -> Fake {
+        let repo = Repo::new();
+        repo.write(
+            "src/auth.rs",
+            "fn valid(now: u64, exp: u64) -> bool { now > exp }\n",
+        );
+        repo.git(&["add", "-A"]);
+        repo.git(&["commit", "-q", "-m", "auth"]);
+        let script = tempfile::tempdir().unwrap();
+        let dir = script.path().display().to_string();
+        let agent = fake_agent();
+        let contract = format!(
+            "loop = \"l\"\n{extra}\n\
+             [writer]\npreset = \"command\"\ncommand = [\"{agent}\"]\nenv = {{ FAKE_DIR = \"{dir}\" }}\n{writer}\n\
+             [reviewer]\npreset = \"command\"\ncommand = [\"{agent}\"]\nenv = {{ FAKE_DIR = \"{dir}\" }}\n{reviewer}\n"
+        );
+        let path = script.path().join("contract.toml");
+        std::fs::write(&path, contract).unwrap();
+        repo.referee()
+            .args(["init", "--from", path.to_str().unwrap()])
+            .assert()
+            .success();
+        Fake { repo, script }
+    }
+
+    fn file(&self, name: &str, body: &str) -> &Fake {
+        std::fs::write(self.script.path().join(name), body).unwrap();
+        self
+    }
+
+    fn run(&self, args: &[&str]) -> (i32, String, String) {
+        let out = self.repo.referee().arg("run").args(args).output().unwrap();
+        (
+            out.status.code().unwrap_or(-1),
+            text(&out.stdout),
+            text(&out.stderr),
+        )
+    }
+
+    fn calls(&self) -> String {
+        std::fs::read_to_string(self.script.path().join("calls.log")).unwrap_or_default()
+    }
+
+    fn rounds(&self) -> Vec<Value> {
+        let out = self
+            .repo
+            .referee()
+            .args(["ledger", "show", "--json"])
+            .output()
+            .unwrap();
+        serde_json::from_slice(&out.stdout).unwrap()
+    }
+}
+
+/// A writer step that rewrites the auth check.
+fn fix(body: &str) -> String {
+    format!("printf '%s\\n' '{body}' > src/auth.rs\n")
+}
+
+#[test]
+fn a_loop_converges_round_by_round() {
+    let f = Fake::new("max_rounds = 4", "", "");
+    f.file("writer-1.sh", &fix("fn valid(now: u64, exp: u64) -> bool { now < exp }"))
+        .file("reviewer-1.print", BUG)
+        .file("writer-2.sh", &fix("fn valid(now: u64, exp: u64) -> bool { now <= exp }"))
+        .file(
+            "writer-2.out",
+            r#"{"responses":[{"id":"F1","status":"fixed","note":"inclusive now"}],"usage":{"cost_usd":0.25,"tokens":1000}}"#,
+        )
+        .file("reviewer-2.print", CLEAN);
+    let (code, stdout, stderr) = f.run(&["--task", "fix the expiry check"]);
+    assert_eq!(code, 0, "{stdout}\n{stderr}");
+    assert!(
+        stdout.contains("round 1 of 4 · loop `l` · continue"),
+        "{stdout}"
+    );
+    assert!(
+        stdout.contains("continue: round 2 asks the writer to fix F1"),
+        "{stdout}"
+    );
+    assert!(stdout.contains("round 2 of 4 · loop `l` · stop: clean"));
+    assert!(
+        stderr.contains("round 1: writer `command` started"),
+        "{stderr}"
+    );
+    let rows = f.rounds();
+    assert_eq!(rows.len(), 2);
+    assert_eq!(rows[1]["cost_usd"], 0.25);
+    assert_eq!(rows[1]["tokens"], 1000);
+    // The writer got the open finding with its id; the reviewer the patch.
+    let calls = f.calls();
+    assert!(
+        calls.contains("- F1 [bug] src/auth.rs:1: off by one in expiry"),
+        "{calls}"
+    );
+    assert!(calls.contains("fix the expiry check"));
+    assert!(calls.contains("-fn valid(now: u64, exp: u64) -> bool { now < exp }"));
+    // Evidence holds both calls; the snapshots are refs.
+    let evidence = f.repo.join(".referee/ledgers/l/round-2");
+    for name in [
+        "writer.prompt.md",
+        "writer.output",
+        "reviewer.stdout",
+        "reviewer.call.txt",
+        "task.md",
+        "patch.diff",
+        "state.json",
+    ] {
+        assert!(evidence.join(name).exists(), "{name}");
+    }
+    f.repo.git(&["rev-parse", "refs/referee/l/round-2"]);
+    f.repo
+        .referee()
+        .args(["ledger", "verify"])
+        .assert()
+        .success();
+}
+
+#[test]
+fn an_escalation_prints_the_hand_off_with_the_writers_words() {
+    let f = Fake::new("max_rounds = 2", "", "");
+    f.file("writer-1.sh", &fix("a"))
+        .file("reviewer-1.print", BUG)
+        .file("writer-2.sh", &fix("b"))
+        .file(
+            "writer-2.out",
+            r#"{"responses":[{"id":"F1","status":"disputed","note":"the spec reads exp as inclusive"}]}"#,
+        )
+        .file("reviewer-2.print", BUG);
+    let (code, stdout, _) = f.run(&["--task", "t"]);
+    assert_eq!(code, 20, "{stdout}");
+    assert!(stdout.contains("loop `l` stopped at round 2 of 2 on `round-cap`"));
+    assert!(
+        stdout.contains("writer says: disputed: the spec reads exp as inclusive"),
+        "{stdout}"
+    );
+    // A stopped loop is not run again.
+    let (code, _, stderr) = f.run(&[]);
+    assert_eq!(code, 1);
+    assert!(
+        stderr.contains("loop `l` stopped at round 2 on `round-cap`"),
+        "{stderr}"
+    );
+}
+
+#[test]
+fn a_failed_agent_records_nothing_and_the_next_run_resumes_the_round() {
+    let f = Fake::new("", "", "");
+    f.file("writer-1.sh", "echo 'model overloaded' >&2; exit 3\n");
+    let (code, _, stderr) = f.run(&["--task", "t"]);
+    assert_eq!(code, 1);
+    assert!(
+        stderr.contains("round 1: writer `command` failed: exited with status 3: model overloaded; nothing was recorded"),
+        "{stderr}"
+    );
+    assert!(stderr.contains("evidence: `"));
+    assert!(stderr.contains(".referee/ledgers/l/failed/round-1-writer-"));
+    assert!(f.rounds().is_empty());
+    // Resume: the task was kept, round 1 starts over.
+    f.file("writer-1.sh", &fix("fixed"))
+        .file("reviewer-1.print", CLEAN);
+    let (code, stdout, stderr) = f.run(&[]);
+    assert_eq!(code, 0, "{stdout}{stderr}");
+    assert_eq!(f.rounds().len(), 1);
+}
+
+#[test]
+fn a_hung_agent_times_out_and_its_children_die() {
+    let f = Fake::new("", "timeout = \"1s\"", "");
+    let marker = f.script.path().join("child-survived");
+    f.file(
+        "writer-1.sh",
+        &format!("(sleep 3; touch {}) &\nsleep 60\n", marker.display()),
+    );
+    let start = std::time::Instant::now();
+    let (code, _, stderr) = f.run(&["--task", "t"]);
+    assert_eq!(code, 1);
+    assert!(
+        stderr
+            .contains("round 1: writer `command` timed out after 1s; its process group was killed"),
+        "{stderr}"
+    );
+    assert!(start.elapsed() < std::time::Duration::from_secs(20));
+    std::thread::sleep(std::time::Duration::from_secs(4));
+    assert!(!marker.exists(), "a child of the hung agent survived");
+    assert!(f.rounds().is_empty());
+}
+
+#[test]
+fn an_unreadable_review_is_a_failure_not_a_clean_round() {
+    let f = Fake::new("", "", "");
+    f.file("writer-1.sh", &fix("x"))
+        .file("reviewer-1.print", "LGTM!\n");
+    let (code, _, stderr) = f.run(&["--task", "t"]);
+    assert_eq!(code, 1);
+    assert!(
+        stderr.contains("round 1: reviewer `command` gave no readable review"),
+        "{stderr}"
+    );
+    assert!(f.rounds().is_empty());
+}
+
+#[test]
+fn review_first_reviews_before_any_writer_call() {
+    let f = Fake::new("", "", "");
+    f.repo.write(
+        "src/auth.rs",
+        "fn valid(now: u64, exp: u64) -> bool { now >= exp }\n",
+    );
+    f.file("reviewer-1.print", CLEAN);
+    let (code, stdout, _) = f.run(&["--task", "t", "--review-first"]);
+    assert_eq!(code, 0, "{stdout}");
+    let calls = f.calls();
+    assert!(!calls.contains("call writer"), "{calls}");
+    assert!(calls.contains("call reviewer 1"));
+}
+
+#[test]
+fn the_scope_guard_ends_the_round_before_the_review() {
+    let f = Fake::new("scope = [\"src/**\"]", "", "");
+    f.file("writer-1.sh", "echo oops > README.md\n");
+    let (code, stdout, _) = f.run(&["--task", "t"]);
+    assert_eq!(code, 20, "{stdout}");
+    assert!(stdout.contains("stop: scope"));
+    assert!(stdout.contains("outside the scope: `README.md`"));
+    assert!(
+        !f.calls().contains("call reviewer"),
+        "the reviewer never ran"
+    );
+}
+
+#[test]
+fn the_budget_guard_stops_before_the_review_when_the_writer_spends_it() {
+    let f = Fake::new("[budget]\nusd = 1.0", "", "");
+    f.file("writer-1.sh", &fix("x"))
+        .file("writer-1.out", r#"{"usage":{"cost_usd":1.5,"tokens":10}}"#);
+    let (code, stdout, _) = f.run(&["--task", "t"]);
+    assert_eq!(code, 20, "{stdout}");
+    assert!(
+        stdout.contains("round 1: the loop spent $1.50 of its $1.00 budget before the review"),
+        "{stdout}"
+    );
+    assert!(!f.calls().contains("call reviewer"));
+}
+
+#[test]
+fn prompts_never_pass_through_a_shell() {
+    let f = Fake::new("", "", "");
+    f.file("writer-1.sh", &fix("x"))
+        .file("reviewer-1.print", CLEAN);
+    let pwned = f.repo.join("pwned");
+    let task = format!(
+        "fix it $(touch {0}) `touch {0}`; touch {0} | true",
+        pwned.display()
+    );
+    let (code, _, _) = f.run(&["--task", &task]);
+    assert_eq!(code, 0);
+    assert!(!pwned.exists());
+    assert!(
+        f.calls().contains(&task),
+        "the task reached the agent byte for byte"
+    );
+}
+
+#[test]
+fn secrets_in_agent_output_are_redacted_in_evidence() {
+    let f = Fake::new("", "", "");
+    f.file(
+        "writer-1.sh",
+        &format!(
+            "{}echo 'using ANTHROPIC_API_KEY=sk-ant-api03-SECRETSECRETSECRETSECRET'\n",
+            fix("x")
+        ),
+    )
+    .file("reviewer-1.print", CLEAN);
+    let (code, _, _) = f.run(&["--task", "t"]);
+    assert_eq!(code, 0);
+    let dir = f.repo.join(".referee/ledgers/l/round-1");
+    let stdout = std::fs::read_to_string(dir.join("writer.stdout")).unwrap();
+    assert_eq!(stdout, "using ANTHROPIC_API_KEY=[REDACTED]\n");
+    f.repo
+        .referee()
+        .args(["ledger", "verify"])
+        .assert()
+        .success();
+}
+
+#[test]
+fn json_lines_report_every_event() {
+    let f = Fake::new("", "", "");
+    f.file("writer-1.sh", &fix("x"))
+        .file("reviewer-1.print", CLEAN);
+    let (code, stdout, _) = f.run(&["--task", "t", "--json"]);
+    assert_eq!(code, 0);
+    let events: Vec<Value> = stdout
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    let kinds: Vec<String> = events
+        .iter()
+        .map(|e| {
+            format!(
+                "{}:{}",
+                e["event"].as_str().unwrap(),
+                e["phase"].as_str().unwrap_or("")
+            )
+        })
+        .collect();
+    assert_eq!(
+        kinds,
+        [
+            "call:start",
+            "call:end",
+            "call:start",
+            "call:end",
+            "round:",
+            "end:"
+        ]
+    );
+    assert_eq!(events[4]["rule"], "clean");
+    assert_eq!(events[5]["exit"], 0);
+}
+
+#[test]
+fn ctrl_c_stops_the_agents_and_records_nothing() {
+    let f = Fake::new("", "", "");
+    f.file("writer-1.sh", "sleep 60\n");
+    let child = f
+        .repo
+        .referee_std()
+        .args(["run", "--task", "t"])
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let log = f.script.path().join("calls.log");
+    let start = std::time::Instant::now();
+    while !log.exists() && start.elapsed() < std::time::Duration::from_secs(20) {
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    }
+    let pid = nix::unistd::Pid::from_raw(child.id() as i32);
+    nix::sys::signal::kill(pid, nix::sys::signal::Signal::SIGINT).unwrap();
+    let out = child.wait_with_output().unwrap();
+    assert_eq!(out.status.code(), Some(1));
+    assert!(
+        text(&out.stderr)
+            .contains("round 1: writer `command` interrupted; its process group was killed"),
+        "{}",
+        text(&out.stderr)
+    );
+    assert!(start.elapsed() < std::time::Duration::from_secs(30));
+    assert!(f.rounds().is_empty());
+}
+
+#[test]
+fn the_tests_preset_turns_failing_tests_into_findings() {
+    let f = Fake::new("", "", "");
+    // Replace the reviewer with the `tests` preset: a script that writes a
+    // JUnit report, failing until the writer's fix lands.
+    let junit_script = f.script.path().join("tests.sh");
+    std::fs::write(
+        &junit_script,
+        r#"#!/bin/sh
+if grep -q '>=' src/auth.rs; then failures=0; body='<testcase classname="auth" name="expiry_boundary"/>'
+else failures=1; body='<testcase classname="auth" name="expiry_boundary"><failure message="expired token accepted">assert failed</failure></testcase>'; fi
+mkdir -p target
+printf '<?xml version="1.0"?><testsuite name="auth" tests="1" failures="%s">%s</testsuite>\n' "$failures" "$body" > target/junit.xml
+exit $failures
+"#,
+    )
+    .unwrap();
+    let path = f.repo.join(".referee/contracts/l.toml");
+    let contract = std::fs::read_to_string(&path).unwrap();
+    let start = contract.find("[reviewer]").unwrap();
+    let contract = format!(
+        "{}[reviewer]\npreset = \"tests\"\ncommand = [\"sh\", \"{}\"]\njunit = \"target/junit.xml\"\n",
+        &contract[..start],
+        junit_script.display()
+    );
+    std::fs::write(&path, contract).unwrap();
+    f.repo.write(".gitignore", "target/\n");
+    f.file(
+        "writer-1.sh",
+        &fix("fn valid(now: u64, exp: u64) -> bool { now > exp } // still wrong"),
+    )
+    .file(
+        "writer-2.sh",
+        &fix("fn valid(now: u64, exp: u64) -> bool { now >= exp }"),
+    );
+    let (code, stdout, stderr) = f.run(&["--task", "make the expiry test pass"]);
+    assert_eq!(code, 0, "{stdout}\n{stderr}");
+    assert!(
+        stdout.contains("new      auth::expiry_boundary [bug]"),
+        "{stdout}"
+    );
+    // The report is ignored by git: each round's patch is the writer's change
+    // (round 1 also adds the `.gitignore`).
+    assert!(
+        stdout.contains("must-fix left 1 · below floor 0 · patch +2 -1"),
+        "{stdout}"
+    );
+    assert!(
+        stdout.contains("must-fix left 0 · below floor 0 · patch +1 -1"),
+        "{stdout}"
+    );
+    assert!(stdout.contains("round 2 of 3 · loop `l` · stop: clean"));
+}
