@@ -254,9 +254,15 @@ pub enum ContractCommand {
 pub struct AmendArgs {
     #[command(flatten)]
     pub select: LoopSelect,
-    /// The new round cap (the only field a running contract may change).
+    /// A higher round cap.
     #[arg(long, allow_negative_numbers = true, value_name = "N")]
-    pub max_rounds: i64,
+    pub max_rounds: Option<i64>,
+    /// A higher spend cap in US dollars (`budget.usd`).
+    #[arg(long, allow_negative_numbers = true, value_name = "X")]
+    pub budget_usd: Option<f64>,
+    /// A higher token cap (`budget.tokens`).
+    #[arg(long, allow_negative_numbers = true, value_name = "N")]
+    pub budget_tokens: Option<i64>,
     /// Who amends.
     #[arg(long, value_name = "NAME")]
     pub by: String,

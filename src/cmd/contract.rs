@@ -16,8 +16,7 @@ pub fn show(state: &State, args: LoopArgs) -> anyhow::Result<Exit> {
     let rows = files.store.read()?.rows;
     let pinned = rows.first().map(|r| r.prev_sha256.clone());
     let amendments: Vec<&Row> = rows.iter().filter(|r| r.kind == Kind::Amend).collect();
-    let mut effective = files.loaded.contract.clone();
-    effective.max_rounds = crate::engine::history::effective_max_rounds(files.contract(), &rows);
+    let effective = crate::engine::history::effective_contract(files.contract(), &rows);
 
     if args.json {
         let json = serde_json::json!({
@@ -30,7 +29,7 @@ pub fn show(state: &State, args: LoopArgs) -> anyhow::Result<Exit> {
             "contract": effective,
             "amendments": amendments.iter().map(|r| serde_json::json!({
                 "round": r.round,
-                "max_rounds": r.amended_max_rounds(),
+                "amends": r.subject,
                 "by": r.by,
                 "reason": r.reason,
                 "at": r.at,
@@ -64,11 +63,9 @@ pub fn show(state: &State, args: LoopArgs) -> anyhow::Result<Exit> {
     for r in &amendments {
         let _ = writeln!(
             out,
-            "# amended after round {}: max_rounds = {} by {} at {}: {}",
+            "# amended after round {}: {} by {} at {}: {}",
             r.round,
-            r.amended_max_rounds()
-                .map(|n| n.to_string())
-                .unwrap_or_default(),
+            r.subject.replacen('=', " = ", 1),
             r.by,
             r.at,
             r.reason
@@ -99,40 +96,100 @@ pub fn amend(state: &State, args: AmendArgs) -> anyhow::Result<Exit> {
         );
     };
     crate::engine::history::check_pinned(&files, &rows)?;
-    let current = crate::engine::history::effective_max_rounds(files.contract(), &rows);
-    let limit = i64::from(MAX_ROUNDS_LIMIT);
-    if !(1..=limit).contains(&args.max_rounds) {
-        return Err(UsageError(format!(
-            "--max-rounds: must be a whole number 1..={limit}, not `{}`",
-            args.max_rounds
-        ))
+    let current = crate::engine::history::effective_contract(files.contract(), &rows);
+    let mut changes: Vec<(String, String, String)> = Vec::new();
+    if let Some(n) = args.max_rounds {
+        let limit = i64::from(MAX_ROUNDS_LIMIT);
+        if !(1..=limit).contains(&n) {
+            return Err(UsageError(format!(
+                "--max-rounds: must be a whole number 1..={limit}, not `{n}`"
+            ))
+            .into());
+        }
+        let now = current.max_rounds;
+        if n as u32 <= now {
+            anyhow::bail!(
+                "--max-rounds {n}: an amendment only raises the round cap, and it is {now} now\n\
+                 hint: to stop a loop early, leave it: the hand-off is `referee escalate`"
+            );
+        }
+        changes.push(("max_rounds".into(), now.to_string(), n.to_string()));
+    }
+    if let Some(usd) = args.budget_usd {
+        if !(usd.is_finite() && usd > 0.0) {
+            return Err(
+                UsageError(format!("--budget-usd: must be a number > 0, not `{usd}`")).into(),
+            );
+        }
+        match current.budget.usd {
+            Some(now) if usd > now => {
+                changes.push(("budget.usd".into(), now.to_string(), usd.to_string()));
+            }
+            Some(now) => anyhow::bail!(
+                "--budget-usd {usd}: an amendment only raises the budget, and it is {now} now"
+            ),
+            None => anyhow::bail!(
+                "--budget-usd: loop `{}` has no dollar budget to raise (it was never capped)",
+                files.name
+            ),
+        }
+    }
+    if let Some(tokens) = args.budget_tokens {
+        if tokens < 1 {
+            return Err(UsageError(format!(
+                "--budget-tokens: must be a whole number > 0, not `{tokens}`"
+            ))
+            .into());
+        }
+        match current.budget.tokens {
+            Some(now) if tokens as u64 > now => {
+                changes.push(("budget.tokens".into(), now.to_string(), tokens.to_string()));
+            }
+            Some(now) => anyhow::bail!(
+                "--budget-tokens {tokens}: an amendment only raises the budget, and it is {now} now"
+            ),
+            None => anyhow::bail!(
+                "--budget-tokens: loop `{}` has no token budget to raise (it was never capped)",
+                files.name
+            ),
+        }
+    }
+    if changes.is_empty() {
+        return Err(UsageError(
+            "name what to raise: --max-rounds N, --budget-usd X or --budget-tokens N".into(),
+        )
         .into());
     }
-    let new = args.max_rounds as u32;
-    if new <= current {
-        anyhow::bail!(
-            "--max-rounds {new}: an amendment only raises the round cap, and it is {current} now\n\
-             hint: to stop a loop early, leave it: the hand-off is `referee escalate`"
-        );
+    let mut appended = Vec::new();
+    for (field, _, to) in &changes {
+        let mut draft = Draft::new(Kind::Amend, last.round, &at);
+        draft.subject = format!("{field}={to}");
+        draft.by = by.clone();
+        draft.reason = reason.clone();
+        appended.push(locked.append(draft, None)?);
     }
-    let mut draft = Draft::new(Kind::Amend, last.round, &at);
-    draft.subject = format!("max_rounds={new}");
-    draft.by = by.clone();
-    draft.reason = reason;
-    let row = locked.append(draft, None)?;
     drop(locked);
 
     if args.json {
-        let json = serde_json::json!({
+        let mut json = serde_json::json!({
             "loop": files.name.as_str(),
-            "max_rounds": {"from": current, "to": new},
-            "row": row.to_json(),
+            "rows": appended.iter().map(Row::to_json).collect::<Vec<_>>(),
         });
+        for (field, from, to) in &changes {
+            json[field] =
+                serde_json::json!({"from": from.parse::<f64>().ok(), "to": to.parse::<f64>().ok()});
+        }
         super::emit(format!("{}\n", serde_json::to_string_pretty(&json)?).as_bytes())?;
     } else {
+        let what: Vec<String> = changes
+            .iter()
+            .map(|(field, from, to)| format!("{field} {from} -> {to}"))
+            .collect();
         let out = format!(
-            "amended loop `{}`: max_rounds {current} -> {new}, by {by} (ledger row after round {})\n",
-            files.name, row.round
+            "amended loop `{}`: {}, by {by} (ledger row after round {})\n",
+            files.name,
+            what.join(", "),
+            last.round
         );
         super::emit(out.as_bytes())?;
     }

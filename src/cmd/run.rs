@@ -252,7 +252,7 @@ impl Driver<'_> {
         let patch = snapshot::diff(&lp.repo, &from, &snap.commit)?;
 
         // The guards end the round before the review when they can.
-        let terms = Terms::of(contract, history.max_rounds)
+        let terms = Terms::of(&history.contract, history.max_rounds)
             .map_err(|e| anyhow::anyhow!("contract field `scope`: {e}"))?;
         let out_of_scope = patch
             .files
@@ -387,7 +387,7 @@ impl Driver<'_> {
                 prompt: text,
                 files,
                 schema: prompt::SCHEMA,
-                remaining_usd: contract.budget.usd.map(|cap| cap - spent),
+                remaining_usd: history.contract.budget.usd.map(|cap| cap - spent),
                 review_base,
             },
         );

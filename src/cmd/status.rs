@@ -14,7 +14,7 @@ use crate::state::State;
 pub fn run(state: &State, args: LoopArgs) -> anyhow::Result<Exit> {
     let lp = super::open_loop(state, &args.select)?;
     let history = History::read(&lp, lp.store.read()?.rows)?;
-    let c = lp.contract();
+    let c = &history.contract;
     let name = lp.name.as_str();
     let mut open: Vec<&Tracked> = history
         .registry

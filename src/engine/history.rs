@@ -94,6 +94,8 @@ pub enum Standing {
 /// The loop's past.
 pub struct History {
     pub rows: Vec<Row>,
+    /// The contract in force (amendments applied).
+    pub contract: Contract,
     pub max_rounds: u32,
     /// The last round row and its state.
     pub last: Option<(Row, RoundState)>,
@@ -110,7 +112,8 @@ impl History {
     /// altered.
     pub fn read(lp: &Loop, rows: Vec<Row>) -> anyhow::Result<History> {
         check_pinned(lp, &rows)?;
-        let max_rounds = effective_max_rounds(lp.contract(), &rows);
+        let contract = effective_contract(lp.contract(), &rows);
+        let max_rounds = contract.max_rounds;
         let mut earlier = Vec::new();
         let (mut spent_usd, mut spent_tokens) = (0.0, 0u64);
         let mut last_index = None;
@@ -146,6 +149,7 @@ impl History {
         }
         Ok(History {
             rows,
+            contract,
             max_rounds,
             last,
             registry,
@@ -272,4 +276,20 @@ pub fn effective_max_rounds(contract: &Contract, rows: &[Row]) -> u32 {
         .rev()
         .find_map(|r| r.amended_max_rounds())
         .unwrap_or(contract.max_rounds)
+}
+
+/// The contract in force: the file's, with the amendments in the ledger
+/// applied (the round cap and the budget caps).
+pub fn effective_contract(contract: &Contract, rows: &[Row]) -> Contract {
+    let mut c = contract.clone();
+    c.max_rounds = effective_max_rounds(contract, rows);
+    for row in rows {
+        if let Some(usd) = row.amendment("budget.usd").and_then(|v| v.parse().ok()) {
+            c.budget.usd = Some(usd);
+        }
+        if let Some(tokens) = row.amendment("budget.tokens").and_then(|v| v.parse().ok()) {
+            c.budget.tokens = Some(tokens);
+        }
+    }
+    c
 }

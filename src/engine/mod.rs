@@ -155,7 +155,7 @@ pub fn finish(
     sub: Submission,
 ) -> anyhow::Result<Recorded> {
     let round = history.round() + 1;
-    let terms = Terms::of(lp.contract(), history.max_rounds)
+    let terms = Terms::of(&history.contract, history.max_rounds)
         .map_err(|e| anyhow::anyhow!("contract field `scope`: {e}"))?;
     let patch_text = redact(&snapped.patch.text).into_owned();
     let parsed_patch = crate::patch::parse(&patch_text);

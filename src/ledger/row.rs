@@ -337,10 +337,17 @@ impl Row {
 
     /// For an amend row: the round cap it sets.
     pub fn amended_max_rounds(&self) -> Option<u32> {
+        self.amendment("max_rounds")?.parse().ok()
+    }
+
+    /// For an amend row: the value it gives contract field `field`
+    /// (`subject` is `field=value`).
+    pub fn amendment(&self, field: &str) -> Option<&str> {
         if self.kind != Kind::Amend {
             return None;
         }
-        self.subject.strip_prefix("max_rounds=")?.parse().ok()
+        let (key, value) = self.subject.split_once('=')?;
+        (key == field).then_some(value)
     }
 }
 

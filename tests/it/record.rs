@@ -424,6 +424,47 @@ fn budget_guard_stops_when_spend_reaches_the_cap() {
     let rows = rounds(&repo);
     assert_eq!(rows[0]["cost_usd"], 0.6);
     assert_eq!(rows[0]["tokens"], 100);
+
+    // Only a person raises a budget, in writing; then the loop goes on.
+    let refused = repo
+        .referee()
+        .args([
+            "contract",
+            "amend",
+            "--budget-usd",
+            "0.5",
+            "--by",
+            "ann",
+            "--reason",
+            "x",
+        ])
+        .output()
+        .unwrap();
+    assert_eq!(refused.status.code(), Some(1));
+    assert!(text(&refused.stderr).contains("an amendment only raises the budget, and it is 1 now"));
+    repo.referee()
+        .args([
+            "contract",
+            "amend",
+            "--budget-usd",
+            "2",
+            "--by",
+            "ann",
+            "--reason",
+            "worth it",
+        ])
+        .assert()
+        .success()
+        .stdout("amended loop `l`: budget.usd 1 -> 2, by ann (ledger row after round 2)\n");
+    edit(&repo, "c");
+    let out = record(&repo, r#"{"findings":[]}"#, &["--cost-usd", "0.4"]);
+    assert_outcome(&out, 0, "clean");
+    let status = repo.referee().args(["status"]).output().unwrap();
+    assert!(
+        text(&status.stdout).contains("budget $2.00 (spent $1.40)"),
+        "{}",
+        text(&status.stdout)
+    );
 }
 
 #[test]
