@@ -66,12 +66,28 @@ pub fn interpret(
                 return Err(format!("reported an error: {}", one_line(why)));
             }
             reply.cost_usd = json.get("total_cost_usd").and_then(Value::as_f64);
-            reply.tokens = json.get("usage").map(|u| {
+            let usage: Option<u64> = json.get("usage").map(|u| {
                 ["input_tokens", "output_tokens"]
                     .iter()
                     .filter_map(|k| u.get(*k).and_then(Value::as_u64))
                     .sum()
             });
+            // `usage` reads all zeros when the budget ran out; the per-model
+            // counts still hold the truth.
+            let per_model: Option<u64> =
+                json.get("modelUsage").and_then(Value::as_object).map(|m| {
+                    m.values()
+                        .flat_map(|v| {
+                            ["inputTokens", "outputTokens"]
+                                .map(|k| v.get(k).and_then(Value::as_u64))
+                        })
+                        .flatten()
+                        .sum()
+                });
+            reply.tokens = match (usage, per_model) {
+                (Some(0) | None, Some(n)) if n > 0 => Some(n),
+                (u, _) => u,
+            };
             match role {
                 // The findings parser reads Claude results and refuses one
                 // without `structured_output`.

@@ -120,7 +120,10 @@ pub fn build(agent: &Agent, ctx: &Context<'_>) -> Call {
             ("codex", prompt)
         }
         Preset::CodexReview => {
-            args.extend(os(&["exec", "review"]));
+            // `-C` belongs to `exec`, before the `review` subcommand.
+            args.extend(os(&["exec", "-C"]));
+            args.push(cwd.clone().into_os_string());
+            args.push("review".into());
             match ctx.review_base {
                 Some(base) => args.extend(os(&["--base", base])),
                 None => args.push("--uncommitted".into()),

@@ -11,6 +11,20 @@ pub const REVIEWER: &str = include_str!("../../prompts/reviewer.md");
 /// The findings schema handed to `--json-schema` / `--output-schema`.
 pub const SCHEMA: &str = include_str!("../../contracts/findings.schema.json");
 
+/// The schema as the agent CLIs take it: compact, without `$schema` and
+/// `$id` (Claude Code silently drops a `--json-schema` that declares draft
+/// 2020-12; tests/mock/FACTS.md).
+pub fn schema_for_agents() -> String {
+    match serde_json::from_str::<serde_json::Value>(SCHEMA) {
+        Ok(serde_json::Value::Object(mut map)) => {
+            map.remove("$schema");
+            map.remove("$id");
+            serde_json::Value::Object(map).to_string()
+        }
+        _ => SCHEMA.to_string(),
+    }
+}
+
 /// Longest patch put in a reviewer prompt; the whole patch is always in
 /// `REFEREE_PATCH_FILE`.
 pub const MAX_PATCH_IN_PROMPT: usize = 200 * 1024;
@@ -121,6 +135,16 @@ mod tests {
             let vars: Vec<(&str, &str)> = known.iter().map(|k| (*k, "")).collect();
             assert!(!render(template, &vars).contains("{{"), "{template}");
         }
+    }
+
+    #[test]
+    fn the_agents_schema_declares_no_draft() {
+        let schema: serde_json::Value = serde_json::from_str(&schema_for_agents()).unwrap();
+        assert!(schema.get("$schema").is_none());
+        assert_eq!(
+            schema["required"],
+            serde_json::json!(["findings", "resolved"])
+        );
     }
 
     #[test]

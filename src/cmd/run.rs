@@ -178,7 +178,8 @@ impl Driver<'_> {
         let round = history.round() + 1;
         let work = WorkDir::new(lp, round)?;
         let files = work.files();
-        std::fs::write(&files.schema, prompt::SCHEMA)
+        let schema = prompt::schema_for_agents();
+        std::fs::write(&files.schema, &schema)
             .with_context(|| format!("cannot write `{}`", files.schema.display()))?;
         let mut evidence: Vec<(String, Vec<u8>)> =
             vec![("task.md".into(), self.task.as_bytes().to_vec())];
@@ -386,7 +387,7 @@ impl Driver<'_> {
                 repo: &lp.repo,
                 prompt: text,
                 files,
-                schema: prompt::SCHEMA,
+                schema: &prompt::schema_for_agents(),
                 remaining_usd: history.contract.budget.usd.map(|cap| cap - spent),
                 review_base,
             },

@@ -5,6 +5,7 @@
 
 mod common;
 
+mod agents_real;
 mod approval;
 mod cli;
 mod contract;

@@ -126,7 +126,7 @@ fn codex_review_and_gemini() {
     let a = agent("preset = \"codex-review\"", "reviewer");
     assert_eq!(
         argv(&call(&a, Role::Reviewer, None)),
-        ["codex", "exec", "review", "--uncommitted"]
+        ["codex", "exec", "-C", "/repo", "review", "--uncommitted"]
     );
     let g = agent("preset = \"gemini\"", "writer");
     let c = call(&g, Role::Writer, None);

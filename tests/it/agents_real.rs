@@ -1,0 +1,419 @@
+//! The presets against the real `claude` and `codex` command-line tools,
+//! pointed at a scripted model server on loopback (tests/mock/model_server.py;
+//! facts in tests/mock/FACTS.md). These prove the flags each preset passes
+//! and that their output is read right, through `referee run`.
+//!
+//! The tools come from npm (`@anthropic-ai/claude-code`, `@openai/codex`);
+//! `.ci/run` installs them and sets `REFEREE_REQUIRE_AGENT_CLIS=1`, which
+//! makes a missing tool a failure. Elsewhere a missing tool skips, loudly.
+
+use std::io::{BufRead, BufReader};
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+
+use serde_json::{Value, json};
+
+use crate::common::{Repo, text};
+
+/// The tool's path, or `None` (skip) when it is not installed here.
+fn tool(name: &str) -> Option<PathBuf> {
+    let var = format!("REFEREE_TEST_{}", name.to_uppercase());
+    let found = std::env::var_os(&var).map(PathBuf::from).or_else(|| {
+        std::env::var_os("PATH").and_then(|path| {
+            std::env::split_paths(&path)
+                .map(|dir| dir.join(name))
+                .find(|p| p.is_file())
+        })
+    });
+    if found.is_none() {
+        let required = std::env::var("REFEREE_REQUIRE_AGENT_CLIS").is_ok_and(|v| v == "1");
+        assert!(
+            !required,
+            "`{name}` is not installed, and REFEREE_REQUIRE_AGENT_CLIS=1"
+        );
+        eprintln!(
+            "SKIPPED: `{name}` is not on PATH (npm i -g @anthropic-ai/claude-code @openai/codex)"
+        );
+    }
+    found
+}
+
+/// The scripted model server, stopped on drop.
+struct Server {
+    child: Child,
+    port: u16,
+    log: PathBuf,
+}
+
+impl Server {
+    fn start(dir: &Path, script: &Value) -> Server {
+        let script_path = dir.join("script.json");
+        std::fs::write(&script_path, serde_json::to_vec_pretty(script).unwrap()).unwrap();
+        let log = dir.join("model.log.jsonl");
+        let server = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/mock/model_server.py");
+        let mut child = Command::new("python3")
+            .arg(server)
+            .args(["--port", "0", "--script"])
+            .arg(&script_path)
+            .arg("--log")
+            .arg(&log)
+            .stdout(Stdio::piped())
+            .stderr(Stdio::null())
+            .spawn()
+            .expect("python3 runs the mock model server");
+        let mut first = String::new();
+        BufReader::new(child.stdout.take().unwrap())
+            .read_line(&mut first)
+            .unwrap();
+        let port = first
+            .trim()
+            .strip_prefix("PORT ")
+            .and_then(|p| p.parse().ok())
+            .unwrap_or_else(|| panic!("the mock server printed {first:?}"));
+        Server { child, port, log }
+    }
+
+    /// Every request the tools sent, as logged.
+    fn requests(&self) -> Vec<Value> {
+        std::fs::read_to_string(&self.log)
+            .unwrap_or_default()
+            .lines()
+            .filter_map(|l| serde_json::from_str(l).ok())
+            .collect()
+    }
+
+    fn bodies(&self, path: &str) -> Vec<Value> {
+        self.requests()
+            .into_iter()
+            .filter(|r| r["path"].as_str().is_some_and(|p| p.starts_with(path)))
+            .map(|r| r["body"].clone())
+            .collect()
+    }
+}
+
+impl Drop for Server {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+/// The `[writer]`/`[reviewer]` TOML for a tool pointed at the server.
+fn section(role: &str, preset: &str, bin: &Path, model: &str, home: &Path, port: u16) -> String {
+    let home = home.display();
+    let env = match preset {
+        "claude" => format!(
+            "HOME = \"{home}\", CLAUDE_CONFIG_DIR = \"{home}/claude\", \
+             ANTHROPIC_BASE_URL = \"http://127.0.0.1:{port}\", ANTHROPIC_API_KEY = \"dummy\", \
+             CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC = \"1\", DISABLE_AUTOUPDATER = \"1\", \
+             DISABLE_TELEMETRY = \"1\", DISABLE_ERROR_REPORTING = \"1\", CLAUDE_CODE_MAX_RETRIES = \"0\""
+        ),
+        _ => format!("HOME = \"{home}\", CODEX_HOME = \"{home}/codex\", MOCK_API_KEY = \"dummy\""),
+    };
+    let extra = if preset == "claude" && role == "writer" {
+        "max_turns = 10\nallowed_tools = [\"Read\", \"Write\", \"Edit\"]\n"
+    } else {
+        ""
+    };
+    format!(
+        "[{role}]\npreset = \"{preset}\"\nbin = \"{}\"\nmodel = \"{model}\"\n{extra}env = {{ {env} }}\ntimeout = \"2m\"\n",
+        bin.display()
+    )
+}
+
+/// A CODEX_HOME whose config points codex at the server.
+fn codex_home(home: &Path, port: u16) {
+    let dir = home.join("codex");
+    std::fs::create_dir_all(&dir).unwrap();
+    std::fs::create_dir_all(home.join("claude")).unwrap();
+    std::fs::write(
+        dir.join("config.toml"),
+        format!(
+            "model_provider = \"mock\"\ncheck_for_update_on_startup = false\n\n\
+             [analytics]\nenabled = false\n\n[feedback]\nenabled = false\n\n\
+             [model_providers.mock]\nname = \"mock\"\nbase_url = \"http://127.0.0.1:{port}/v1\"\n\
+             wire_api = \"responses\"\nenv_key = \"MOCK_API_KEY\"\nrequest_max_retries = 0\n\
+             stream_max_retries = 0\nstream_idle_timeout_ms = 60000\n"
+        ),
+    )
+    .unwrap();
+}
+
+fn repo_with_auth() -> Repo {
+    let repo = Repo::new();
+    repo.write(".gitignore", "target/\n");
+    repo.write(
+        "src/auth.rs",
+        "fn valid(now: u64, exp: u64) -> bool { now > exp }\n",
+    );
+    repo.git(&["add", "-A"]);
+    repo.git(&["commit", "-q", "-m", "auth"]);
+    repo
+}
+
+fn findings(list: Value, resolved: Value) -> String {
+    json!({"findings": list, "resolved": resolved}).to_string()
+}
+
+fn bug_f1() -> Value {
+    json!([{"id": "F1", "severity": "bug", "title": "expired tokens pass at the boundary",
+            "file": "src/auth.rs", "line": 1, "body": "use now >= exp", "undoes": null}])
+}
+
+fn run(repo: &Repo, contract: &str, task: &str) -> (i32, String, String) {
+    let path = repo.join("contract.in.toml");
+    std::fs::write(&path, contract).unwrap();
+    repo.referee()
+        .args(["init", "--from", path.to_str().unwrap()])
+        .assert()
+        .success();
+    std::fs::remove_file(&path).unwrap();
+    let out = repo
+        .referee()
+        .args(["run", "--task", task])
+        .timeout(std::time::Duration::from_secs(300))
+        .output()
+        .unwrap();
+    (
+        out.status.code().unwrap_or(-1),
+        text(&out.stdout),
+        text(&out.stderr),
+    )
+}
+
+#[test]
+fn claude_writes_and_codex_reviews() {
+    let (Some(claude), Some(codex)) = (tool("claude"), tool("codex")) else {
+        return;
+    };
+    let repo = repo_with_auth();
+    let home = tempfile::tempdir().unwrap();
+    let auth = repo.join("src/auth.rs").display().to_string();
+    let server = Server::start(
+        home.path(),
+        &json!({
+            "usage": {"input_tokens": 1000, "output_tokens": 100},
+            // Claude Code edits a file only after reading it in the session.
+            "anthropic": [
+                {"text": "Reading the check.", "tool_use": {"name": "Read", "input": {"file_path": auth}}},
+                {"tool_use": {"name": "Edit", "input": {"file_path": auth,
+                    "old_string": "now > exp", "new_string": "now < exp"}}},
+                {"text": "Done."},
+                {"tool_use": {"name": "Read", "input": {"file_path": auth}}},
+                {"tool_use": {"name": "Edit", "input": {"file_path": auth,
+                    "old_string": "now < exp", "new_string": "now <= exp"}}},
+                {"text": "Fixed.\n```json\n{\"responses\": [{\"id\": \"F1\", \"status\": \"fixed\", \"note\": \"inclusive now\"}]}\n```"}
+            ],
+            "openai": [
+                {"text": findings(bug_f1(), json!([]))},
+                {"text": findings(json!([]), json!(["F1"]))}
+            ]
+        }),
+    );
+    codex_home(home.path(), server.port);
+    let contract = format!(
+        "loop = \"x\"\n[budget]\nusd = 5.0\n{}{}",
+        section(
+            "writer",
+            "claude",
+            &claude,
+            "claude-sonnet-4-5",
+            home.path(),
+            server.port
+        ),
+        section(
+            "reviewer",
+            "codex",
+            &codex,
+            "gpt-5.5",
+            home.path(),
+            server.port
+        ),
+    );
+    let (code, stdout, stderr) = run(&repo, &contract, "fix the expiry check in src/auth.rs");
+    assert_eq!(code, 0, "stdout:\n{stdout}\nstderr:\n{stderr}");
+    assert!(
+        stdout.contains("round 2 of 3 · loop `x` · stop: clean"),
+        "{stdout}"
+    );
+    assert_eq!(
+        repo.read("src/auth.rs"),
+        "fn valid(now: u64, exp: u64) -> bool { now <= exp }\n"
+    );
+
+    // The flags each preset passed.
+    let r1 = repo.join(".referee/ledgers/x/round-1");
+    let writer_call = std::fs::read_to_string(r1.join("writer.call.txt")).unwrap();
+    for flag in [
+        "-p --output-format json --permission-mode acceptEdits --max-budget-usd 5.00",
+        "--model claude-sonnet-4-5",
+        "--allowedTools Read,Write,Edit",
+        "--max-turns 10",
+    ] {
+        assert!(writer_call.contains(flag), "{flag} in {writer_call}");
+    }
+    let reviewer_call = std::fs::read_to_string(r1.join("reviewer.call.txt")).unwrap();
+    for flag in [
+        "exec --json --sandbox read-only",
+        "--output-schema",
+        "-m gpt-5.5",
+    ] {
+        assert!(reviewer_call.contains(flag), "{flag} in {reviewer_call}");
+    }
+    // What reached the model: the task on stdin, the model names, the
+    // findings schema as codex's structured output format, the patch.
+    let anthropic = server.bodies("/v1/messages");
+    assert_eq!(anthropic[0]["model"], "claude-sonnet-4-5");
+    assert!(
+        anthropic[0]
+            .to_string()
+            .contains("fix the expiry check in src/auth.rs")
+    );
+    assert!(
+        anthropic[3..].iter().any(|b| b
+            .to_string()
+            .contains("F1 [bug] src/auth.rs:1: expired tokens pass at the boundary")),
+        "round 2's writer prompt names the open finding"
+    );
+    let openai = server.bodies("/v1/responses");
+    assert_eq!(openai[0]["model"], "gpt-5.5");
+    assert_eq!(openai[0]["text"]["format"]["type"], "json_schema");
+    assert!(openai[0]["text"]["format"]["schema"]["properties"]["findings"].is_object());
+    assert!(
+        openai[0].to_string().contains("now < exp"),
+        "the reviewer saw the patch"
+    );
+
+    // Spend: claude prices its tokens; codex reports tokens.
+    let rows = repo
+        .referee()
+        .args(["ledger", "show", "--json"])
+        .output()
+        .unwrap();
+    let rows: Vec<Value> = serde_json::from_slice(&rows.stdout).unwrap();
+    assert!(rows[0]["cost_usd"].as_f64().unwrap() > 0.0, "{}", rows[0]);
+    assert!(rows[0]["tokens"].as_u64().unwrap() >= 2200, "{}", rows[0]);
+    let handoff = repo
+        .referee()
+        .args(["findings", "--json"])
+        .output()
+        .unwrap();
+    assert!(text(&handoff.stdout).contains("\"closed_in\": 2"));
+}
+
+#[test]
+fn codex_writes_and_claude_reviews_with_structured_output() {
+    let (Some(claude), Some(codex)) = (tool("claude"), tool("codex")) else {
+        return;
+    };
+    let repo = repo_with_auth();
+    let home = tempfile::tempdir().unwrap();
+    let server = Server::start(
+        home.path(),
+        &json!({
+            "usage": {"input_tokens": 500, "output_tokens": 50},
+            "openai": [
+                {"text": "Patching.", "apply_patch": "*** Begin Patch\n*** Update File: src/auth.rs\n@@\n-fn valid(now: u64, exp: u64) -> bool { now > exp }\n+fn valid(now: u64, exp: u64) -> bool { now >= exp }\n*** End Patch\n"},
+                {"text": "Done."}
+            ],
+            "anthropic": [
+                {"structured_output": {"findings": [{"id": null, "severity": "nit", "title": "name the boundary rule",
+                    "file": "src/auth.rs", "line": 1, "body": "a comment would help", "undoes": null}], "resolved": []}}
+            ]
+        }),
+    );
+    codex_home(home.path(), server.port);
+    let contract = format!(
+        "loop = \"y\"\n{}{}",
+        section(
+            "writer",
+            "codex",
+            &codex,
+            "gpt-5.5",
+            home.path(),
+            server.port
+        ),
+        section(
+            "reviewer",
+            "claude",
+            &claude,
+            "claude-haiku-4-5",
+            home.path(),
+            server.port
+        ),
+    );
+    let (code, stdout, stderr) = run(&repo, &contract, "make expiry inclusive");
+    assert_eq!(code, 0, "stdout:\n{stdout}\nstderr:\n{stderr}");
+    assert!(
+        stdout.contains("round 1 of 3 · loop `y` · stop: clean"),
+        "{stdout}"
+    );
+    assert!(
+        stdout.contains("[nit] src/auth.rs:1 name the boundary rule (below floor)"),
+        "{stdout}"
+    );
+    assert_eq!(
+        repo.read("src/auth.rs"),
+        "fn valid(now: u64, exp: u64) -> bool { now >= exp }\n"
+    );
+
+    let r1 = repo.join(".referee/ledgers/y/round-1");
+    let writer_call = std::fs::read_to_string(r1.join("writer.call.txt")).unwrap();
+    assert!(
+        writer_call.contains("exec --json --sandbox workspace-write"),
+        "{writer_call}"
+    );
+    let reviewer_call = std::fs::read_to_string(r1.join("reviewer.call.txt")).unwrap();
+    assert!(
+        reviewer_call.contains("--permission-mode plan --json-schema"),
+        "{reviewer_call}"
+    );
+    // The schema reached Claude as its StructuredOutput tool, without the
+    // `$schema` draft that would make the CLI drop it.
+    let anthropic = server.bodies("/v1/messages");
+    let tools = anthropic[0]["tools"].as_array().unwrap();
+    let structured = tools
+        .iter()
+        .find(|t| t["name"] == "StructuredOutput")
+        .expect("the StructuredOutput tool is offered");
+    assert!(structured["input_schema"]["properties"]["findings"].is_object());
+    assert!(structured["input_schema"].get("$schema").is_none());
+    assert_eq!(anthropic[0]["model"], "claude-haiku-4-5");
+}
+
+#[test]
+fn a_claude_review_without_structured_output_is_a_failure() {
+    let Some(claude) = tool("claude") else {
+        return;
+    };
+    let repo = repo_with_auth();
+    let home = tempfile::tempdir().unwrap();
+    std::fs::create_dir_all(home.path().join("claude")).unwrap();
+    // The model never calls StructuredOutput: the CLI says success anyway.
+    let server = Server::start(home.path(), &json!({"default_text": "Looks fine to me."}));
+    let agent =
+        PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/agents/fake-agent.sh");
+    let script = home.path().join("fake");
+    std::fs::create_dir_all(&script).unwrap();
+    std::fs::write(script.join("writer-1.sh"), "echo change >> src/auth.rs\n").unwrap();
+    let contract = format!(
+        "loop = \"z\"\n[writer]\npreset = \"command\"\ncommand = [\"{}\"]\nenv = {{ FAKE_DIR = \"{}\" }}\n{}",
+        agent.display(),
+        script.display(),
+        section(
+            "reviewer",
+            "claude",
+            &claude,
+            "claude-haiku-4-5",
+            home.path(),
+            server.port
+        ),
+    );
+    let (code, _, stderr) = run(&repo, &contract, "t");
+    assert_eq!(code, 1, "{stderr}");
+    assert!(
+        stderr.contains("round 1: reviewer `claude` gave no readable review"),
+        "{stderr}"
+    );
+    assert!(stderr.contains("structured_output"), "{stderr}");
+}
