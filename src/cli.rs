@@ -58,6 +58,9 @@ pub enum Command {
     Approval(ApprovalCommand),
     /// Summarize every loop under the state folder.
     Report(ReportArgs),
+    /// Ask the loop's judge about its last round, without recording anything.
+    #[command(subcommand)]
+    Judge(JudgeCommand),
     /// Print shell completions.
     Completions(CompletionsArgs),
 }
@@ -379,6 +382,13 @@ pub struct ReportArgs {
     /// State folders or ledger files (default: the state folder).
     #[arg(value_name = "PATH")]
     pub paths: Vec<PathBuf>,
+}
+
+#[derive(Debug, Subcommand)]
+pub enum JudgeCommand {
+    /// Build the last round's judge request, ask the judge, and print the
+    /// request, the answers and the decision. Records nothing.
+    Ask(LoopArgs),
 }
 
 #[derive(Debug, Args)]

@@ -133,6 +133,7 @@ pub(super) fn build(lp: &Loop, history: &History) -> anyhow::Result<Handoff> {
         spent_usd: history.spent_usd,
         spent_tokens: history.spent_tokens,
         decisions,
+        judge: last.and_then(|s| s.judge.clone()),
         rows: history.rows.clone(),
     })
 }

@@ -3,7 +3,7 @@
 
 use std::io::Write;
 
-use crate::cli::{ApprovalCommand, Cli, Command, ContractCommand, LedgerCommand};
+use crate::cli::{ApprovalCommand, Cli, Command, ContractCommand, JudgeCommand, LedgerCommand};
 use crate::engine::Loop;
 use crate::exit::{Exit, UsageError};
 use crate::state::State;
@@ -15,6 +15,7 @@ mod decide;
 mod escalate;
 mod findings;
 mod init;
+mod judge;
 mod ledger;
 mod parse;
 mod record;
@@ -59,6 +60,7 @@ fn dispatch(cli: Cli) -> anyhow::Result<Exit> {
             approval::check(&State::locate(dir)?, args)
         }
         Command::Report(args) => report::run(&State::locate(dir)?, args),
+        Command::Judge(JudgeCommand::Ask(args)) => judge::ask(&State::locate(dir)?, args),
         Command::Completions(args) => completions::run(args),
     }
 }

@@ -47,6 +47,7 @@ pub fn run(state: &State, args: RecordArgs) -> anyhow::Result<Exit> {
             idempotency_key: args.idempotency_key.clone(),
             at: super::now()?,
             evidence: Vec::new(),
+            interrupt: None,
         },
     )?;
     print(&lp, &recorded, args.json)?;

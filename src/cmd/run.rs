@@ -150,7 +150,7 @@ struct Driver<'a> {
     reviewer: &'a Agent,
     task: &'a str,
     out: &'a Printer,
-    interrupt: &'a AtomicBool,
+    interrupt: &'a std::sync::Arc<AtomicBool>,
 }
 
 /// What the round's calls spent so far.
@@ -329,6 +329,7 @@ impl Driver<'_> {
                 idempotency_key: None,
                 at: super::now()?,
                 evidence,
+                interrupt: Some(std::sync::Arc::clone(self.interrupt)),
             },
         )
     }

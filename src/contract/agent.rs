@@ -239,6 +239,9 @@ pub struct Judge {
     pub env: BTreeMap<String, String>,
     pub use_case: String,
     pub what: String,
+    /// A custom question set (JSON, repo-relative); the defaults otherwise.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub questions: Option<String>,
     pub max_state_bytes: u64,
     pub timeout: Timeout,
 }
@@ -253,6 +256,7 @@ const JUDGE_FIELDS: &[&str] = &[
     "env",
     "use_case",
     "what",
+    "questions",
     "max_state_bytes",
     "timeout",
 ];
@@ -286,6 +290,7 @@ impl Judge {
             what: fields
                 .text("what")?
                 .unwrap_or_else(|| "the patch".to_string()),
+            questions: fields.text("questions")?,
             max_state_bytes: fields
                 .int("max_state_bytes", 256, 16 * 1024 * 1024)?
                 .map_or(Self::DEFAULT_MAX_STATE_BYTES, |n| n as u64),

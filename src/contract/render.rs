@@ -134,6 +134,7 @@ fn judge_section(out: &mut String, j: &Judge) {
     }
     kv(out, "use_case", &string(&j.use_case));
     kv(out, "what", &string(&j.what));
+    opt(out, "questions", j.questions.as_deref());
     kv(out, "max_state_bytes", &j.max_state_bytes.to_string());
     kv(out, "timeout", &timeout(j.timeout));
 }

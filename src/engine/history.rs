@@ -76,6 +76,9 @@ pub struct RoundState {
     pub responses: Vec<Response>,
     /// Every finding the loop knows after the round.
     pub registry: Registry,
+    /// What the judge said, when it was consulted.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub judge: Option<crate::judge::engine::Outcome>,
 }
 
 /// Where the loop stands for the next `record`.

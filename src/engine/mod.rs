@@ -8,12 +8,15 @@ pub mod decide;
 pub mod history;
 pub mod replay;
 
+use std::sync::atomic::AtomicBool;
+
 use serde_json::Value;
 
 use crate::digest::sha256_hex;
 use crate::exit::Exit;
 use crate::findings::Parsed;
 use crate::findings::responses::Response;
+use crate::judge::engine::Asked;
 use crate::ledger::store::Locked;
 use crate::ledger::{Draft, Evidence, Kind, Row, Verdict};
 use crate::patch::ParsedPatch;
@@ -41,6 +44,8 @@ pub struct Submission {
     pub at: String,
     /// More evidence (agent output, prompts): name and bytes, redacted on the way in.
     pub evidence: Vec<(String, Vec<u8>)>,
+    /// Set by Ctrl-C: stops a judge call (`run`).
+    pub interrupt: Option<std::sync::Arc<AtomicBool>>,
 }
 
 /// A committed round (or the one a retry found already committed).
@@ -178,7 +183,9 @@ pub fn finish(
             spent_tokens,
         },
     );
-    let state = round_state(lp, round, &snapped, &decision, &sub);
+    let asked = consult_judge(lp, history, round, &decision, &sub);
+    let outcome = Outcome::of(&decision, asked.as_ref(), round);
+    let state = round_state(lp, round, &snapped, &decision, &outcome, &sub);
 
     let evidence = Evidence::stage(&lp.store)?;
     evidence.add(PATCH_FILE, &patch_text)?;
@@ -193,15 +200,21 @@ pub fn finish(
     for (name, bytes) in &sub.evidence {
         evidence.add(name, &redact(bytes))?;
     }
+    if let Some(asked) = &asked {
+        if let Some(request) = &asked.request {
+            evidence.add("judge.request.json", request.as_bytes())?;
+        }
+        if let Some(answer) = &asked.answer {
+            evidence.add("judge.answer", answer)?;
+        }
+        evidence.add("judge.json", &redacted_json(&asked.outcome)?)?;
+    }
     evidence.add(STATE_FILE, &redacted_json(&state)?)?;
 
     let mut draft = Draft::new(Kind::Round, round, &sub.at);
     draft.counts = Some(decision.counts);
-    draft.verdict = Some(decision.verdict);
-    draft.rule = decision
-        .stop
-        .map(|s| s.as_str().to_string())
-        .unwrap_or_default();
+    draft.verdict = Some(outcome.verdict);
+    draft.rule = outcome.rule.clone().unwrap_or_default();
     draft.cost_usd = sub.cost_usd;
     draft.tokens = sub.tokens;
     draft.snapshot = snapped.snap.commit.clone();
@@ -210,7 +223,7 @@ pub fn finish(
         .as_ref()
         .map(|r| sha256_hex(&r.raw))
         .unwrap_or_default();
-    draft.reason = crate::ledger::row::one_line(&redact_str(&decision.reason));
+    draft.reason = crate::ledger::row::one_line(&redact_str(&outcome.reason));
     draft.idempotency_key = sub
         .idempotency_key
         .as_deref()
@@ -231,9 +244,10 @@ fn round_state(
     round: u32,
     snapped: &Snapped,
     decision: &Decision,
+    outcome: &Outcome,
     sub: &Submission,
 ) -> RoundState {
-    let exit_state = |verdict: &str, rule: Option<String>| RoundState {
+    let mut state = RoundState {
         version: 1,
         loop_name: lp.name.to_string(),
         round,
@@ -243,9 +257,9 @@ fn round_state(
             reference: snapped.snap.r#ref.clone(),
         },
         from: snapped.from.clone(),
-        verdict: verdict.to_string(),
-        rule,
-        reason: decision.reason.clone(),
+        verdict: outcome.verdict.as_str().to_string(),
+        rule: outcome.rule.clone(),
+        reason: outcome.reason.clone(),
         exit: 0,
         revert_to: decision.revert_to.map(|r| {
             let reference = snapshot::round_ref(lp.name.as_str(), r).unwrap_or_default();
@@ -261,13 +275,113 @@ fn round_state(
         reported: decision.reported.clone(),
         responses: sub.responses.clone(),
         registry: decision.registry.clone(),
+        judge: outcome.judge.clone(),
     };
-    let mut state = exit_state(
-        decision.verdict.as_str(),
-        decision.stop.map(|s| s.as_str().to_string()),
-    );
     state.exit = i32::from(exit_of(&state).code());
     state
+}
+
+/// The round's verdict after the judge had its say.
+struct Outcome {
+    verdict: Verdict,
+    rule: Option<String>,
+    reason: String,
+    judge: Option<crate::judge::engine::Outcome>,
+}
+
+impl Outcome {
+    fn of(decision: &Decision, asked: Option<&Asked>, round: u32) -> Outcome {
+        let rules = Outcome {
+            verdict: decision.verdict,
+            rule: decision.stop.map(|s| s.as_str().to_string()),
+            reason: decision.reason.clone(),
+            judge: asked.map(|a| a.outcome.clone()),
+        };
+        match asked.and_then(|a| a.outcome.stop().map(|stop| (stop, &a.outcome))) {
+            Some((stop, crate::judge::engine::Outcome::Decided { reason, .. })) => Outcome {
+                verdict: Verdict::Stop,
+                rule: Some(stop.to_string()),
+                reason: format!("round {round}: the judge says stop: {reason}"),
+                ..rules
+            },
+            _ => rules,
+        }
+    }
+}
+
+/// Asks the contract's judge, when there is one, the six rules said continue
+/// and the round was reviewed (SPEC §7). `None`: not consulted.
+fn consult_judge(
+    lp: &Loop,
+    history: &History,
+    round: u32,
+    decision: &Decision,
+    sub: &Submission,
+) -> Option<Asked> {
+    let judge = history.contract.judge.as_ref()?;
+    if decision.stop.is_some() || sub.review.is_none() {
+        return None;
+    }
+    let block_open = decision.registry.findings.iter().any(|t| {
+        t.standing == accounting::Standing::Open
+            && t.finding.severity == crate::findings::Severity::Block
+    });
+    let state = judge_state(judge, history, round, decision);
+    let never = AtomicBool::new(false);
+    let interrupt = sub.interrupt.as_deref().unwrap_or(&never);
+    Some(crate::judge::engine::ask(
+        judge, &lp.repo, round, &state, block_open, interrupt,
+    ))
+}
+
+/// What the judge is told: the use case, this round's findings, and every
+/// round so far with its counts and patch size.
+pub fn judge_state(
+    judge: &crate::contract::Judge,
+    history: &History,
+    round: u32,
+    decision: &Decision,
+) -> crate::judge::State {
+    let mut rounds: Vec<crate::judge::StateRound> = history
+        .rows
+        .iter()
+        .filter(|r| r.kind == Kind::Round)
+        .map(|r| state_round(r.round, &r.counts.unwrap_or_default()))
+        .collect();
+    rounds.push(state_round(round, &decision.counts));
+    crate::judge::State {
+        use_case: judge.use_case.clone(),
+        what: judge.what.clone(),
+        findings: decision
+            .reported
+            .iter()
+            .map(|r| crate::judge::StateFinding {
+                id: r.finding.id.clone(),
+                severity: r.finding.severity,
+                title: r.finding.title.clone(),
+                file: r.finding.file.clone(),
+                line: r.finding.line,
+                state: serde_json::to_value(r.state)
+                    .ok()
+                    .and_then(|v| v.as_str().map(str::to_string))
+                    .unwrap_or_default(),
+            })
+            .collect(),
+        rounds,
+    }
+}
+
+fn state_round(round: u32, c: &crate::ledger::Counts) -> crate::judge::StateRound {
+    crate::judge::StateRound {
+        round,
+        opened: c.opened,
+        closed: c.closed,
+        reopened: c.reopened,
+        must_fix_left: c.must_fix_left,
+        below_floor_open: c.below_floor_open,
+        diff_added: c.diff_added,
+        diff_removed: c.diff_removed,
+    }
 }
 
 /// Earlier rounds' patches from their evidence, latest first. A round whose

@@ -4,6 +4,7 @@
 //! engines that ask a judge (replay, command) live above this and hand their
 //! bytes in.
 
+pub mod engine;
 pub mod questions;
 pub mod request;
 pub mod route;

@@ -28,6 +28,8 @@ pub struct Handoff {
     pub spent_usd: f64,
     pub spent_tokens: u64,
     pub decisions: Vec<Decision>,
+    /// What the judge said in the last round, quoted.
+    pub judge: Option<crate::judge::engine::Outcome>,
     #[serde(skip)]
     pub rows: Vec<Row>,
 }
@@ -123,6 +125,9 @@ fn extras(h: &Handoff, code: fn(&str) -> String) -> Vec<String> {
             "unconfirmed: {} carried from earlier rounds, neither reported again nor resolved",
             h.carried_unconfirmed.join(", ")
         ));
+    }
+    if let Some(judge) = &h.judge {
+        out.push(judge.summary());
     }
     if h.below_floor_open > 0 {
         out.push(format!(

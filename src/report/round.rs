@@ -73,6 +73,9 @@ pub fn text(v: &RoundView<'_>) -> String {
             f.id, f.severity, f.title
         ));
     }
+    if let Some(judge) = &v.state.judge {
+        out.push_str(&format!("  {}\n", judge.summary()));
+    }
     out.push_str(&format!("{}\n", next_line(v)));
     out
 }
@@ -123,6 +126,7 @@ pub fn json(v: &RoundView<'_>, exit: i32) -> Value {
             "revert_to": v.state.revert_to,
             "out_of_scope": v.state.out_of_scope,
             "carried_unconfirmed": v.state.carried_unconfirmed,
+            "judge": v.state.judge,
         });
         if let Value::Object(extra) = extra {
             map.extend(extra);

@@ -417,3 +417,96 @@ fn a_claude_review_without_structured_output_is_a_failure() {
     );
     assert!(stderr.contains("structured_output"), "{stderr}");
 }
+
+fn judge_answers(reason: &str) -> Value {
+    let mut p =
+        json!({"holds": 0.1, "over_polishing": 0.1, "not_converging": 0.1, "continue": 0.1});
+    p[reason] = json!(0.7);
+    json!({"answers": {
+        "holds": {"probability": 0.3},
+        "worth_doing": {"probability": 0.8},
+        "worth_another_round": {"probability": 0.8},
+        "stop_reason": {"choice": reason, "confidence": 0.9, "probabilities": p}}})
+}
+
+/// A judge preset through a real CLI: the request goes in as the prompt, the
+/// answers come back as structured output, and the answer's model is the one
+/// the contract pins.
+fn judge_through(engine: &str, bin: &Path) {
+    let repo = repo_with_auth();
+    let home = tempfile::tempdir().unwrap();
+    let answers = judge_answers("not_converging");
+    let script = match engine {
+        "claude" => json!({"anthropic": [{"structured_output": answers}]}),
+        _ => json!({"openai": [{"text": answers.to_string()}]}),
+    };
+    let server = Server::start(home.path(), &script);
+    codex_home(home.path(), server.port);
+    let model = if engine == "claude" {
+        "claude-haiku-4-5"
+    } else {
+        "gpt-5.5"
+    };
+    let env = section("writer", engine, bin, model, home.path(), server.port);
+    let env = env
+        .lines()
+        .find(|l| l.starts_with("env = "))
+        .unwrap()
+        .to_string();
+    let contract = format!(
+        "loop = \"j\"\n[judge]\nengine = \"{engine}\"\nbin = \"{}\"\nmodel = \"{model}\"\n{env}\ntimeout = \"2m\"\n",
+        bin.display()
+    );
+    let path = repo.join("contract.in.toml");
+    std::fs::write(&path, contract).unwrap();
+    repo.referee()
+        .args(["init", "--from", path.to_str().unwrap()])
+        .assert()
+        .success();
+    std::fs::remove_file(&path).unwrap();
+    repo.write(
+        "src/auth.rs",
+        "fn valid(now: u64, exp: u64) -> bool { now >= exp }\n",
+    );
+    let out = repo
+        .referee()
+        .args(["record", "--findings", "-"])
+        .write_stdin(json!({"findings": bug_f1(), "resolved": []}).to_string())
+        .output()
+        .unwrap();
+    let stdout = text(&out.stdout);
+    assert_eq!(out.status.code(), Some(20), "{stdout}{}", text(&out.stderr));
+    assert!(stdout.contains("stop: judge:not_converging"), "{stdout}");
+    assert!(
+        stdout.contains(&format!("judge ({model}): stop_reason `not_converging`")),
+        "{stdout}"
+    );
+    // The request reached the model inside the prompt, with its questions.
+    let sent = server
+        .requests()
+        .iter()
+        .map(|r| r["body"].to_string())
+        .collect::<String>();
+    assert!(
+        sent.contains("worth_another_round"),
+        "the questions reached the model"
+    );
+    assert!(
+        sent.contains("expired tokens pass at the boundary"),
+        "the state reached the model"
+    );
+}
+
+#[test]
+fn a_small_claude_model_judges_through_structured_output() {
+    if let Some(claude) = tool("claude") {
+        judge_through("claude", &claude);
+    }
+}
+
+#[test]
+fn a_small_codex_model_judges_through_its_output_schema() {
+    if let Some(codex) = tool("codex") {
+        judge_through("codex", &codex);
+    }
+}

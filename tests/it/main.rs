@@ -10,6 +10,7 @@ mod approval;
 mod cli;
 mod contract;
 mod findings_props;
+mod judge;
 mod ledger;
 mod parse;
 mod record;

@@ -1,0 +1,116 @@
+//! `referee judge ask`: asks the loop's judge about its last round and prints
+//! the request, the answers and the decision. Records nothing: it is for
+//! debugging a judge.
+
+use std::sync::atomic::AtomicBool;
+
+use serde_json::json;
+
+use crate::cli::LoopArgs;
+use crate::engine::accounting::Standing;
+use crate::engine::decide::Decision;
+use crate::engine::{History, judge_state};
+use crate::exit::Exit;
+use crate::findings::Severity;
+use crate::judge::engine::ask as ask_judge;
+use crate::ledger::Verdict;
+use crate::state::State;
+
+pub fn ask(state: &State, args: LoopArgs) -> anyhow::Result<Exit> {
+    let lp = super::open_loop(state, &args.select)?;
+    let rows = lp.store.read()?.rows;
+    let history = History::read(&lp, rows)?;
+    let Some(judge) = history.contract.judge.clone() else {
+        anyhow::bail!(
+            "contract `{}` has no `[judge]` section\nhint: docs/judge.md shows one",
+            super::shown(&lp.loaded.path)
+        );
+    };
+    let Some((row, last)) = history.last.clone() else {
+        anyhow::bail!(
+            "loop `{}` has no round yet: the judge judges rounds",
+            lp.name
+        );
+    };
+    // The judge sees the rounds before the last one plus the last one: the
+    // request it was (or would have been) sent after that round.
+    let before = History {
+        rows: history
+            .rows
+            .iter()
+            .filter(|r| r.round < row.round)
+            .cloned()
+            .collect(),
+        contract: history.contract.clone(),
+        max_rounds: history.max_rounds,
+        last: None,
+        registry: history.registry.clone(),
+        earlier: Vec::new(),
+        spent_usd: 0.0,
+        spent_tokens: 0,
+    };
+    let decision = Decision {
+        registry: last.registry.clone(),
+        counts: row.counts.unwrap_or_default(),
+        verdict: Verdict::Continue,
+        stop: None,
+        reason: last.reason.clone(),
+        revert_to: None,
+        out_of_scope: Vec::new(),
+        carried_unconfirmed: Vec::new(),
+        reported: last.reported.clone(),
+    };
+    let judge_state = judge_state(&judge, &before, row.round, &decision);
+    let block_open = last
+        .registry
+        .findings
+        .iter()
+        .any(|t| t.standing == Standing::Open && t.finding.severity == Severity::Block);
+    let asked = ask_judge(
+        &judge,
+        &lp.repo,
+        row.round,
+        &judge_state,
+        block_open,
+        &AtomicBool::new(false),
+    );
+    let request: Option<serde_json::Value> = asked
+        .request
+        .as_deref()
+        .and_then(|r| serde_json::from_str(r).ok());
+    let answer = asked
+        .answer
+        .as_deref()
+        .map(|a| String::from_utf8_lossy(a).into_owned());
+    if args.json {
+        let value = json!({
+            "loop": lp.name.as_str(),
+            "round": row.round,
+            "request": request,
+            "answer": answer.as_deref().and_then(|a| serde_json::from_str::<serde_json::Value>(a).ok()).or(answer.clone().map(serde_json::Value::String)),
+            "outcome": asked.outcome,
+        });
+        super::emit(format!("{}\n", serde_json::to_string_pretty(&value)?).as_bytes())?;
+        return Ok(Exit::Success);
+    }
+    let mut out = format!(
+        "judge `{}` on loop `{}`, round {} (nothing is recorded)\n\n",
+        judge.engine.as_str(),
+        lp.name,
+        row.round
+    );
+    match &request {
+        Some(r) => out.push_str(&format!(
+            "request:\n{}\n\n",
+            serde_json::to_string_pretty(r)?
+        )),
+        None => out.push_str("request: (not sent)\n\n"),
+    }
+    match &answer {
+        Some(a) => out.push_str(&format!("answer:\n{}\n\n", a.trim_end())),
+        None => out.push_str("answer: (none)\n\n"),
+    }
+    out.push_str(&format!("decision: {}\n", asked.outcome.summary()));
+    super::emit(out.as_bytes())?;
+    Ok(Exit::Success)
+}
