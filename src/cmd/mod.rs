@@ -84,14 +84,6 @@ fn report_error(err: &anyhow::Error) -> Exit {
     }
 }
 
-/// The error a subcommand gives until the issue that builds it lands.
-fn not_available(command: &str) -> anyhow::Error {
-    anyhow::anyhow!(
-        "`referee {command}` is not available yet in this build\n\
-         hint: see `referee --help` for the commands that work today"
-    )
-}
-
 /// Writes bytes to stdout; a closed pipe comes back as an error that exits quietly.
 fn emit(bytes: &[u8]) -> anyhow::Result<()> {
     let mut out = std::io::stdout().lock();

@@ -88,7 +88,76 @@ fn table(name: &str, rows: &[Row]) -> String {
         out.push_str(line.trim_end());
         out.push('\n');
     }
+    if let Some(trend) = trend(rows) {
+        out.push_str(&trend);
+        out.push('\n');
+    }
     out
+}
+
+/// Round rows' must-fix left and patch size (added + removed).
+fn series(rows: &[Row]) -> Vec<(u32, u32, u64)> {
+    rows.iter()
+        .filter(|r| r.kind == Kind::Round)
+        .filter_map(|r| {
+            r.counts
+                .map(|c| (r.round, c.must_fix_left, c.diff_added + c.diff_removed))
+        })
+        .collect()
+}
+
+/// `▁▃█` for a list of numbers, scaled to the largest.
+pub fn sparkline(values: &[u64]) -> String {
+    const BARS: [char; 8] = ['▁', '▂', '▃', '▄', '▅', '▆', '▇', '█'];
+    let max = values.iter().copied().max().unwrap_or(0);
+    values
+        .iter()
+        .map(|&v| match (v * 7 + max / 2).checked_div(max) {
+            Some(level) => BARS[level.min(7) as usize],
+            None => BARS[0],
+        })
+        .collect()
+}
+
+/// One line under the table: the trend of must-fix left and patch size.
+fn trend(rows: &[Row]) -> Option<String> {
+    let s = series(rows);
+    if s.len() < 2 {
+        return None;
+    }
+    let must: Vec<u64> = s.iter().map(|x| u64::from(x.1)).collect();
+    let size: Vec<u64> = s.iter().map(|x| x.2).collect();
+    let list = |v: &[u64]| v.iter().map(u64::to_string).collect::<Vec<_>>().join(" ");
+    Some(format!(
+        "trend: must-fix {} ({})  patch {} ({})",
+        sparkline(&must),
+        list(&must),
+        sparkline(&size),
+        list(&size)
+    ))
+}
+
+/// A mermaid `xychart-beta` of must-fix left (line) and patch size (bars)
+/// per round; GitHub renders it in PR comments and step summaries.
+fn chart(name: &str, rows: &[Row]) -> Option<String> {
+    let s = series(rows);
+    if s.is_empty() {
+        return None;
+    }
+    let join = |v: Vec<String>| v.join(", ");
+    let rounds = join(s.iter().map(|x| x.0.to_string()).collect());
+    let must = join(s.iter().map(|x| x.1.to_string()).collect());
+    let size = join(s.iter().map(|x| x.2.to_string()).collect());
+    let top = s
+        .iter()
+        .map(|x| x.2.max(u64::from(x.1)))
+        .max()
+        .unwrap_or(0)
+        .max(1);
+    let title = name.replace('"', "'");
+    Some(format!(
+        "```mermaid\nxychart-beta\n    title \"{title}: patch size (bars) and must-fix left (line) per round\"\n    x-axis \"round\" [{rounds}]\n    y-axis \"lines / findings\" 0 --> {top}\n    bar [{size}]\n    line [{must}]\n```\n"
+    ))
 }
 
 fn csv(rows: &[Row]) -> Vec<u8> {
@@ -126,6 +195,10 @@ fn markdown(name: &str, rows: &[Row]) -> String {
             last.row_sha256.get(..12).unwrap_or(&last.row_sha256)
         ));
     }
+    if let Some(chart) = chart(name, rows) {
+        out.push('\n');
+        out.push_str(&chart);
+    }
     out
 }
 
@@ -138,3 +211,16 @@ fn escape(text: &str) -> String {
 
 /// Ensures the column list the JSON keys come from is the ledger's.
 const _: () = assert!(COLUMNS.len() == 23);
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn sparklines_scale_to_the_largest() {
+        assert_eq!(sparkline(&[0, 7, 14]), "▁▅█");
+        assert_eq!(sparkline(&[0, 0]), "▁▁");
+        assert_eq!(sparkline(&[3, 2, 1]), "█▆▃");
+    }
+}
+

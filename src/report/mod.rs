@@ -4,3 +4,4 @@ pub mod findings;
 pub mod handoff;
 pub mod ledger;
 pub mod round;
+pub mod summary;

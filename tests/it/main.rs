@@ -14,4 +14,5 @@ mod judge;
 mod ledger;
 mod parse;
 mod record;
+mod report;
 mod run;
