@@ -19,8 +19,20 @@ pub struct Cli {
     #[arg(long, global = true, env = "REFEREE_DIR", value_name = "DIR")]
     pub dir: Option<PathBuf>,
 
+    /// When to color output (`NO_COLOR` set means never, unless `always`).
+    #[arg(long, global = true, value_enum, default_value_t = ColorChoice::Auto, value_name = "WHEN")]
+    pub color: ColorChoice,
+
     #[command(subcommand)]
     pub command: Command,
+}
+
+/// `--color`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum ColorChoice {
+    Auto,
+    Always,
+    Never,
 }
 
 #[derive(Debug, Subcommand)]
@@ -63,6 +75,8 @@ pub enum Command {
     Judge(JudgeCommand),
     /// Print shell completions.
     Completions(CompletionsArgs),
+    /// Print the manual page (roff) to stdout: `referee man | man -l -`.
+    Man,
 }
 
 /// Selects a loop; may be left out when exactly one loop exists.

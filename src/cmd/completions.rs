@@ -11,3 +11,12 @@ pub fn run(args: CompletionsArgs) -> anyhow::Result<Exit> {
     super::emit(&script)?;
     Ok(Exit::Success)
 }
+
+/// `referee man`: the manual page, generated from the same definitions as
+/// `--help`.
+pub fn man() -> anyhow::Result<Exit> {
+    let mut page = Vec::new();
+    clap_mangen::Man::new(Cli::command()).render(&mut page)?;
+    super::emit(&page)?;
+    Ok(Exit::Success)
+}

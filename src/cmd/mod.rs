@@ -34,6 +34,7 @@ pub fn main(cli: Cli) -> Exit {
 }
 
 fn dispatch(cli: Cli) -> anyhow::Result<Exit> {
+    crate::report::style::choose(cli.color);
     let dir = cli.dir.as_deref();
     match cli.command {
         Command::Init(args) => init::run(&State::locate(dir)?, args),
@@ -62,6 +63,7 @@ fn dispatch(cli: Cli) -> anyhow::Result<Exit> {
         Command::Report(args) => report::run(&State::locate(dir)?, args),
         Command::Judge(JudgeCommand::Ask(args)) => judge::ask(&State::locate(dir)?, args),
         Command::Completions(args) => completions::run(args),
+        Command::Man => completions::man(),
     }
 }
 

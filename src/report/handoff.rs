@@ -164,7 +164,16 @@ fn plain(s: &str) -> String {
 }
 
 fn text(h: &Handoff) -> String {
-    let mut out = format!("{}\nwhy: {}\n\n", headline(h), h.reason);
+    let tone = super::style::tone_of(if h.status == "stopped" {
+        h.rule.as_deref()
+    } else {
+        None
+    });
+    let mut out = format!(
+        "{}\nwhy: {}\n\n",
+        super::style::paint(&headline(h), tone),
+        h.reason
+    );
     out.push_str(&String::from_utf8_lossy(&super::ledger::render(
         &h.loop_name,
         &h.rows,

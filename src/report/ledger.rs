@@ -223,4 +223,3 @@ mod tests {
         assert_eq!(sparkline(&[3, 2, 1]), "█▆▃");
     }
 }
-

@@ -4,4 +4,5 @@ pub mod findings;
 pub mod handoff;
 pub mod ledger;
 pub mod round;
+pub mod style;
 pub mod summary;

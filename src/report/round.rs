@@ -34,6 +34,7 @@ pub fn text(v: &RoundView<'_>) -> String {
         Some(rule) => format!("stop: {rule}"),
         None => v.state.verdict.clone(),
     };
+    let outcome = super::style::paint(&outcome, super::style::tone_of(v.state.rule.as_deref()));
     out.push_str(&format!(
         "round {} of {} · loop `{}` · {outcome}\n",
         v.row.round, v.max_rounds, v.loop_name

@@ -1,6 +1,6 @@
 //! The command line as a whole: help, version, exit codes of usage errors.
 
-use crate::common::Repo;
+use crate::common::{Repo, text};
 
 #[test]
 fn help_lists_every_spec_command() {
@@ -51,4 +51,80 @@ fn completions_print_a_script() {
         .assert()
         .success();
     assert!(crate::common::text(&out.get_output().stdout).contains("_referee()"));
+}
+
+#[test]
+fn completions_for_every_shell_and_a_man_page() {
+    let repo = Repo::new();
+    for shell in ["bash", "zsh", "fish", "powershell", "elvish"] {
+        let out = repo
+            .referee()
+            .args(["completions", shell])
+            .output()
+            .unwrap();
+        assert!(out.status.success(), "{shell}");
+        assert!(text(&out.stdout).contains("referee"), "{shell}");
+    }
+    let man = repo.referee().arg("man").output().unwrap();
+    let man = text(&man.stdout);
+    assert!(man.contains(".TH referee 1"), "{man}");
+    assert!(man.contains("approval"), "every subcommand is listed");
+}
+
+#[test]
+fn color_follows_the_flag_and_no_color() {
+    let repo = Repo::new();
+    repo.referee()
+        .args(["init", "--loop", "l", "--max-rounds", "1"])
+        .assert()
+        .success();
+    repo.write("a.txt", "x\n");
+    repo.referee()
+        .args(["record", "--findings", "-"])
+        .write_stdin(r#"{"findings":[{"severity":"bug","title":"x"}]}"#)
+        .assert()
+        .code(20);
+    let esc = "\u{1b}[";
+    let always = repo
+        .referee()
+        .args(["--color", "always", "escalate"])
+        .output()
+        .unwrap();
+    assert!(text(&always.stdout).starts_with(&format!("{esc}1;31mloop `l` stopped")));
+    let never = repo
+        .referee()
+        .args(["--color", "never", "escalate"])
+        .output()
+        .unwrap();
+    assert!(!text(&never.stdout).contains(esc));
+    // Not a terminal, and NO_COLOR set: plain either way.
+    let auto = repo
+        .referee()
+        .args(["escalate"])
+        .env("NO_COLOR", "1")
+        .output()
+        .unwrap();
+    assert!(!text(&auto.stdout).contains(esc));
+    let bad = repo
+        .referee()
+        .args(["--color", "sometimes", "status"])
+        .output()
+        .unwrap();
+    assert_eq!(bad.status.code(), Some(2));
+}
+
+#[test]
+fn a_closed_pipe_exits_quietly() {
+    let repo = Repo::new();
+    let mut child = repo
+        .referee_std()
+        .args(["completions", "bash"])
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    drop(child.stdout.take());
+    let out = child.wait_with_output().unwrap();
+    assert_eq!(out.status.code(), Some(0));
+    assert_eq!(text(&out.stderr), "");
 }
