@@ -77,6 +77,9 @@ pub enum Command {
     Completions(CompletionsArgs),
     /// Print the manual page (roff) to stdout: `referee man | man -l -`.
     Man,
+    /// Install the agent skill into a repository.
+    #[command(subcommand)]
+    Skill(SkillCommand),
 }
 
 /// Selects a loop; may be left out when exactly one loop exists.
@@ -396,6 +399,27 @@ pub struct ReportArgs {
     /// State folders or ledger files (default: the state folder).
     #[arg(value_name = "PATH")]
     pub paths: Vec<PathBuf>,
+}
+
+#[derive(Debug, Subcommand)]
+pub enum SkillCommand {
+    /// Copy the Claude Code skill to `.claude/skills/loop-referee/` and add
+    /// the Codex section to `AGENTS.md` (both unless one is named). The
+    /// global `--dir` names the repository (default: this one). Idempotent.
+    Install(SkillInstallArgs),
+}
+
+#[derive(Debug, Args)]
+pub struct SkillInstallArgs {
+    /// Only the Claude Code skill.
+    #[arg(long)]
+    pub claude: bool,
+    /// Only the Codex `AGENTS.md` section.
+    #[arg(long)]
+    pub codex: bool,
+    /// Print JSON.
+    #[arg(long)]
+    pub json: bool,
 }
 
 #[derive(Debug, Subcommand)]

@@ -3,7 +3,9 @@
 
 use std::io::Write;
 
-use crate::cli::{ApprovalCommand, Cli, Command, ContractCommand, JudgeCommand, LedgerCommand};
+use crate::cli::{
+    ApprovalCommand, Cli, Command, ContractCommand, JudgeCommand, LedgerCommand, SkillCommand,
+};
 use crate::engine::Loop;
 use crate::exit::{Exit, UsageError};
 use crate::state::State;
@@ -22,6 +24,7 @@ mod record;
 mod replay;
 mod report;
 mod run;
+mod skill;
 mod status;
 mod waive;
 
@@ -64,6 +67,7 @@ fn dispatch(cli: Cli) -> anyhow::Result<Exit> {
         Command::Judge(JudgeCommand::Ask(args)) => judge::ask(&State::locate(dir)?, args),
         Command::Completions(args) => completions::run(args),
         Command::Man => completions::man(),
+        Command::Skill(SkillCommand::Install(args)) => skill::install(dir, args),
     }
 }
 

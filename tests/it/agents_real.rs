@@ -510,3 +510,51 @@ fn a_small_codex_model_judges_through_its_output_schema() {
         judge_through("codex", &codex);
     }
 }
+
+#[test]
+fn claude_code_lists_the_installed_skill_in_its_init_event() {
+    let Some(claude) = tool("claude") else {
+        return;
+    };
+    let repo = Repo::new();
+    repo.referee()
+        .args(["skill", "install", "--claude"])
+        .assert()
+        .success();
+    let home = tempfile::tempdir().unwrap();
+    let server = Server::start(home.path(), &json!({"default_text": "ok"}));
+    let out = Command::new(&claude)
+        .args(["-p", "--output-format", "stream-json", "--verbose"])
+        .current_dir(repo.path())
+        .env("HOME", home.path())
+        .env("CLAUDE_CONFIG_DIR", home.path().join("claude"))
+        .env(
+            "ANTHROPIC_BASE_URL",
+            format!("http://127.0.0.1:{}", server.port),
+        )
+        .env("ANTHROPIC_API_KEY", "dummy")
+        .env("CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC", "1")
+        .env("DISABLE_AUTOUPDATER", "1")
+        .env("CLAUDE_CODE_MAX_RETRIES", "0")
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .spawn()
+        .and_then(|mut child| {
+            use std::io::Write;
+            child.stdin.take().map(|mut s| s.write_all(b"hello\n"));
+            child.wait_with_output()
+        })
+        .unwrap();
+    let init: Value = text(&out.stdout)
+        .lines()
+        .filter_map(|l| serde_json::from_str::<Value>(l).ok())
+        .find(|e| e["type"] == "system" && e["subtype"] == "init")
+        .expect("an init event");
+    let skills: Vec<&str> = init["skills"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter_map(Value::as_str)
+        .collect();
+    assert!(skills.contains(&"loop-referee"), "{skills:?}");
+}

@@ -16,3 +16,4 @@ mod parse;
 mod record;
 mod report;
 mod run;
+mod skill;
