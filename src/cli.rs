@@ -146,6 +146,10 @@ pub struct InitArgs {
 pub struct RunArgs {
     #[command(flatten)]
     pub select: LoopSelect,
+    /// Write the contract from this template (a shipped name or a TOML file)
+    /// when the loop has none yet; an existing contract is kept (for CI).
+    #[arg(long, value_name = "TEMPLATE")]
+    pub from: Option<String>,
     /// The task for the writer.
     #[arg(long, value_name = "TEXT", conflicts_with = "task_file")]
     pub task: Option<String>,

@@ -12,6 +12,43 @@ use crate::ledger::Store;
 use crate::state::State;
 
 pub fn run(state: &State, args: InitArgs) -> anyhow::Result<Exit> {
+    let (name, path, contract, text) = write(state, &args)?;
+    print(&name, &path, &contract, &text, args.json)?;
+    Ok(Exit::Success)
+}
+
+/// The name of the loop `args` would write, and the path of its contract.
+pub(super) fn target(
+    state: &State,
+    args: &InitArgs,
+) -> anyhow::Result<(LoopName, std::path::PathBuf)> {
+    let from_template = match &args.from {
+        Some(from) => {
+            let (text, origin) = load::template(from)?;
+            let table: Table = toml::from_str(&text)
+                .map_err(|e| anyhow::anyhow!("{origin}: not valid TOML: {}", e.message()))?;
+            table
+                .get("loop")
+                .and_then(Value::as_str)
+                .map(str::to_string)
+        }
+        None => None,
+    };
+    let name_text = args
+        .name
+        .clone()
+        .or(from_template)
+        .unwrap_or_else(|| "main".into());
+    let name = LoopName::parse(&name_text).map_err(|e| UsageError(format!("--loop: {e}")))?;
+    let path = state.contract_path(&name);
+    Ok((name, path))
+}
+
+/// Validates and writes the contract `args` describe.
+pub(super) fn write(
+    state: &State,
+    args: &InitArgs,
+) -> anyhow::Result<(LoopName, std::path::PathBuf, Contract, String)> {
     let (mut table, origin) = match &args.from {
         Some(from) => {
             let (text, origin) = load::template(from)?;
@@ -27,7 +64,7 @@ pub fn run(state: &State, args: InitArgs) -> anyhow::Result<Exit> {
         _ => "main".to_string(),
     };
     let name = LoopName::parse(&name_text).map_err(|e| UsageError(format!("--loop: {e}")))?;
-    apply_flags(&mut table, &args, &name);
+    apply_flags(&mut table, args, &name);
 
     if !git::is_work_tree(&state.repo) {
         anyhow::bail!(
@@ -58,8 +95,17 @@ pub fn run(state: &State, args: InitArgs) -> anyhow::Result<Exit> {
     }
     let text = render::to_toml(&contract);
     write_atomically(&path, text.as_bytes())?;
+    Ok((name, path, contract, text))
+}
 
-    if args.json {
+fn print(
+    name: &LoopName,
+    path: &std::path::Path,
+    contract: &Contract,
+    text: &str,
+    json: bool,
+) -> anyhow::Result<()> {
+    if json {
         let json = serde_json::json!({
             "loop": name.as_str(),
             "path": path.display().to_string(),
@@ -70,7 +116,7 @@ pub fn run(state: &State, args: InitArgs) -> anyhow::Result<Exit> {
     } else {
         let mut out = format!(
             "wrote `{}`: loop `{name}`, max_rounds {}, floor {}, closure {}, base {}\n",
-            super::shown(&path),
+            super::shown(path),
             contract.max_rounds,
             contract.severity_floor,
             contract.closure.as_str(),
@@ -82,7 +128,7 @@ pub fn run(state: &State, args: InitArgs) -> anyhow::Result<Exit> {
         ));
         super::emit(out.as_bytes())?;
     }
-    Ok(Exit::Success)
+    Ok(())
 }
 
 /// Sets the contract fields the flags name, over the template's.

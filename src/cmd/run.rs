@@ -28,7 +28,10 @@ use crate::report::round::{self, RoundView};
 use crate::snapshot;
 use crate::state::State;
 
-pub fn run(state: &State, args: RunArgs) -> anyhow::Result<Exit> {
+pub fn run(state: &State, mut args: RunArgs) -> anyhow::Result<Exit> {
+    if let Some(from) = args.from.clone() {
+        contract_from(state, &mut args, &from)?;
+    }
     let lp = super::open_loop(state, &args.select)?;
     let contract = lp.contract().clone();
     let (Some(writer), Some(reviewer)) = (contract.writer.clone(), contract.reviewer.clone())
@@ -75,6 +78,42 @@ pub fn run(state: &State, args: RunArgs) -> anyhow::Result<Exit> {
             return Ok(exit);
         }
     }
+}
+
+/// `--from`: writes the loop's contract from the template unless the loop
+/// has one (a CI job that resumes keeps its contract), and selects the loop.
+fn contract_from(state: &State, args: &mut RunArgs, from: &str) -> anyhow::Result<()> {
+    let init = crate::cli::InitArgs {
+        name: args.select.name.clone(),
+        from: Some(from.to_string()),
+        max_rounds: None,
+        floor: None,
+        scope: Vec::new(),
+        closure: None,
+        budget_usd: None,
+        budget_tokens: None,
+        writer: None,
+        reviewer: None,
+        base: None,
+        force: false,
+        json: false,
+    };
+    let (name, path) = super::init::target(state, &init)?;
+    if path.exists() {
+        if !args.quiet && !args.json {
+            eprintln!(
+                "using the existing contract `{}` (`--from` writes one only when there is none)",
+                super::shown(&path)
+            );
+        }
+    } else {
+        let (_, path, _, _) = super::init::write(state, &init)?;
+        if !args.quiet && !args.json {
+            eprintln!("wrote `{}` from `{from}`", super::shown(&path));
+        }
+    }
+    args.select.name = Some(name.to_string());
+    Ok(())
 }
 
 /// The task: `--task`, `--task-file`, or the one a previous `run` of this

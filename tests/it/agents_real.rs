@@ -4,7 +4,7 @@
 //! and that their output is read right, through `referee run`.
 //!
 //! The tools come from npm (`@anthropic-ai/claude-code`, `@openai/codex`);
-//! `.ci/run` installs them and sets `REFEREE_REQUIRE_AGENT_CLIS=1`, which
+//! `.ci/run` installs them and sets `REFEREE_REQUIRE_TOOLS=1`, which
 //! makes a missing tool a failure. Elsewhere a missing tool skips, loudly.
 
 use std::io::{BufRead, BufReader};
@@ -26,10 +26,10 @@ fn tool(name: &str) -> Option<PathBuf> {
         })
     });
     if found.is_none() {
-        let required = std::env::var("REFEREE_REQUIRE_AGENT_CLIS").is_ok_and(|v| v == "1");
+        let required = std::env::var("REFEREE_REQUIRE_TOOLS").is_ok_and(|v| v == "1");
         assert!(
             !required,
-            "`{name}` is not installed, and REFEREE_REQUIRE_AGENT_CLIS=1"
+            "`{name}` is not installed, and REFEREE_REQUIRE_TOOLS=1"
         );
         eprintln!(
             "SKIPPED: `{name}` is not on PATH (npm i -g @anthropic-ai/claude-code @openai/codex)"

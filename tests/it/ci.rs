@@ -1,0 +1,134 @@
+//! The CI recipe (docs/ci/test-fix-loop.sh) end to end: a real pytest suite
+//! with a failing test reviews, a scripted writer fixes the code, and the
+//! recipe leaves the Markdown summary, the SARIF and the exit code.
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+use serde_json::Value;
+
+use crate::common::{GIT_ENV, NOW, Repo, text};
+
+fn pytest_available() -> bool {
+    let ok = Command::new("python3")
+        .args(["-m", "pytest", "--version"])
+        .output()
+        .is_ok_and(|o| o.status.success());
+    if !ok {
+        let required = std::env::var("REFEREE_REQUIRE_TOOLS").is_ok_and(|v| v == "1");
+        assert!(
+            !required,
+            "pytest is not installed, and REFEREE_REQUIRE_TOOLS=1"
+        );
+        eprintln!("SKIPPED: pytest is not installed (pip install pytest)");
+    }
+    ok
+}
+
+fn project() -> (Repo, tempfile::TempDir) {
+    let repo = Repo::new();
+    repo.write("calc.py", "def add(a, b):\n    return a - b\n");
+    repo.write(
+        "test_calc.py",
+        "from calc import add\n\ndef test_add():\n    assert add(2, 3) == 5\n\ndef test_zero():\n    assert add(0, 0) == 0\n",
+    );
+    repo.write(".gitignore", "target/\n__pycache__/\n.pytest_cache/\n");
+    repo.git(&["add", "-A"]);
+    repo.git(&["commit", "-q", "-m", "calc with a bug"]);
+    let work = tempfile::tempdir().unwrap();
+    let agent =
+        PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/agents/fake-agent.sh");
+    std::fs::write(
+        work.path().join("contract.toml"),
+        format!(
+            "loop = \"ci-fix\"\nmax_rounds = 2\nscope = [\"*.py\"]\n\
+             [writer]\npreset = \"command\"\ncommand = [\"{}\"]\nenv = {{ FAKE_DIR = \"{}\" }}\n\
+             [reviewer]\npreset = \"tests\"\ncommand = [\"python3\", \"-m\", \"pytest\", \"-q\", \"--junitxml=target/junit.xml\"]\n\
+             junit = \"target/junit.xml\"\n",
+            agent.display(),
+            work.path().display()
+        ),
+    )
+    .unwrap();
+    (repo, work)
+}
+
+fn recipe(repo: &Repo, work: &Path) -> (i32, String) {
+    let script = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("docs/ci/test-fix-loop.sh");
+    let out = Command::new("bash")
+        .arg(script)
+        .current_dir(repo.path())
+        .envs(GIT_ENV.iter().copied())
+        .env("REFEREE_NOW", NOW)
+        .env("REFEREE", assert_cmd::cargo::cargo_bin("referee"))
+        .env("CONTRACT", work.join("contract.toml"))
+        .env("OUT", work.join("out"))
+        .env("GITHUB_STEP_SUMMARY", work.join("step-summary.md"))
+        .output()
+        .unwrap();
+    (
+        out.status.code().unwrap_or(-1),
+        text(&out.stdout) + &text(&out.stderr),
+    )
+}
+
+#[test]
+fn the_recipe_fixes_a_real_failing_test_and_leaves_its_receipts() {
+    if !pytest_available() {
+        return;
+    }
+    let (repo, work) = project();
+    std::fs::write(
+        work.path().join("writer-1.sh"),
+        "printf 'def add(a, b):\\n    return a + b\\n' > calc.py\n",
+    )
+    .unwrap();
+    let (code, log) = recipe(&repo, work.path());
+    assert_eq!(code, 0, "{log}");
+    assert!(log.contains("referee: the loop ended done"), "{log}");
+    // Round 1: the writer fixed it, the suite passed: clean at once.
+    let summary = std::fs::read_to_string(work.path().join("out/referee-summary.md")).unwrap();
+    assert!(summary.contains("stop: clean"), "{summary}");
+    assert!(summary.contains("```mermaid\nxychart-beta"));
+    let step = std::fs::read_to_string(work.path().join("step-summary.md")).unwrap();
+    assert_eq!(step, summary);
+    let sarif: Value =
+        serde_json::from_slice(&std::fs::read(work.path().join("out/referee.sarif")).unwrap())
+            .unwrap();
+    assert_eq!(sarif["version"], "2.1.0");
+    assert_eq!(repo.read("calc.py"), "def add(a, b):\n    return a + b\n");
+}
+
+#[test]
+fn the_recipe_exits_20_and_writes_the_hand_off_when_the_loop_escalates() {
+    if !pytest_available() {
+        return;
+    }
+    let (repo, work) = project();
+    // The writer touches only a comment: the tests keep failing.
+    std::fs::write(
+        work.path().join("writer-1.sh"),
+        "echo '# looked at it' >> calc.py\n",
+    )
+    .unwrap();
+    std::fs::write(
+        work.path().join("writer-2.sh"),
+        "echo '# still looking' >> calc.py\n",
+    )
+    .unwrap();
+    let (code, log) = recipe(&repo, work.path());
+    assert_eq!(code, 20, "{log}");
+    let report = std::fs::read_to_string(work.path().join("out/referee-report.txt")).unwrap();
+    assert!(report.contains("on `round-cap`"), "{report}");
+    assert!(
+        report.contains("test_calc::test_add") || report.contains("test_add"),
+        "{report}"
+    );
+    let sarif: Value =
+        serde_json::from_slice(&std::fs::read(work.path().join("out/referee.sarif")).unwrap())
+            .unwrap();
+    let results = sarif["runs"][0]["results"].as_array().unwrap();
+    assert_eq!(results.len(), 1, "only test_add fails: {sarif}");
+    assert_eq!(results[0]["baselineState"], "unchanged");
+    assert_eq!(results[0]["level"], "error");
+}
