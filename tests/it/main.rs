@@ -17,4 +17,5 @@ mod parse;
 mod record;
 mod report;
 mod run;
+mod samples;
 mod skill;
