@@ -45,8 +45,30 @@ fn never() -> Regex {
     unreachable!("a redaction pattern failed to compile")
 }
 
+/// Whether `bytes` may hold a secret at all: one cheap pass that spares
+/// most short text (titles, notes) the regular expressions. Every pattern
+/// needs a `=`, `:`, `-` or `_`, or starts with `AKIA`, `AIza`, `bearer` or
+/// `basic`.
+fn may_hold_secret(bytes: &[u8]) -> bool {
+    bytes.iter().enumerate().any(|(i, &b)| match b {
+        b'=' | b':' | b'-' | b'_' => true,
+        b'A' | b'a' | b'B' | b'b' => {
+            let rest = &bytes[i..];
+            [&b"akia"[..], b"aiza", b"bearer", b"basic"]
+                .iter()
+                .any(|n| rest.len() >= n.len() && rest[..n.len()].eq_ignore_ascii_case(n))
+        }
+        _ => false,
+    })
+}
+
 /// `bytes` with every secret replaced by [`MASK`].
 pub fn redact(bytes: &[u8]) -> Cow<'_, [u8]> {
+    // Short text (titles, notes) is checked cheaply first; long text goes
+    // straight to the expressions, which skip ahead on their own literals.
+    if bytes.len() < 4096 && !may_hold_secret(bytes) {
+        return Cow::Borrowed(bytes);
+    }
     let mut out = Cow::Borrowed(bytes);
     if let Cow::Owned(v) = KEYS.replace_all(&out, MASK.as_bytes()) {
         out = Cow::Owned(v);

@@ -322,8 +322,19 @@ pub fn diff(repo: &Path, from: &str, to: &str) -> Result<Patch, SnapshotError> {
         args.extend(["--end-of-options", from, to]);
         git::run(repo, &args, &[])
     };
-    let text = diff_tree(&["-p", "--binary"])?.stdout;
-    let numstat = diff_tree(&["--numstat", "-z"])?.stdout;
+    // The two listings are independent: run them side by side.
+    let (text, numstat) = std::thread::scope(|scope| {
+        let numstat = scope.spawn(|| diff_tree(&["--numstat", "-z"]));
+        let text = diff_tree(&["-p", "--binary"]);
+        let numstat = numstat.join().unwrap_or_else(|_| {
+            Err(GitError::Spawn(std::io::Error::other(
+                "the `git diff-tree --numstat` thread panicked",
+            )))
+        });
+        (text, numstat)
+    });
+    let text = text?.stdout;
+    let numstat = numstat?.stdout;
     let (added, removed, files) = parse_numstat(&numstat);
     Ok(Patch {
         text,

@@ -40,7 +40,7 @@ pub fn run(state: &State, args: RecordArgs) -> anyhow::Result<Exit> {
     let recorded = engine::record(
         &lp,
         Submission {
-            review: Some(Review { raw, parsed }),
+            review: Some(Review::new(raw, parsed)),
             responses,
             cost_usd: args.cost_usd,
             tokens: args.tokens,
@@ -57,12 +57,11 @@ pub fn run(state: &State, args: RecordArgs) -> anyhow::Result<Exit> {
 /// Prints a recorded round: JSON, or the human lines and, when the loop
 /// escalated, the hand-off.
 pub(super) fn print(lp: &engine::Loop, recorded: &Recorded, json: bool) -> anyhow::Result<()> {
-    let history = History::read(lp, lp.store.read()?.rows)?;
     let view = RoundView {
         loop_name: lp.name.as_str(),
         row: &recorded.row,
         state: &recorded.state,
-        max_rounds: history.max_rounds,
+        max_rounds: recorded.max_rounds,
         already: recorded.already,
         floor: lp.contract().severity_floor,
         driven: false,
@@ -75,6 +74,7 @@ pub(super) fn print(lp: &engine::Loop, recorded: &Recorded, json: bool) -> anyho
     let mut out = round::text(&view);
     // Every stop but `clean` hands off (SPEC §5.1); `nit-round` lists the unconfirmed.
     if recorded.state.rule.as_deref().is_some_and(|r| r != "clean") {
+        let history = History::read(lp, lp.store.read()?.rows)?;
         let handoff = super::escalate::build(lp, &history)?;
         out.push('\n');
         out.push_str(&String::from_utf8_lossy(&crate::report::handoff::render(

@@ -342,7 +342,7 @@ impl Driver<'_> {
                     );
                 }
             };
-            Some(Review { raw, parsed })
+            Some(Review::new(raw, parsed))
         };
 
         let mut locked = lp.store.lock()?;

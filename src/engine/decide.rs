@@ -318,18 +318,21 @@ fn reported(
     findings: &[Finding],
     floor: Severity,
 ) -> Vec<Reported> {
+    let index = |r: &'_ Registry| -> std::collections::HashMap<String, usize> {
+        r.findings
+            .iter()
+            .enumerate()
+            .map(|(i, t)| (t.finding.id.clone(), i))
+            .collect()
+    };
+    let (before_ix, now_ix) = (index(round.registry), index(registry));
     findings
         .iter()
         .map(|finding| {
-            let before = round
-                .registry
-                .findings
-                .iter()
-                .find(|t| t.finding.id == finding.id);
-            let now = registry
-                .findings
-                .iter()
-                .find(|t| t.finding.id == finding.id);
+            let before = before_ix
+                .get(&finding.id)
+                .map(|&i| &round.registry.findings[i]);
+            let now = now_ix.get(&finding.id).map(|&i| &registry.findings[i]);
             let state = match before.map(|t| t.standing) {
                 None => Seen::New,
                 Some(Standing::Open) => Seen::Open,

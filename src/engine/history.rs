@@ -72,6 +72,12 @@ pub struct RoundState {
     pub carried_unconfirmed: Vec<String>,
     /// Whether a reviewer's findings were ingested.
     pub reviewed: bool,
+    /// Stored as references into `registry` (id and how it stood): the
+    /// registry holds each finding's text once.
+    #[serde(
+        serialize_with = "slim::serialize",
+        deserialize_with = "slim::deserialize"
+    )]
     pub reported: Vec<Reported>,
     pub responses: Vec<Response>,
     /// Every finding the loop knows after the round.
@@ -249,8 +255,90 @@ pub fn read_state(store: &Store, row: &Row) -> anyhow::Result<RoundState> {
 fn read_state_file(path: &Path) -> anyhow::Result<RoundState> {
     let bytes = std::fs::read(path)
         .map_err(|e| anyhow::anyhow!("cannot read `{}`: {e}", path.display()))?;
-    serde_json::from_slice(&bytes)
-        .map_err(|e| anyhow::anyhow!("`{}` is not a round state: {e}", path.display()))
+    let mut state: RoundState = serde_json::from_slice(&bytes)
+        .map_err(|e| anyhow::anyhow!("`{}` is not a round state: {e}", path.display()))?;
+    slim::hydrate(&mut state);
+    Ok(state)
+}
+
+/// `reported` on disk: what each report adds to the registry's finding.
+mod slim {
+    use std::collections::HashMap;
+
+    use serde::{Deserialize, Deserializer, Serialize, Serializer};
+
+    use super::RoundState;
+    use crate::engine::decide::{Reported, Seen};
+    use crate::findings::{Finding, IdSource, Severity};
+
+    #[derive(Serialize, Deserialize)]
+    struct Ref {
+        id: String,
+        state: Seen,
+        must_fix: bool,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        induced_by: Option<u32>,
+        #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+        changed: bool,
+    }
+
+    pub fn serialize<S: Serializer>(reported: &[Reported], s: S) -> Result<S::Ok, S::Error> {
+        let refs: Vec<Ref> = reported
+            .iter()
+            .map(|r| Ref {
+                id: r.finding.id.clone(),
+                state: r.state,
+                must_fix: r.must_fix,
+                induced_by: r.induced_by,
+                changed: r.changed,
+            })
+            .collect();
+        refs.serialize(s)
+    }
+
+    pub fn deserialize<'de, D: Deserializer<'de>>(d: D) -> Result<Vec<Reported>, D::Error> {
+        let refs = Vec::<Ref>::deserialize(d)?;
+        Ok(refs
+            .into_iter()
+            .map(|r| Reported {
+                finding: Finding {
+                    id: r.id,
+                    severity: Severity::Nit,
+                    title: String::new(),
+                    file: None,
+                    line: None,
+                    body: None,
+                    undoes: None,
+                    rule: None,
+                    end_line: None,
+                    fingerprint: String::new(),
+                    id_source: IdSource::Explicit,
+                    path_escapes: false,
+                },
+                state: r.state,
+                must_fix: r.must_fix,
+                induced_by: r.induced_by,
+                changed: r.changed,
+            })
+            .collect())
+    }
+
+    /// Puts each reported finding's text back from the registry, which
+    /// holds every finding a round reported, as that round reported it.
+    pub fn hydrate(state: &mut RoundState) {
+        let index: HashMap<String, usize> = state
+            .registry
+            .findings
+            .iter()
+            .enumerate()
+            .map(|(i, t)| (t.finding.id.clone(), i))
+            .collect();
+        for r in &mut state.reported {
+            if let Some(&i) = index.get(r.finding.id.as_str()) {
+                r.finding = state.registry.findings[i].finding.clone();
+            }
+        }
+    }
 }
 
 fn short(sha: &str) -> &str {

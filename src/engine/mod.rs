@@ -30,6 +30,19 @@ use history::{PATCH_FILE, STATE_FILE};
 pub struct Review {
     pub raw: Vec<u8>,
     pub parsed: Parsed,
+    /// sha256 of `raw`: the findings digest a retry is compared by.
+    pub sha256: String,
+}
+
+impl Review {
+    pub fn new(raw: Vec<u8>, parsed: Parsed) -> Review {
+        let sha256 = sha256_hex(&raw);
+        Review {
+            raw,
+            parsed,
+            sha256,
+        }
+    }
 }
 
 /// What a caller brings to one round.
@@ -55,6 +68,8 @@ pub struct Recorded {
     pub state: RoundState,
     /// This call appended nothing: the round was recorded before.
     pub already: bool,
+    /// The round cap in force.
+    pub max_rounds: u32,
 }
 
 impl Recorded {
@@ -90,6 +105,7 @@ pub fn record(lp: &Loop, sub: Submission) -> anyhow::Result<Recorded> {
             row: row.clone(),
             state,
             already: true,
+            max_rounds: history.max_rounds,
         });
     }
 
@@ -98,7 +114,7 @@ pub fn record(lp: &Loop, sub: Submission) -> anyhow::Result<Recorded> {
     let findings_sha256 = sub
         .review
         .as_ref()
-        .map(|r| sha256_hex(&r.raw))
+        .map(|r| r.sha256.clone())
         .unwrap_or_default();
     if let Some((row, state)) = &history.last
         && state.snapshot.tree == tree
@@ -109,6 +125,7 @@ pub fn record(lp: &Loop, sub: Submission) -> anyhow::Result<Recorded> {
             row: row.clone(),
             state: state.clone(),
             already: true,
+            max_rounds: history.max_rounds,
         });
     }
 
@@ -185,13 +202,21 @@ pub fn finish(
     );
     let asked = consult_judge(lp, history, round, &decision, &sub);
     let outcome = Outcome::of(&decision, asked.as_ref(), round);
-    let state = round_state(lp, round, &snapped, &decision, &outcome, &sub);
+    let counts = decision.counts;
+    let mut state = round_state(lp, round, &snapped, decision, &outcome, &sub);
+    // Stored evidence is redacted, and what later rounds read is what was
+    // stored: redact the state itself, then keep it in hand.
+    redact_state(&mut state);
 
     let evidence = Evidence::stage(&lp.store)?;
     evidence.add(PATCH_FILE, &patch_text)?;
     if let Some(review) = &sub.review {
         evidence.add("findings.raw", &redact(&review.raw))?;
-        evidence.add("findings.json", &redacted_json(&review.parsed)?)?;
+        let mut parsed = review.parsed.clone();
+        parsed.findings.iter_mut().for_each(redact_finding);
+        let mut bytes = serde_json::to_vec(&parsed)?;
+        bytes.push(b'\n');
+        evidence.add("findings.json", &bytes)?;
     }
     if !sub.responses.is_empty() {
         let doc = serde_json::json!({ "responses": sub.responses });
@@ -205,14 +230,17 @@ pub fn finish(
             evidence.add("judge.request.json", request.as_bytes())?;
         }
         if let Some(answer) = &asked.answer {
-            evidence.add("judge.answer", answer)?;
+            evidence.add("judge.answer", &redact(answer))?;
         }
         evidence.add("judge.json", &redacted_json(&asked.outcome)?)?;
     }
-    evidence.add(STATE_FILE, &redacted_json(&state)?)?;
+    // Machine state, read back every round: compact (`jq .` pretty-prints it).
+    let mut state_bytes = serde_json::to_vec(&state)?;
+    state_bytes.push(b'\n');
+    evidence.add(STATE_FILE, &state_bytes)?;
 
     let mut draft = Draft::new(Kind::Round, round, &sub.at);
-    draft.counts = Some(decision.counts);
+    draft.counts = Some(counts);
     draft.verdict = Some(outcome.verdict);
     draft.rule = outcome.rule.clone().unwrap_or_default();
     draft.cost_usd = sub.cost_usd;
@@ -221,7 +249,7 @@ pub fn finish(
     draft.findings_sha256 = sub
         .review
         .as_ref()
-        .map(|r| sha256_hex(&r.raw))
+        .map(|r| r.sha256.clone())
         .unwrap_or_default();
     draft.reason = crate::ledger::row::one_line(&redact_str(&outcome.reason));
     draft.idempotency_key = sub
@@ -230,12 +258,11 @@ pub fn finish(
         .map(crate::ledger::row::one_line)
         .unwrap_or_default();
     let row = locked.append(draft, Some(evidence))?;
-    // What was stored is what later rounds read: hand back the redacted state.
-    let state = history::read_state(&lp.store, &row)?;
     Ok(Recorded {
         row,
         state,
         already: false,
+        max_rounds: history.max_rounds,
     })
 }
 
@@ -243,7 +270,7 @@ fn round_state(
     lp: &Loop,
     round: u32,
     snapped: &Snapped,
-    decision: &Decision,
+    decision: Decision,
     outcome: &Outcome,
     sub: &Submission,
 ) -> RoundState {
@@ -269,12 +296,12 @@ fn round_state(
                 reference,
             }
         }),
-        out_of_scope: decision.out_of_scope.clone(),
-        carried_unconfirmed: decision.carried_unconfirmed.clone(),
         reviewed: sub.review.is_some() && decision.out_of_scope.is_empty(),
-        reported: decision.reported.clone(),
+        out_of_scope: decision.out_of_scope,
+        carried_unconfirmed: decision.carried_unconfirmed,
+        reported: decision.reported,
         responses: sub.responses.clone(),
-        registry: decision.registry.clone(),
+        registry: decision.registry,
         judge: outcome.judge.clone(),
     };
     state.exit = i32::from(exit_of(&state).code());
@@ -398,6 +425,46 @@ fn earlier_patches(lp: &Loop, history: &History) -> Vec<(u32, ParsedPatch)> {
             Some((e.round, crate::patch::parse(&bytes)))
         })
         .collect()
+}
+
+/// A finding with its free text redacted (ids and fingerprints are not text
+/// a person wrote, and must stay comparable).
+fn redact_finding(f: &mut crate::findings::Finding) {
+    let text = |s: &mut String| {
+        let r = redact_str(s);
+        if r != *s {
+            *s = r;
+        }
+    };
+    text(&mut f.title);
+    if let Some(b) = f.body.as_mut() {
+        text(b);
+    }
+    if let Some(file) = f.file.as_mut() {
+        text(file);
+    }
+    if let Some(rule) = f.rule.as_mut() {
+        text(rule);
+    }
+}
+
+fn redact_state(state: &mut RoundState) {
+    state.reason = redact_str(&state.reason);
+    state
+        .reported
+        .iter_mut()
+        .for_each(|r| redact_finding(&mut r.finding));
+    state
+        .registry
+        .findings
+        .iter_mut()
+        .for_each(|t| redact_finding(&mut t.finding));
+    for r in &mut state.responses {
+        r.note = redact_str(&r.note);
+    }
+    for f in &mut state.out_of_scope {
+        *f = redact_str(f);
+    }
 }
 
 /// Pretty JSON with every string value redacted (never the serialized text:

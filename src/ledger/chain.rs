@@ -8,8 +8,9 @@ use super::row::{COLUMNS, Row, hash_fields, header};
 pub struct Parsed {
     /// Committed rows in file order (row 1 first).
     pub rows: Vec<Row>,
-    /// Raw fields of each row as stored, for hash checks.
-    pub raw: Vec<Vec<String>>,
+    /// Each row's fields hashed as written (the text, not the parsed values,
+    /// so an edit that parses the same is still seen).
+    pub hashes: Vec<String>,
     /// Bytes after the last complete line: a crash mid-append.
     pub torn: Option<Torn>,
 }
@@ -47,6 +48,15 @@ impl ChainError {
 /// Splits ledger bytes into committed rows and a torn tail. An empty file has
 /// no rows. Fails on a bad header or a row that does not read.
 pub fn parse(bytes: &[u8]) -> Result<Parsed, ChainError> {
+    parse_with(bytes, false)
+}
+
+/// [`parse`], also hashing each row's fields as written, for [`verify`].
+pub fn parse_hashed(bytes: &[u8]) -> Result<Parsed, ChainError> {
+    parse_with(bytes, true)
+}
+
+fn parse_with(bytes: &[u8], hash: bool) -> Result<Parsed, ChainError> {
     let committed_len = match bytes.iter().rposition(|&b| b == b'\n') {
         Some(i) => i + 1,
         None => 0,
@@ -58,7 +68,7 @@ pub fn parse(bytes: &[u8]) -> Result<Parsed, ChainError> {
     });
     let mut parsed = Parsed {
         rows: Vec::new(),
-        raw: Vec::new(),
+        hashes: Vec::new(),
         torn,
     };
     if committed.is_empty() {
@@ -79,36 +89,65 @@ pub fn parse(bytes: &[u8]) -> Result<Parsed, ChainError> {
         let fields = read_record(line).map_err(|p| ChainError::row(row_no, p))?;
         let row = Row::from_fields(&fields).map_err(|e| ChainError::row(row_no, e.to_string()))?;
         parsed.rows.push(row);
-        parsed.raw.push(fields);
+        if hash {
+            parsed.hashes.push(hash_fields(&fields));
+        }
     }
     Ok(parsed)
 }
 
-/// One CSV record from one line.
+/// One CSV record from one line. The CSV state machine is built once per
+/// thread and reset per line: building it dominated reading a large ledger.
 pub fn read_record(line: &[u8]) -> Result<Vec<String>, String> {
-    let text =
-        std::str::from_utf8(line).map_err(|e| format!("not UTF-8 at byte {}", e.valid_up_to()))?;
-    let mut reader = csv::ReaderBuilder::new()
-        .has_headers(false)
-        .from_reader(text.as_bytes());
-    let mut record = csv::StringRecord::new();
-    match reader.read_record(&mut record) {
-        Ok(true) => {}
-        Ok(false) => return Err("empty line".into()),
-        Err(e) => return Err(format!("not a CSV record: {e}")),
+    thread_local! {
+        static READER: std::cell::RefCell<csv_core::Reader> =
+            std::cell::RefCell::new(csv_core::ReaderBuilder::new().build());
     }
-    if record.len() != COLUMNS.len() {
+    std::str::from_utf8(line).map_err(|e| format!("not UTF-8 at byte {}", e.valid_up_to()))?;
+    READER.with(|reader| split(&mut reader.borrow_mut(), line))
+}
+
+fn split(reader: &mut csv_core::Reader, line: &[u8]) -> Result<Vec<String>, String> {
+    use csv_core::ReadRecordResult as R;
+    reader.reset();
+    let mut out = vec![0u8; line.len() + 1];
+    let mut ends = vec![0usize; COLUMNS.len() + 1];
+    let (mut input, mut n_out, mut n_ends) = (line, 0usize, 0usize);
+    let mut at_eof = false;
+    loop {
+        let (result, n_in, wrote, ended) =
+            reader.read_record(input, &mut out[n_out..], &mut ends[n_ends..]);
+        input = &input[n_in..];
+        n_out += wrote;
+        n_ends += ended;
+        match result {
+            R::InputEmpty if at_eof => return Err("not a CSV record".into()),
+            // The line holds no newline: signal the end of input.
+            R::InputEmpty => at_eof = true,
+            R::OutputFull => out.resize(out.len() * 2, 0),
+            R::OutputEndsFull => ends.resize(ends.len() * 2, 0),
+            R::Record => break,
+            R::End => return Err("empty line".into()),
+        }
+    }
+    if !input.is_empty() {
+        return Err("holds more than one record".into());
+    }
+    if n_ends != COLUMNS.len() {
         return Err(format!(
-            "has {} fields, the header has {}",
-            record.len(),
+            "has {n_ends} fields, the header has {}",
             COLUMNS.len()
         ));
     }
-    let mut extra = csv::StringRecord::new();
-    if matches!(reader.read_record(&mut extra), Ok(true)) {
-        return Err("holds more than one record".into());
+    let mut fields = Vec::with_capacity(n_ends);
+    let mut start = 0;
+    for &end in &ends[..n_ends] {
+        let field = std::str::from_utf8(&out[start..end])
+            .map_err(|e| format!("not UTF-8 at byte {}", e.valid_up_to()))?;
+        fields.push(field.to_string());
+        start = end;
     }
-    Ok(record.iter().map(str::to_string).collect())
+    Ok(fields)
 }
 
 /// A row as one CSV line, with its newline.
@@ -138,8 +177,15 @@ pub fn verify(
     contract_sha256: &str,
     mut evidence: impl FnMut(&Row) -> Result<Option<String>, String>,
 ) -> Result<Summary, ChainError> {
+    if parsed.hashes.len() != parsed.rows.len() {
+        // Parsed by `parse`, not `parse_hashed`: nothing could be checked.
+        return Err(ChainError::row(
+            0,
+            "the ledger was read without its row hashes",
+        ));
+    }
     let mut prev = contract_sha256.to_string();
-    for (i, (row, raw)) in parsed.rows.iter().zip(&parsed.raw).enumerate() {
+    for (i, (row, computed)) in parsed.rows.iter().zip(&parsed.hashes).enumerate() {
         let n = i + 1;
         if row.prev_sha256 != prev {
             let problem = if n == 1 {
@@ -158,14 +204,13 @@ pub fn verify(
             };
             return Err(ChainError::row(n, problem));
         }
-        let computed = hash_fields(raw);
-        if computed != row.row_sha256 {
+        if *computed != row.row_sha256 {
             return Err(ChainError::row(
                 n,
                 format!(
                     "hash mismatch: row_sha256 is `{}`, the fields hash to `{}` (the row was edited)",
                     short(&row.row_sha256),
-                    short(&computed)
+                    short(computed)
                 ),
             ));
         }
@@ -254,14 +299,14 @@ mod tests {
 
     #[test]
     fn a_good_chain_verifies() {
-        let parsed = parse(&ledger(3)).unwrap();
+        let parsed = parse_hashed(&ledger(3)).unwrap();
         let summary = verify(&parsed, CONTRACT, no_evidence).unwrap();
         assert_eq!((summary.rows, summary.rounds), (3, 3));
     }
 
     #[test]
     fn empty_file_has_no_rows() {
-        let parsed = parse(b"").unwrap();
+        let parsed = parse_hashed(b"").unwrap();
         assert!(parsed.rows.is_empty() && parsed.torn.is_none());
     }
 
@@ -271,7 +316,7 @@ mod tests {
         for i in 0..bytes.len() {
             let mut changed = bytes.clone();
             changed[i] = if changed[i] == b'1' { b'2' } else { b'1' };
-            let outcome = parse(&changed).and_then(|p| verify(&p, CONTRACT, no_evidence));
+            let outcome = parse_hashed(&changed).and_then(|p| verify(&p, CONTRACT, no_evidence));
             assert!(outcome.is_err(), "byte {i} changed unnoticed");
         }
     }
@@ -281,7 +326,7 @@ mod tests {
         let mut bytes = ledger(2);
         let full = ledger(3);
         bytes.extend_from_slice(&full[bytes.len()..bytes.len() + 30]);
-        let parsed = parse(&bytes).unwrap();
+        let parsed = parse_hashed(&bytes).unwrap();
         assert_eq!(parsed.rows.len(), 2);
         let err = verify(&parsed, CONTRACT, no_evidence).unwrap_err();
         assert!(
@@ -296,16 +341,26 @@ mod tests {
         let text = String::from_utf8(bytes).unwrap();
         let lines: Vec<&str> = text.lines().collect();
         let swapped = format!("{}\n{}\n{}\n{}\n", lines[0], lines[2], lines[1], lines[3]);
-        let err = verify(&parse(swapped.as_bytes()).unwrap(), CONTRACT, no_evidence).unwrap_err();
+        let err = verify(
+            &parse_hashed(swapped.as_bytes()).unwrap(),
+            CONTRACT,
+            no_evidence,
+        )
+        .unwrap_err();
         assert!(err.to_string().starts_with("row 1: prev_sha256"), "{err}");
         let deleted = format!("{}\n{}\n{}\n", lines[0], lines[1], lines[3]);
-        let err = verify(&parse(deleted.as_bytes()).unwrap(), CONTRACT, no_evidence).unwrap_err();
+        let err = verify(
+            &parse_hashed(deleted.as_bytes()).unwrap(),
+            CONTRACT,
+            no_evidence,
+        )
+        .unwrap_err();
         assert!(err.to_string().starts_with("row 2: prev_sha256"), "{err}");
     }
 
     #[test]
     fn another_contract_breaks_row_one() {
-        let parsed = parse(&ledger(1)).unwrap();
+        let parsed = parse_hashed(&ledger(1)).unwrap();
         let err = verify(&parsed, &"d".repeat(64), no_evidence).unwrap_err();
         assert!(
             err.to_string()

@@ -38,7 +38,7 @@ pub const COLUMNS: [&str; 23] = [
 const ROW_SHA_COLUMN: usize = 12;
 
 /// Columns whose values are numbers in JSON output.
-const NUMERIC: [&str; 10] = [
+pub const NUMERIC: [&str; 10] = [
     "round",
     "opened",
     "closed",

@@ -69,12 +69,19 @@ impl Store {
     /// Reads every committed row under a shared lock. A missing file is an
     /// empty ledger. A torn tail is returned, not an error.
     pub fn read(&self) -> Result<Parsed, StoreError> {
+        self.read_with(chain::parse)
+    }
+
+    fn read_with(
+        &self,
+        parse: fn(&[u8]) -> Result<Parsed, ChainError>,
+    ) -> Result<Parsed, StoreError> {
         let mut file = match File::open(&self.ledger) {
             Ok(file) => file,
             Err(err) if err.kind() == std::io::ErrorKind::NotFound => {
                 return Ok(Parsed {
                     rows: Vec::new(),
-                    raw: Vec::new(),
+                    hashes: Vec::new(),
                     torn: None,
                 });
             }
@@ -83,7 +90,7 @@ impl Store {
         file.lock_shared().map_err(io(&self.ledger))?;
         let mut bytes = Vec::new();
         file.read_to_end(&mut bytes).map_err(io(&self.ledger))?;
-        chain::parse(&bytes).map_err(|cause| self.chain(cause))
+        parse(&bytes).map_err(|cause| self.chain(cause))
     }
 
     /// Takes the exclusive lock that every append holds, creating the file.
@@ -103,9 +110,28 @@ impl Store {
 
     /// Checks the chain and every evidence digest.
     pub fn verify(&self) -> Result<chain::Summary, StoreError> {
-        let parsed = self.read()?;
-        chain::verify(&parsed, &self.genesis, |row| self.evidence_digest_of(row))
-            .map_err(|cause| self.chain(cause))
+        let parsed = self.read_with(chain::parse_hashed)?;
+        // Which rounds have an evidence folder, listed once (not a stat per row).
+        let present: std::collections::HashSet<u32> = std::fs::read_dir(&self.evidence_root)
+            .map(|entries| {
+                entries
+                    .flatten()
+                    .filter_map(|e| {
+                        e.file_name()
+                            .to_str()
+                            .and_then(|n| n.strip_prefix("round-"))
+                            .and_then(|n| n.parse().ok())
+                    })
+                    .collect()
+            })
+            .unwrap_or_default();
+        chain::verify(&parsed, &self.genesis, |row| {
+            if row.kind != Kind::Round || !present.contains(&row.round) {
+                return Ok(None);
+            }
+            self.evidence_digest_of(row)
+        })
+        .map_err(|cause| self.chain(cause))
     }
 
     /// Removes a torn final line, if any; returns the bytes removed.
@@ -279,6 +305,9 @@ impl Locked<'_> {
 pub struct Evidence {
     dir: PathBuf,
     committed: bool,
+    /// The sha256 of each file written through [`Evidence::add`], so the
+    /// digest need not read them back.
+    hashed: std::sync::Mutex<std::collections::BTreeMap<String, String>>,
 }
 
 impl Evidence {
@@ -297,6 +326,7 @@ impl Evidence {
                     return Ok(Evidence {
                         dir,
                         committed: false,
+                        hashed: std::sync::Mutex::default(),
                     });
                 }
                 Err(err) if err.kind() == std::io::ErrorKind::AlreadyExists => continue,
@@ -338,6 +368,9 @@ impl Evidence {
             .open(&path)
             .map_err(io(&path))?;
         file.write_all(bytes).map_err(io(&path))?;
+        if let Ok(mut hashed) = self.hashed.lock() {
+            hashed.insert(name.to_string(), sha256_hex(bytes));
+        }
         Ok(())
     }
 
@@ -345,7 +378,8 @@ impl Evidence {
     /// `dest` (a crash after its rename, before its row) is moved aside, never
     /// deleted.
     fn commit(mut self, dest: &Path) -> Result<String, StoreError> {
-        let digest = digest_dir(&self.dir)?;
+        let known = self.hashed.lock().map(|h| h.clone()).unwrap_or_default();
+        let digest = digest_dir_with(&self.dir, &known)?;
         for file in list_files(&self.dir)? {
             let path = self.dir.join(&file);
             let f = File::open(&path).map_err(io(&path))?;
@@ -414,12 +448,27 @@ fn list_files(dir: &Path) -> Result<Vec<String>, StoreError> {
 /// The digest of an evidence folder: each file's relative path and sha256, in
 /// path order, framed. Adding, removing, renaming or changing a file changes it.
 pub fn digest_dir(dir: &Path) -> Result<String, StoreError> {
+    digest_dir_with(dir, &std::collections::BTreeMap::new())
+}
+
+/// [`digest_dir`], taking the sha256 of the files in `known` as given (they
+/// were hashed as they were written) and hashing the rest from disk.
+fn digest_dir_with(
+    dir: &Path,
+    known: &std::collections::BTreeMap<String, String>,
+) -> Result<String, StoreError> {
     let mut framed = Framed::new("referee.evidence.v1");
     for rel in list_files(dir)? {
-        let path = dir.join(&rel);
-        let bytes = std::fs::read(&path).map_err(io(&path))?;
+        let sha = match known.get(&rel) {
+            Some(sha) => sha.clone(),
+            None => {
+                let path = dir.join(&rel);
+                let bytes = std::fs::read(&path).map_err(io(&path))?;
+                sha256_hex(&bytes)
+            }
+        };
         framed.field(rel.as_bytes());
-        framed.field(sha256_hex(&bytes).as_bytes());
+        framed.field(sha.as_bytes());
     }
     Ok(framed.finish())
 }

@@ -169,11 +169,45 @@ fn csv(rows: &[Row]) -> Vec<u8> {
     out
 }
 
+/// The rows as a pretty JSON array, written directly (a large ledger never
+/// holds its rows as JSON values): the same bytes as `Row::to_json` pretty-
+/// printed in an array.
 fn json(rows: &[Row]) -> Vec<u8> {
-    let values: Vec<_> = rows.iter().map(Row::to_json).collect();
-    let mut out = serde_json::to_vec_pretty(&values).unwrap_or_default();
-    out.push(b'\n');
+    if rows.is_empty() {
+        return b"[]\n".to_vec();
+    }
+    let mut out = Vec::with_capacity(rows.len() * 1024);
+    out.extend_from_slice(b"[\n");
+    for (i, row) in rows.iter().enumerate() {
+        out.extend_from_slice(b"  {\n");
+        let fields = row.fields();
+        for (j, (column, value)) in COLUMNS.iter().zip(&fields).enumerate() {
+            out.extend_from_slice(b"    \"");
+            out.extend_from_slice(column.as_bytes());
+            out.extend_from_slice(b"\": ");
+            if value.is_empty() {
+                out.extend_from_slice(b"null");
+            } else if is_numeric(column)
+                && let Ok(n) = serde_json::from_str::<serde_json::Number>(value)
+            {
+                out.extend_from_slice(n.to_string().as_bytes());
+            } else {
+                out.extend_from_slice(serde_json::to_string(value).unwrap_or_default().as_bytes());
+            }
+            out.extend_from_slice(if j + 1 < COLUMNS.len() { b",\n" } else { b"\n" });
+        }
+        out.extend_from_slice(if i + 1 < rows.len() {
+            b"  },\n"
+        } else {
+            b"  }\n"
+        });
+    }
+    out.extend_from_slice(b"]\n");
     out
+}
+
+fn is_numeric(column: &str) -> bool {
+    crate::ledger::row::NUMERIC.contains(&column)
 }
 
 fn markdown(name: &str, rows: &[Row]) -> String {
