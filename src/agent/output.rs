@@ -104,12 +104,15 @@ pub fn interpret(
         Preset::Codex => {
             let mut tokens = 0u64;
             let mut last_message = None;
+            let mut last_error: Option<String> = None;
+            let mut completed = false;
             for line in stdout.split(|&b| b == b'\n') {
                 let Ok(event) = serde_json::from_slice::<Value>(line) else {
                     continue;
                 };
                 match event.get("type").and_then(Value::as_str) {
                     Some("turn.completed") => {
+                        completed = true;
                         if let Some(u) = event.get("usage") {
                             tokens += ["input_tokens", "output_tokens"]
                                 .iter()
@@ -117,13 +120,22 @@ pub fn interpret(
                                 .sum::<u64>();
                         }
                     }
-                    Some("turn.failed") | Some("error") => {
+                    Some("turn.failed") => {
                         let why = event
                             .pointer("/error/message")
                             .or_else(|| event.get("message"))
                             .and_then(Value::as_str)
-                            .unwrap_or("error event");
+                            .unwrap_or("turn failed");
                         return Err(format!("reported an error: {}", one_line(why)));
+                    }
+                    // `error` events also report retries codex recovers
+                    // from ("Reconnecting…"): only fatal without a finished turn.
+                    Some("error") => {
+                        last_error = event
+                            .get("message")
+                            .or_else(|| event.pointer("/error/message"))
+                            .and_then(Value::as_str)
+                            .map(str::to_string);
                     }
                     Some("item.completed")
                         if event.pointer("/item/type").and_then(Value::as_str)
@@ -136,6 +148,9 @@ pub fn interpret(
                     }
                     _ => {}
                 }
+            }
+            if let (false, Some(why)) = (completed, &last_error) {
+                return Err(format!("reported an error: {}", one_line(why)));
             }
             reply.tokens = Some(tokens);
             let message = output_file

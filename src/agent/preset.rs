@@ -134,15 +134,22 @@ pub fn build(agent: &Agent, ctx: &Context<'_>) -> Call {
             ("codex", None)
         }
         Preset::Gemini => {
-            // gemini takes the prompt as an argv element: no shell sees it.
-            args.extend(os(&["-p", ctx.prompt, "--output-format", "json"]));
+            // The prompt goes on stdin (gemini appends stdin to `-p`): a
+            // reviewer prompt with a large patch exceeds the 128 KiB that
+            // Linux allows one argument.
+            args.extend(os(&[
+                "-p",
+                "Follow the instructions given on standard input.",
+                "--output-format",
+                "json",
+            ]));
             if ctx.role == Role::Writer {
                 args.extend(os(&["--approval-mode", "auto_edit"]));
             }
             if let Some(model) = &agent.model {
                 args.extend(os(&["-m", model]));
             }
-            ("gemini", None)
+            ("gemini", prompt)
         }
         Preset::Command | Preset::Tests => {
             // Exactly the contract's argv; `bin` does not apply.

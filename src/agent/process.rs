@@ -160,7 +160,9 @@ pub fn run(
     // Whatever happened, nothing the agent started may outlive the call or
     // hold its pipes open: end the group (TERM, then KILL).
     if let Some(pgid) = group {
-        end_group(pgid, outcome.is_err());
+        end_group(pgid, outcome.is_err(), &mut || {
+            let _ = handle.try_wait();
+        });
     }
     let _ = handle.kill();
     let _ = handle.wait();
@@ -204,16 +206,19 @@ fn spawn_error(call: &Call, cause: std::io::Error) -> ProcessError {
     }
 }
 
-fn end_group(pgid: i32, gently_first: bool) {
+/// Ends the group: TERM, a moment to clean up, then KILL. `reap` collects
+/// the leader once it exits, so a zombie leader does not keep the group
+/// looking alive for the whole grace period.
+fn end_group(pgid: i32, gently_first: bool, reap: &mut dyn FnMut()) {
     let pgid = Pid::from_raw(pgid);
     if gently_first && killpg(pgid, Signal::SIGTERM).is_ok() {
-        // Give it a moment to clean up, then make sure.
         let deadline = Instant::now() + Duration::from_secs(2);
         while Instant::now() < deadline {
+            reap();
             if killpg(pgid, None).is_err() {
                 return;
             }
-            std::thread::sleep(Duration::from_millis(50));
+            std::thread::sleep(Duration::from_millis(20));
         }
     }
     let _ = killpg(pgid, Signal::SIGKILL);

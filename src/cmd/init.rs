@@ -89,6 +89,14 @@ pub(super) fn write(
             None => anyhow::anyhow!("contract for loop `{name}`: {e}"),
         })?;
 
+    // Files the contract names are read at run time; a question set that
+    // does not load is refused now, not discovered as a failed judgement.
+    if let Some(judge) = &contract.judge
+        && judge.questions.is_some()
+    {
+        crate::judge::engine::questions(judge, &state.repo)
+            .map_err(|e| anyhow::anyhow!("contract field `judge.questions`: {e}"))?;
+    }
     let path = state.contract_path(&name);
     if path.exists() {
         refuse_overwrite(state, &name, &path, args.force)?;

@@ -45,15 +45,31 @@ pub fn run(state: &State, args: ReplayArgs) -> anyhow::Result<Exit> {
         other.severity_floor,
         other.closure.as_str()
     );
+    let width = r
+        .rounds
+        .iter()
+        .flat_map(|x| [x.recorded.len(), x.replayed.len()])
+        .max()
+        .unwrap_or(0)
+        .max("recorded".len());
     let _ = writeln!(
         out,
-        "round  recorded              replayed              must-fix"
+        "round  {:<width$}  {:<width$}  must-fix",
+        "recorded", "replayed"
     );
     for x in &r.rounds {
         let _ = writeln!(
             out,
-            "{:>5}  {:<20}  {:<20}  {:>8}",
+            "{:>5}  {:<width$}  {:<width$}  {:>8}",
             x.round, x.recorded, x.replayed, x.must_fix_left
+        );
+    }
+    if r.actual
+        .as_ref()
+        .is_some_and(|(_, rule)| rule.starts_with("judge:"))
+    {
+        out.push_str(
+            "note: judge stops are not replayed: a judge answered the contract that asked it\n",
         );
     }
     let actual = match &r.actual {

@@ -332,6 +332,18 @@ impl Driver<'_> {
             };
             let parsed = match findings::parse(&raw, format, &lp.repo.to_string_lossy()) {
                 Ok(parsed) => parsed,
+                // `codex exec review` prints only its explanation when it has no
+                // comment; its exit status 0 (checked above) is the proof there.
+                Err(findings::FindingsError::NotProven { .. })
+                    if self.reviewer.preset == Preset::CodexReview
+                        && !String::from_utf8_lossy(&raw).trim().is_empty() =>
+                {
+                    findings::Parsed {
+                        source_format: Format::Codex,
+                        findings: Vec::new(),
+                        resolved: Vec::new(),
+                    }
+                }
                 Err(err) => {
                     let kept = keep_failure(lp, round, Role::Reviewer, &[("review", &raw)])?;
                     anyhow::bail!(

@@ -187,6 +187,59 @@ impl Agent {
                 ),
             ));
         }
+        if preset == Preset::Tests && agent.junit.is_none() {
+            return Err(ContractError::Missing {
+                field: format!("{prefix}junit"),
+                allowed: "the `tests` preset reads the JUnit report the test command writes, such as \"target/nextest/ci/junit.xml\"".into(),
+            });
+        }
+        // Options a preset would silently ignore are refused: nothing falls back silently.
+        let applies: &[(&str, &[Preset])] = &[
+            ("sandbox", &[Preset::Codex]),
+            ("allowed_tools", &[Preset::Claude]),
+            ("max_turns", &[Preset::Claude]),
+            (
+                "model",
+                &[
+                    Preset::Claude,
+                    Preset::Codex,
+                    Preset::CodexReview,
+                    Preset::Gemini,
+                ],
+            ),
+            (
+                "bin",
+                &[
+                    Preset::Claude,
+                    Preset::Codex,
+                    Preset::CodexReview,
+                    Preset::Gemini,
+                ],
+            ),
+        ];
+        for (field, presets) in applies {
+            if !presets.contains(&preset)
+                && let Some(value) = fields.get(field)
+            {
+                return Err(fields.invalid(
+                    field,
+                    value,
+                    &format!(
+                        "absent: the `{}` preset does not use `{field}`",
+                        preset.as_str()
+                    ),
+                ));
+            }
+        }
+        if let Some(cwd) = &agent.cwd
+            && (cwd.starts_with('/') || cwd.split(['/', '\\']).any(|p| p == ".."))
+        {
+            return Err(fields.invalid(
+                "cwd",
+                &Value::String(cwd.clone()),
+                "a folder inside the repository, relative to its top (no `..`, not absolute)",
+            ));
+        }
         if preset != Preset::Tests
             && let Some(value) = fields.get("junit")
         {

@@ -39,7 +39,6 @@ timeout = "1h30m"
 preset = "tests"
 command = ["cargo", "test"]
 junit = "target/junit.xml"
-max_turns = 4
 [judge]
 engine = "command"
 command = ["judge"]
@@ -164,6 +163,26 @@ fn bad_values_name_field_value_and_allowed() {
             "field `judge.max_state_bytes`: must be a whole number 256..=16777216, not `1`",
         ),
         ("writer = 3", "field `writer`: must be a table, not `3`"),
+        (
+            "[reviewer]\npreset = \"tests\"\ncommand = [\"pytest\"]",
+            "field `reviewer.junit` is required",
+        ),
+        (
+            "[writer]\npreset = \"claude\"\nsandbox = \"read-only\"",
+            "field `writer.sandbox`: must be absent: the `claude` preset does not use `sandbox`",
+        ),
+        (
+            "[writer]\npreset = \"codex\"\nmax_turns = 3",
+            "field `writer.max_turns`: must be absent: the `codex` preset does not use `max_turns`",
+        ),
+        (
+            "[writer]\npreset = \"command\"\ncommand = [\"x\"]\nmodel = \"m\"",
+            "field `writer.model`: must be absent: the `command` preset does not use `model`",
+        ),
+        (
+            "[writer]\npreset = \"claude\"\ncwd = \"../other\"",
+            "field `writer.cwd`: must be a folder inside the repository",
+        ),
     ];
     for (body, expected) in table {
         let text = format!("loop = \"x\"\n{body}\n");

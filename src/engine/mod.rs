@@ -243,7 +243,8 @@ pub fn finish(
     draft.counts = Some(counts);
     draft.verdict = Some(outcome.verdict);
     draft.rule = outcome.rule.clone().unwrap_or_default();
-    draft.cost_usd = sub.cost_usd;
+    // Sums of float costs drift (0.16999999999999998): a micro-dollar is plenty.
+    draft.cost_usd = sub.cost_usd.map(|c| (c * 1e6).round() / 1e6);
     draft.tokens = sub.tokens;
     draft.snapshot = snapped.snap.commit.clone();
     draft.findings_sha256 = sub

@@ -335,12 +335,13 @@ fn call(
     Ok((raw, doc))
 }
 
-/// The answers document with the model named, when the tool's output says
-/// which: a structured output holds the answers and maybe the model.
+/// The answers document with the model named. Through a CLI preset the
+/// referee chose the model (`--model`), so the model is the one the call
+/// ran, whatever name the model gives itself.
 fn with_model(answers: Value, model: Option<String>) -> Value {
     match (answers, model) {
         (Value::Object(mut map), Some(model)) if map.contains_key("answers") => {
-            map.entry("model").or_insert(json!(model));
+            map.insert("model".into(), json!(model));
             Value::Object(map)
         }
         (other, _) => other,

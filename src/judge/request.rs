@@ -169,7 +169,8 @@ pub fn answers_schema(questions: &[Question]) -> Value {
     sort_keys(json!({
         "type": "object",
         "additionalProperties": false,
-        "required": ["answers"],
+        // Strict structured outputs (OpenAI) need every property required.
+        "required": ["answers", "model"],
         "properties": {
             "model": {"type": "string"},
             "answers": {

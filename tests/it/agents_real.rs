@@ -422,7 +422,9 @@ fn judge_answers(reason: &str) -> Value {
     let mut p =
         json!({"holds": 0.1, "over_polishing": 0.1, "not_converging": 0.1, "continue": 0.1});
     p[reason] = json!(0.7);
-    json!({"answers": {
+    // The schema asks the model to name itself; through a CLI preset the
+    // referee records the model it ran instead.
+    json!({"model": "a-name-the-model-made-up", "answers": {
         "holds": {"probability": 0.3},
         "worth_doing": {"probability": 0.8},
         "worth_another_round": {"probability": 0.8},

@@ -68,6 +68,33 @@ fn codex_sums_turn_usage_and_prefers_the_output_file() {
     )
     .unwrap();
     assert_eq!(r.review.as_deref(), Some(&b"stream text"[..]));
+    let retried = concat!(
+        "{\"type\":\"error\",\"message\":\"Reconnecting... 1/5\"}\n",
+        "{\"type\":\"item.completed\",\"item\":{\"type\":\"agent_message\",\"text\":\"done\"}}\n",
+        "{\"type\":\"turn.completed\",\"usage\":{\"input_tokens\":1,\"output_tokens\":1}}\n",
+    );
+    assert!(
+        interpret(
+            Preset::Codex,
+            Role::Writer,
+            &done(0, retried, ""),
+            None,
+            None
+        )
+        .is_ok()
+    );
+    let gave_up = "{\"type\":\"error\",\"message\":\"stream disconnected\"}\n";
+    assert_eq!(
+        interpret(
+            Preset::Codex,
+            Role::Writer,
+            &done(0, gave_up, ""),
+            None,
+            None
+        )
+        .unwrap_err(),
+        "reported an error: stream disconnected"
+    );
     let failed = "{\"type\":\"turn.failed\",\"error\":{\"message\":\"stream disconnected\"}}\n";
     assert_eq!(
         interpret(

@@ -135,14 +135,14 @@ fn codex_review_and_gemini() {
         [
             "gemini",
             "-p",
-            "fix it; rm -rf / $(nope)",
+            "Follow the instructions given on standard input.",
             "--output-format",
             "json",
             "--approval-mode",
             "auto_edit"
         ]
     );
-    assert_eq!(c.stdin, None);
+    assert_eq!(c.stdin.as_deref(), Some(&b"fix it; rm -rf / $(nope)"[..]));
 }
 
 #[test]

@@ -249,7 +249,7 @@ fn the_answers_schema_requires_every_question_in_its_shape() {
         stop["required"],
         json!(["choice", "probabilities", "confidence"])
     );
-    assert_eq!(schema["required"], json!(["answers"]));
+    assert_eq!(schema["required"], json!(["answers", "model"]));
     // Sorted like every document the judge module writes.
     assert_eq!(sort_keys(schema.clone()).to_string(), schema.to_string());
     assert!(
