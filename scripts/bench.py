@@ -10,19 +10,21 @@ import shutil
 import statistics
 import subprocess
 import sys
+import time
 
 REFEREE, WORK, RUNS = sys.argv[1], sys.argv[2], int(sys.argv[3])
 
 
 def timed(cmd, cwd, stdout=subprocess.DEVNULL, ok=(0,)):
-    """Wall seconds and peak RSS (MiB) of one run."""
-    out = os.path.join(WORK, "time.txt")
-    r = subprocess.run(["/usr/bin/time", "-f", "%e %M", "-o", out] + cmd, cwd=cwd,
-                       stdout=stdout, stderr=subprocess.PIPE)
-    if r.returncode not in ok:
-        raise SystemExit(f"{cmd} exited {r.returncode}: {r.stderr.decode()[-500:]}")
-    wall, rss = open(out).read().split()[-2:]
-    return float(wall), int(rss) / 1024
+    """Wall seconds (perf_counter) and peak RSS (MiB, from wait4) of one run."""
+    start = time.perf_counter()
+    child = subprocess.Popen(cmd, cwd=cwd, stdout=stdout, stderr=subprocess.PIPE)
+    _, status, usage = os.wait4(child.pid, 0)
+    wall = time.perf_counter() - start
+    code = os.waitstatus_to_exitcode(status)
+    if code not in ok:
+        raise SystemExit(f"{cmd} exited {code}: {child.stderr.read().decode()[-500:]}")
+    return wall, usage.ru_maxrss / 1024
 
 
 def bench(name, cmd, cwd, setup=None, ok=(0,), runs=RUNS):
