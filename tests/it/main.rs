@@ -16,6 +16,7 @@ mod judge;
 mod ledger;
 mod parse;
 mod record;
+mod reliability;
 mod report;
 mod run;
 mod samples;
