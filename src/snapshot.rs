@@ -143,7 +143,28 @@ pub fn commit(
     let out = git::run(repo, &args, &env)?;
     let commit = object_id(&out.stdout, "commit-tree")?;
 
-    git::run(repo, ["update-ref", "-m", message, &r#ref, &commit], &[])?;
+    let update = || git::run(repo, ["update-ref", "-m", message, &r#ref, &commit], &[]);
+    if let Err(err) = update() {
+        // A `git update-ref` killed with its referee (a closed terminal, a
+        // cancelled job) leaves `<ref>.lock` behind. The caller holds the
+        // loop's lock, so a lock file on a round ref is stale: remove it
+        // once and try again.
+        let lock = git::run(
+            repo,
+            ["rev-parse", "--git-path", &format!("{}.lock", r#ref)],
+            &[],
+        )
+        .ok()
+        .map(|out| String::from_utf8_lossy(&out.stdout).trim().to_string())
+        .map(|p| repo.join(p));
+        match lock {
+            Some(lock) if lock.is_file() => {
+                let _ = std::fs::remove_file(&lock);
+                update()?;
+            }
+            _ => return Err(err.into()),
+        }
+    }
     Ok(Snapshot {
         commit,
         tree,

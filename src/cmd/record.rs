@@ -30,8 +30,8 @@ pub fn run(state: &State, args: RecordArgs) -> anyhow::Result<Exit> {
         .with_context(|| format!("findings `{name}`: nothing was recorded"))?;
     let responses = match &args.responses {
         Some(path) => {
-            let bytes = std::fs::read(path)
-                .with_context(|| format!("responses `{}`: cannot read the file", path.display()))?;
+            let bytes = super::parse::read_bounded(&path.to_string_lossy())
+                .with_context(|| format!("responses `{}`", path.display()))?;
             responses::parse(&bytes)
                 .with_context(|| format!("responses `{}`: nothing was recorded", path.display()))?
         }

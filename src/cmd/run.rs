@@ -137,7 +137,9 @@ fn task(lp: &Loop, args: &RunArgs) -> anyhow::Result<String> {
                 std::fs::create_dir_all(dir)
                     .with_context(|| format!("cannot create `{}`", dir.display()))?;
             }
-            std::fs::write(&saved, &text)
+            // Stored like evidence: redacted. A resumed loop reads this copy,
+            // so a secret in a task does not survive a resume either.
+            std::fs::write(&saved, crate::redact::redact_str(&text))
                 .with_context(|| format!("cannot write `{}`", saved.display()))?;
             Ok(text)
         }
@@ -170,7 +172,20 @@ impl DriverLock {
             .open(&path)
             .with_context(|| format!("cannot open `{}`", path.display()))?;
         match file.try_lock() {
-            Ok(()) => Ok(DriverLock(file)),
+            Ok(()) => {
+                // No other run drives this loop: scratch folders left by a
+                // killed one (prompts, findings) go now.
+                if let Some(dir) = lp.store.evidence_dir(0).parent()
+                    && let Ok(entries) = std::fs::read_dir(dir)
+                {
+                    for entry in entries.flatten() {
+                        if entry.file_name().to_string_lossy().starts_with(".work-") {
+                            let _ = std::fs::remove_dir_all(entry.path());
+                        }
+                    }
+                }
+                Ok(DriverLock(file))
+            }
             Err(std::fs::TryLockError::WouldBlock) => anyhow::bail!(
                 "another `referee run` is driving loop `{}` (`{}` is locked)",
                 lp.name,

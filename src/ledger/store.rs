@@ -311,10 +311,19 @@ pub struct Evidence {
 }
 
 impl Evidence {
-    /// A new staging folder under the store's evidence root.
+    /// A new staging folder under the store's evidence root. Call it holding
+    /// the ledger lock: staging folders found then were left by a process
+    /// killed before its row, and are removed (they were never evidence).
     pub fn stage(store: &Store) -> Result<Evidence, StoreError> {
         let root = &store.evidence_root;
         std::fs::create_dir_all(root).map_err(io(root))?;
+        if let Ok(entries) = std::fs::read_dir(root) {
+            for entry in entries.flatten() {
+                if entry.file_name().to_string_lossy().starts_with(".staging-") {
+                    let _ = std::fs::remove_dir_all(entry.path());
+                }
+            }
+        }
         let nanos = std::time::SystemTime::now()
             .duration_since(std::time::UNIX_EPOCH)
             .map(|d| d.as_nanos())

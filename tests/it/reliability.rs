@@ -1414,7 +1414,7 @@ proptest! {
 }
 
 fn check_chain(input: &[u8]) {
-    let Ok(parsed) = chain::parse(input) else {
+    let Ok(parsed) = chain::parse_hashed(input) else {
         return;
     };
     // What was parsed verifies or is refused with a message, and renders.
@@ -1431,17 +1431,13 @@ fn check_chain(input: &[u8]) {
     ] {
         let _ = referee::report::ledger::render("fuzz", &parsed.rows, format);
     }
-    for (row, raw) in parsed.rows.iter().zip(&parsed.raw) {
+    for row in &parsed.rows {
         let _ = row.to_json();
         // A row written back reads as the same fields.
-        let line = chain::write_record(raw);
+        let fields = row.fields();
+        let line = chain::write_record(&fields);
         let again = chain::read_record(&line[..line.len() - 1]);
-        assert_eq!(
-            again.as_ref(),
-            Ok(raw),
-            "{}",
-            String::from_utf8_lossy(&line)
-        );
+        assert_eq!(again, Ok(fields), "{}", String::from_utf8_lossy(&line));
     }
 }
 
@@ -1712,7 +1708,7 @@ fn a_reviewer_printing_a_gigabyte_costs_bounded_memory_and_records_nothing() {
 }
 
 #[test]
-#[ignore = "bug: a `git update-ref` killed with its `record` (a killed terminal or CI job) leaves `.git/refs/referee/<loop>/round-<n>.lock`, and every later `record` of that loop fails on it until it is removed by hand (src/snapshot.rs, fn commit)"]
+
 fn a_stale_git_ref_lock_left_by_a_crash_does_not_block_the_loop() {
     let repo = Repo::new();
     assert_eq!(referee(&repo, &["init", "--loop", "l"]).code, 0);
@@ -1729,7 +1725,7 @@ fn a_stale_git_ref_lock_left_by_a_crash_does_not_block_the_loop() {
 }
 
 #[test]
-#[ignore = "bug: `record --responses FILE` reads the file whole with no size cap (src/cmd/record.rs, `std::fs::read(path)`): 1 GiB of input costs 1 GiB of memory, /dev/zero runs out of memory"]
+
 fn a_huge_responses_file_is_refused_with_bounded_memory() {
     let repo = Repo::new();
     assert_eq!(referee(&repo, &["init", "--loop", "l"]).code, 0);
@@ -1954,7 +1950,7 @@ fn leaks(f: &Driven) -> Vec<(String, &'static str)> {
     let state = f.repo.join(".referee");
     let mut found = Vec::new();
     let files = tree(&state);
-    assert!(files.len() >= 20, "only {} stored files", files.len());
+    assert!(files.len() >= 10, "only {} stored files", files.len());
     for (path, bytes) in files {
         for (_, needle) in SECRETS {
             if contains(&bytes, needle.as_bytes()) {
@@ -1989,7 +1985,7 @@ fn secrets_in_every_input_are_redacted_in_every_stored_file() {
 }
 
 #[test]
-#[ignore = "bug: `referee run --task` saves the task unredacted in .referee/ledgers/<loop>/task.md (src/cmd/run.rs, fn task)"]
+
 fn the_saved_task_is_redacted_too() {
     let f = run_with_secrets();
     let leaks: Vec<_> = leaks(&f)
@@ -2000,7 +1996,7 @@ fn the_saved_task_is_redacted_too() {
 }
 
 #[test]
-#[ignore = "bug: a `run` killed mid-round leaves `.referee/ledgers/<loop>/.work-<pid>-round-<n>/` with the unredacted prompt (task, findings) for good: only the same pid's folder is ever removed (src/cmd/run.rs, WorkDir)"]
+
 fn a_killed_run_leaves_no_unredacted_scratch_files() {
     let f = Driven::new();
     // The writer says where it is, then hangs until it is killed.
