@@ -212,16 +212,8 @@ pub fn worktree_tree(repo: &Path, exclude: &[&str]) -> Result<String, SnapshotEr
         .collect();
     // The copied index may track files under an excluded directory; `add`
     // with an exclude pathspec would leave them in, so drop them first.
-    if copied && !exclude.is_empty() {
-        let mut args: Vec<OsString> = ["rm", "-r", "--cached", "-q", "--ignore-unmatch", "--"]
-            .map(OsString::from)
-            .to_vec();
-        args.extend(
-            exclude
-                .iter()
-                .map(|d| OsString::from(format!(":(top,literal){d}"))),
-        );
-        git::run(repo, &args, &env)?;
+    if copied {
+        drop_excluded(repo, &exclude, &env)?;
     }
     let mut args: Vec<OsString> = [
         "-c",
@@ -277,6 +269,21 @@ pub fn tree_of_excluding(
     let tmp = TempIndex(absolute(repo, printed)?);
     let env = [("GIT_INDEX_FILE", tmp.0.as_os_str())];
     git::run(repo, ["read-tree", &tree], &env)?;
+    drop_excluded(repo, &exclude, &env)?;
+    let out = git::run(repo, ["write-tree"], &env)?;
+    object_id(&out.stdout, "write-tree")
+}
+
+/// Removes the repo-relative directories `exclude` from the index that `env`
+/// names (a temporary one); the work tree is left alone.
+fn drop_excluded(
+    repo: &Path,
+    exclude: &[&str],
+    env: &[(&str, &OsStr)],
+) -> Result<(), SnapshotError> {
+    if exclude.is_empty() {
+        return Ok(());
+    }
     let mut args: Vec<OsString> = ["rm", "-r", "--cached", "-q", "--ignore-unmatch", "--"]
         .map(OsString::from)
         .to_vec();
@@ -285,9 +292,8 @@ pub fn tree_of_excluding(
             .iter()
             .map(|d| OsString::from(format!(":(top,literal){d}"))),
     );
-    git::run(repo, &args, &env)?;
-    let out = git::run(repo, ["write-tree"], &env)?;
-    object_id(&out.stdout, "write-tree")
+    git::run(repo, &args, env)?;
+    Ok(())
 }
 
 /// The commit id stored for `round` of `loop_name`, or `None` if there is none.

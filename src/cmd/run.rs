@@ -20,7 +20,7 @@ use crate::agent::prompt;
 use crate::cli::{HandoffFormat, RunArgs};
 use crate::contract::{Agent, Preset};
 use crate::engine::decide::Terms;
-use crate::engine::{self, History, Loop, Recorded, Review, Snapped, Submission};
+use crate::engine::{self, History, Loop, Recorded, Review, Submission};
 use crate::exit::{Exit, UsageError};
 use crate::findings::{self, Finding, Format};
 use crate::redact::redact;
@@ -294,17 +294,8 @@ impl Driver<'_> {
 
         let exclude: Vec<&str> = lp.exclude.iter().map(String::as_str).collect();
         let tree = snapshot::worktree_tree(&lp.repo, &exclude)?;
-        let from = engine::previous_snapshot(lp, history);
-        let parent = (from != crate::git::EMPTY_TREE).then_some(from.as_str());
-        let snap = snapshot::commit(
-            &lp.repo,
-            lp.name.as_str(),
-            round,
-            parent,
-            &tree,
-            &format!("referee: loop {} round {round}", lp.name),
-        )?;
-        let patch = snapshot::diff(&lp.repo, &from, &snap.commit)?;
+        let snapped = engine::snap(lp, history, &tree)?;
+        let patch = &snapped.patch;
 
         // The guards end the round before the review when they can.
         let terms = Terms::of(&history.contract, history.max_rounds)
@@ -386,7 +377,7 @@ impl Driver<'_> {
             lp,
             &mut locked,
             &history,
-            Snapped { snap, from, patch },
+            snapped,
             Submission {
                 review,
                 responses,

@@ -130,25 +130,26 @@ pub fn record(lp: &Loop, sub: Submission) -> anyhow::Result<Recorded> {
     }
 
     history.ensure_open(&lp.name)?;
+    let snapped = snap(lp, &history, &tree)?;
+    finish(lp, &mut locked, &history, snapped, sub)
+}
+
+/// Stores `tree` (the working tree, from `snapshot::worktree_tree`) as the
+/// next round's snapshot and makes the patch from the previous one.
+pub fn snap(lp: &Loop, history: &History, tree: &str) -> anyhow::Result<Snapped> {
     let round = history.round() + 1;
-    let from = previous_snapshot(lp, &history);
+    let from = previous_snapshot(lp, history);
     let parent = (from != crate::git::EMPTY_TREE).then_some(from.as_str());
     let snap = snapshot::commit(
         &lp.repo,
         lp.name.as_str(),
         round,
         parent,
-        &tree,
+        tree,
         &format!("referee: loop {} round {round}", lp.name),
     )?;
     let patch = snapshot::diff(&lp.repo, &from, &snap.commit)?;
-    finish(
-        lp,
-        &mut locked,
-        &history,
-        Snapped { snap, from, patch },
-        sub,
-    )
+    Ok(Snapped { snap, from, patch })
 }
 
 /// The commit the next round's patch starts from: the last round's snapshot,
