@@ -1,8 +1,10 @@
-//! A demo of a whole record loop on a real git repository: `referee init`,
-//! then three rounds of a scripted writer (file edits) and reviewer (findings
-//! files) through `referee record`, until the round cap escalates with the
-//! hand-off; then `status`, `ledger verify`, one broken byte, and `verify`
-//! naming the row. Every step is the real command, run in-process.
+//! A demo of `referee run` on a real git repository with scripted agents (the
+//! `command` preset): a writer that edits `auth.rs` and answers the
+//! findings, and a reviewer that reports fewer findings each round, until the
+//! loop converges on `clean`. No API key, no network. Then the ledger, the
+//! status, a person's approval bound to the tree, `ledger verify`, one
+//! broken byte, and `verify` naming the row.
+//! Every step is the real command, run in-process.
 //!
 //! Run: `cargo run --example demo`
 
@@ -12,50 +14,47 @@ use std::process::Command;
 use clap::Parser;
 use referee::cli::Cli;
 
-/// One round of the scripted pair: what the writer leaves in `auth.rs`, what
-/// the reviewer reports, and what the writer says about earlier findings.
-struct Round {
-    code: &'static str,
-    review: &'static str,
-    responses: Option<&'static str>,
-}
-
-const ROUNDS: [Round; 3] = [
-    Round {
-        code: "fn valid(now: u64, exp: u64) -> bool {\n    now < exp\n}\n\nfn refresh(token: &str) -> String {\n    token.to_string()\n}\n",
-        review: r#"{"findings": [
+/// The scripted pair, one shell script for both roles. `referee` tells it the
+/// role and the round in `REFEREE_ROLE` / `REFEREE_ROUND`; it edits files as
+/// a writer, and prints native findings JSON as a reviewer. Answers go to
+/// `REFEREE_OUTPUT_FILE`.
+const AGENT: &str = r#"#!/bin/sh
+set -eu
+cat > /dev/null   # the prompt, on stdin
+case "$REFEREE_ROLE-$REFEREE_ROUND" in
+writer-1)
+  printf 'fn valid(now: u64, exp: u64) -> bool {\n    now < exp\n}\n\nfn refresh(token: &str) -> String {\n    token.to_string()\n}\n' > auth.rs
+  ;;
+reviewer-1)
+  cat <<'JSON'
+{"findings": [
   {"id": "F1", "severity": "block", "title": "expired tokens pass at exact boundary",
    "file": "auth.rs", "line": 2, "body": "use `now >= exp`, the boundary is exploitable"},
   {"id": "F2", "severity": "bug", "title": "refresh keeps the old token",
    "file": "auth.rs", "line": 6, "body": "refresh must mint a new token"},
   {"id": "F3", "severity": "nit", "title": "name `valid` is vague", "file": "auth.rs", "line": 1}
-]}"#,
-        responses: None,
-    },
-    Round {
-        code: "fn valid(now: u64, exp: u64) -> bool {\n    now < exp\n}\n\nfn refresh(token: &str) -> String {\n    format!(\"{token}.next\")\n}\n",
-        review: r#"{"findings": [
-  {"id": "F1", "severity": "block", "title": "expired tokens pass at exact boundary",
-   "file": "auth.rs", "line": 2, "body": "use `now >= exp`, the boundary is exploitable"}
-]}"#,
-        responses: Some(
-            r#"{"responses": [
-  {"id": "F1", "status": "disputed", "note": "spec reads exp as inclusive; changing it breaks token refresh tests"},
-  {"id": "F2", "status": "fixed", "note": "refresh mints a new token"}
-]}"#,
-        ),
-    },
-    Round {
-        code: "fn valid(now: u64, exp: u64) -> bool {\n    // exp is inclusive (spec 4.2)\n    now < exp\n}\n\nfn refresh(token: &str) -> String {\n    format!(\"{token}.next\")\n}\n",
-        review: r#"{"findings": [
-  {"id": "F1", "severity": "block", "title": "expired tokens pass at exact boundary",
-   "file": "auth.rs", "line": 3, "body": "a comment does not change the comparison"}
-]}"#,
-        responses: Some(
-            r#"{"responses": [{"id": "F1", "status": "disputed", "note": "documented the inclusive reading"}]}"#,
-        ),
-    },
-];
+]}
+JSON
+  ;;
+writer-2)
+  printf 'fn valid(now: u64, exp: u64) -> bool {\n    now < exp\n}\n\nfn refresh(token: &str) -> String {\n    format!("{token}.next")\n}\n' > auth.rs
+  cat > "$REFEREE_OUTPUT_FILE" <<'JSON'
+{"responses": [{"id": "F1", "status": "disputed", "note": "the spec reads exp as exclusive"},
+               {"id": "F2", "status": "fixed", "note": "refresh mints a new token"}]}
+JSON
+  ;;
+reviewer-2)
+  echo '{"findings": [{"id": "F1", "severity": "block", "title": "expired tokens pass at exact boundary", "file": "auth.rs", "line": 2, "body": "spec 4.2 says a token expires AT exp"}]}'
+  ;;
+writer-3)
+  printf 'fn valid(now: u64, exp: u64) -> bool {\n    now < exp\n}\n\n// exp is exclusive: a token is invalid at exp (spec 4.2)\nfn refresh(token: &str) -> String {\n    format!("{token}.next")\n}\n' > auth.rs
+  echo '{"responses": [{"id": "F1", "status": "fixed", "note": "a token is invalid at exp"}]}' > "$REFEREE_OUTPUT_FILE"
+  ;;
+reviewer-3)
+  echo '{"findings": []}'
+  ;;
+esac
+"#;
 
 fn main() -> anyhow::Result<()> {
     let root = std::env::temp_dir().join(format!("referee-demo-{}", std::process::id()));
@@ -81,40 +80,33 @@ fn main() -> anyhow::Result<()> {
             "start",
         ],
     )?;
-    println!("demo repository: {}\n", dir.display());
+    // The agent lives outside the work tree: untracked files are part of a
+    // round's snapshot.
+    let agent = root.join("agent.sh");
+    std::fs::write(&agent, AGENT)?;
+    let contract = root.join("contract.toml");
+    std::fs::write(
+        &contract,
+        format!(
+            "loop = \"auth-fix\"\nmax_rounds = 4\nseverity_floor = \"bug\"\nscope = [\"*.rs\"]\n\n\
+             [writer]\npreset = \"command\"\ncommand = [\"sh\", \"{a}\"]\ntimeout = \"1m\"\n\n\
+             [reviewer]\npreset = \"command\"\ncommand = [\"sh\", \"{a}\"]\ntimeout = \"1m\"\n",
+            a = agent.display()
+        ),
+    )?;
+    println!("demo repository: {}", dir.display());
 
+    run(&["init", "--from", &contract.display().to_string()])?;
     run(&[
-        "init",
-        "--loop",
-        "auth-fix",
-        "--max-rounds",
-        "3",
-        "--floor",
-        "bug",
+        "run",
+        "--task",
+        "fix the token expiry check and make refresh mint a new token",
     ])?;
-
-    for (i, round) in ROUNDS.iter().enumerate() {
-        let n = i + 1;
-        println!("\n--- round {n}: the writer edits auth.rs, the reviewer reports ---");
-        std::fs::write(dir.join("auth.rs"), round.code)?;
-        // Reviewer output lives outside the work tree: untracked files are
-        // part of a round's snapshot.
-        let review = root.join(format!("review-{n}.json"));
-        std::fs::write(&review, round.review)?;
-        let review = review.display().to_string();
-        let mut args = vec!["record", "--findings", review.as_str()];
-        let responses = root.join(format!("responses-{n}.json"));
-        let responses = responses.display().to_string();
-        if let Some(text) = round.responses {
-            std::fs::write(&responses, text)?;
-            args.extend(["--responses", responses.as_str()]);
-        }
-        if run(&args)? != 10 {
-            break;
-        }
-    }
-
+    run(&["ledger", "show"])?;
     run(&["status"])?;
+    run(&["findings"])?;
+    run(&["approve", "--by", "demo", "--reason", "converged on clean"])?;
+    run(&["approval", "check"])?;
     run(&["ledger", "verify"])?;
 
     println!("\n(editing one byte of round 2's row...)");
