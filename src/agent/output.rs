@@ -45,6 +45,14 @@ pub fn interpret(
     if preset != Preset::Tests
         && let Some(why) = failed_exit
     {
+        // Gemini prints its `--output-format json` error document at the end
+        // of stderr, after warnings and stack traces, and nothing on stdout.
+        if preset == Preset::Gemini
+            && let Some(message) =
+                gemini_error(&finished.stderr.bytes).or_else(|| gemini_error(stdout))
+        {
+            return Err(format!("{why}: {message}"));
+        }
         let detail = first_line(&finished.stderr.bytes)
             .or_else(|| first_line(stdout))
             .map(|l| format!(": {l}"))
@@ -237,6 +245,32 @@ fn json_of(bytes: &[u8]) -> Option<Value> {
             .ok()
             .filter(Value::is_object)
     })
+}
+
+/// The message of the JSON error document gemini ends its output with (it
+/// may be pretty-printed over several lines); an API error quoted whole in
+/// that message is unwrapped to its own message.
+fn gemini_error(bytes: &[u8]) -> Option<String> {
+    let text = String::from_utf8_lossy(bytes);
+    let text = text.trim_end();
+    let doc = text
+        .rmatch_indices('{')
+        .map(|(i, _)| i)
+        .filter(|&i| i == 0 || text[..i].ends_with('\n'))
+        .take(8)
+        .find_map(|i| serde_json::from_str::<Value>(&text[i..]).ok())?;
+    let err = doc.get("error").filter(|e| e.is_object())?;
+    let message = err.get("message").and_then(Value::as_str)?;
+    let message = serde_json::from_str::<Value>(message)
+        .ok()
+        .and_then(|inner| {
+            inner
+                .pointer("/error/message")
+                .and_then(Value::as_str)
+                .map(str::to_string)
+        })
+        .unwrap_or_else(|| message.to_string());
+    Some(one_line(&message).chars().take(200).collect())
 }
 
 /// The text inside one ```json fence, if the whole reply is fenced.

@@ -134,14 +134,18 @@ pub fn build(agent: &Agent, ctx: &Context<'_>) -> Call {
             ("codex", None)
         }
         Preset::Gemini => {
-            // The prompt goes on stdin (gemini appends stdin to `-p`): a
-            // reviewer prompt with a large patch exceeds the 128 KiB that
-            // Linux allows one argument.
+            // The prompt goes on stdin (gemini puts stdin before the `-p`
+            // text): a reviewer prompt with a large patch exceeds the 128 KiB
+            // that Linux allows one argument. Headless gemini refuses a folder
+            // it has not been told to trust (exit 55); the contract naming
+            // this repo is that say-so, as `claude -p` and `codex exec` need
+            // none (tests/mock/FACTS.md).
             args.extend(os(&[
                 "-p",
                 "Follow the instructions given on standard input.",
                 "--output-format",
                 "json",
+                "--skip-trust",
             ]));
             if ctx.role == Role::Writer {
                 args.extend(os(&["--approval-mode", "auto_edit"]));

@@ -1,11 +1,13 @@
-//! The presets against the real `claude` and `codex` command-line tools,
-//! pointed at a scripted model server on loopback (tests/mock/model_server.py;
-//! facts in tests/mock/FACTS.md). These prove the flags each preset passes
-//! and that their output is read right, through `referee run`.
+//! The presets against the real `claude`, `codex` and `gemini` command-line
+//! tools, pointed at a scripted model server on loopback
+//! (tests/mock/model_server.py; facts in tests/mock/FACTS.md). These prove the
+//! flags each preset passes and that their output is read right, through
+//! `referee run`.
 //!
-//! The tools come from npm (`@anthropic-ai/claude-code`, `@openai/codex`);
-//! `.ci/run` installs them and sets `REFEREE_REQUIRE_TOOLS=1`, which
-//! makes a missing tool a failure. Elsewhere a missing tool skips, loudly.
+//! The tools come from npm (`@anthropic-ai/claude-code`, `@openai/codex`,
+//! `@google/gemini-cli`); `.ci/run` installs them and sets
+//! `REFEREE_REQUIRE_TOOLS=1`, which makes a missing tool a failure. Elsewhere
+//! a missing tool skips, loudly.
 
 use std::io::{BufRead, BufReader};
 use std::path::{Path, PathBuf};
@@ -32,7 +34,8 @@ fn tool(name: &str) -> Option<PathBuf> {
             "`{name}` is not installed, and REFEREE_REQUIRE_TOOLS=1"
         );
         eprintln!(
-            "SKIPPED: `{name}` is not on PATH (npm i -g @anthropic-ai/claude-code @openai/codex)"
+            "SKIPPED: `{name}` is not on PATH \
+             (npm i -g @anthropic-ai/claude-code @openai/codex @google/gemini-cli)"
         );
     }
     found
@@ -108,6 +111,11 @@ fn section(role: &str, preset: &str, bin: &Path, model: &str, home: &Path, port:
              CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC = \"1\", DISABLE_AUTOUPDATER = \"1\", \
              DISABLE_TELEMETRY = \"1\", DISABLE_ERROR_REPORTING = \"1\", CLAUDE_CODE_MAX_RETRIES = \"0\""
         ),
+        // The auth type and the rest come from `gemini_home`'s settings.
+        "gemini" => format!(
+            "HOME = \"{home}\", TMPDIR = \"{home}/tmp\", \
+             GOOGLE_GEMINI_BASE_URL = \"http://127.0.0.1:{port}\", GEMINI_API_KEY = \"dummy\""
+        ),
         _ => format!("HOME = \"{home}\", CODEX_HOME = \"{home}/codex\", MOCK_API_KEY = \"dummy\""),
     };
     let extra = if preset == "claude" && role == "writer" {
@@ -137,6 +145,41 @@ fn codex_home(home: &Path, port: u16) {
         ),
     )
     .unwrap();
+}
+
+/// `$HOME/.gemini/settings.json` for gemini against the server: the API-key
+/// auth type (with `GOOGLE_GEMINI_BASE_URL` alone, headless gemini 0.61.0
+/// picks the `gateway` type and refuses it), no usage statistics (they go to
+/// play.googleapis.com), no update check, no IDE, one attempt per request
+/// (the default of 10 backs off for minutes on a 5xx).
+fn gemini_home(home: &Path) {
+    let dir = home.join(".gemini");
+    std::fs::create_dir_all(&dir).unwrap();
+    std::fs::create_dir_all(home.join("tmp")).unwrap();
+    std::fs::write(
+        dir.join("settings.json"),
+        json!({
+            "security": {"auth": {"selectedType": "gemini-api-key"}},
+            "general": {"enableAutoUpdate": false, "enableAutoUpdateNotification": false,
+                        "maxAttempts": 1},
+            "privacy": {"usageStatisticsEnabled": false},
+            "telemetry": {"enabled": false},
+            "ide": {"enabled": false}
+        })
+        .to_string(),
+    )
+    .unwrap();
+}
+
+/// The names of the functions a Gemini request offered.
+fn gemini_tools(body: &Value) -> Vec<String> {
+    body["tools"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .flat_map(|t| t["functionDeclarations"].as_array().into_iter().flatten())
+        .filter_map(|f| f["name"].as_str().map(str::to_string))
+        .collect()
 }
 
 fn repo_with_auth() -> Repo {
@@ -559,4 +602,213 @@ fn claude_code_lists_the_installed_skill_in_its_init_event() {
         .filter_map(Value::as_str)
         .collect();
     assert!(skills.contains(&"loop-referee"), "{skills:?}");
+}
+
+/// Gemini both writes (a real `replace` through the mock) and reviews
+/// (findings in a ```json fence in `response`), over two rounds to clean.
+#[test]
+fn gemini_writes_and_reviews() {
+    let Some(gemini) = tool("gemini") else {
+        return;
+    };
+    let repo = repo_with_auth();
+    let home = tempfile::tempdir().unwrap();
+    gemini_home(home.path());
+    let auth = repo.join("src/auth.rs").display().to_string();
+    let fenced = |f: String| format!("```json\n{f}\n```");
+    let review = json!({"input_tokens": 3000, "output_tokens": 300});
+    let server = Server::start(
+        home.path(),
+        &json!({
+            "usage": {"input_tokens": 1000, "output_tokens": 100},
+            // One queue, taken in call order: writer, reviewer, writer, reviewer.
+            "gemini": [
+                {"text": "Fixing the check.", "function_call": {"name": "replace", "args": {
+                    "file_path": auth, "old_string": "now > exp", "new_string": "now < exp",
+                    "instruction": "flip the comparison"}}},
+                {"text": "Done."},
+                {"text": fenced(findings(bug_f1(), json!([]))), "usage": review},
+                {"function_call": {"name": "replace", "args": {
+                    "file_path": auth, "old_string": "now < exp", "new_string": "now <= exp",
+                    "instruction": "inclusive"}}},
+                {"text": "Fixed.\n```json\n{\"responses\": [{\"id\": \"F1\", \"status\": \"fixed\", \"note\": \"inclusive now\"}]}\n```"},
+                {"text": fenced(findings(json!([]), json!(["F1"]))), "usage": review}
+            ]
+        }),
+    );
+    let contract = format!(
+        "loop = \"g\"\n{}{}",
+        section(
+            "writer",
+            "gemini",
+            &gemini,
+            "gemini-2.5-pro",
+            home.path(),
+            server.port
+        ),
+        section(
+            "reviewer",
+            "gemini",
+            &gemini,
+            "gemini-2.5-flash",
+            home.path(),
+            server.port
+        ),
+    );
+    let (code, stdout, stderr) = run(&repo, &contract, "fix the expiry check in src/auth.rs");
+    assert_eq!(code, 0, "stdout:\n{stdout}\nstderr:\n{stderr}");
+    assert!(
+        stdout.contains("round 2 of 3 · loop `g` · stop: clean"),
+        "{stdout}"
+    );
+    assert_eq!(
+        repo.read("src/auth.rs"),
+        "fn valid(now: u64, exp: u64) -> bool { now <= exp }\n"
+    );
+    // Each call's tokens: stats.models.*.tokens.total, 2 × 1100 for a
+    // writer and 3300 for a reviewer.
+    for line in [
+        "round 1: writer `gemini` finished in",
+        "s, 2200 tokens",
+        "round 1: reviewer `gemini` finished in",
+        "s, 3300 tokens",
+    ] {
+        assert!(stderr.contains(line), "{line} in {stderr}");
+    }
+
+    // The flags the preset passed.
+    let r1 = repo.join(".referee/ledgers/g/round-1");
+    let writer_call = std::fs::read_to_string(r1.join("writer.call.txt")).unwrap();
+    assert!(
+        writer_call.contains(
+            "-p 'Follow the instructions given on standard input.' --output-format json \
+             --skip-trust --approval-mode auto_edit -m gemini-2.5-pro"
+        ),
+        "{writer_call}"
+    );
+    let reviewer_call = std::fs::read_to_string(r1.join("reviewer.call.txt")).unwrap();
+    assert!(
+        reviewer_call.contains("--output-format json --skip-trust -m gemini-2.5-flash"),
+        "{reviewer_call}"
+    );
+    assert!(
+        !reviewer_call.contains("--approval-mode"),
+        "{reviewer_call}"
+    );
+
+    // What reached the model: the model in the URL, the stdin prompt with
+    // the `-p` text after it, edit tools for the writer only.
+    let requests = server.requests();
+    let calls = |model: &str| -> Vec<Value> {
+        requests
+            .iter()
+            .filter(|r| {
+                r["path"].as_str().is_some_and(|p| {
+                    p.starts_with(&format!("/v1beta/models/{model}:streamGenerateContent"))
+                })
+            })
+            .map(|r| r["body"].clone())
+            .collect()
+    };
+    let (writer, reviewer) = (calls("gemini-2.5-pro"), calls("gemini-2.5-flash"));
+    assert_eq!((writer.len(), reviewer.len()), (4, 2), "{requests:?}");
+    let asked = |body: &Value| -> String {
+        body["contents"][0]["parts"]
+            .as_array()
+            .unwrap()
+            .last()
+            .unwrap()["text"]
+            .as_str()
+            .unwrap()
+            .to_string()
+    };
+    let first = asked(&writer[0]);
+    assert!(
+        first.contains("fix the expiry check in src/auth.rs"),
+        "{first}"
+    );
+    assert!(
+        first.ends_with("\n\nFollow the instructions given on standard input."),
+        "{first}"
+    );
+    assert!(
+        asked(&writer[2]).contains("F1 [bug] src/auth.rs:1: expired tokens pass at the boundary"),
+        "round 2's writer prompt names the open finding"
+    );
+    let review1 = asked(&reviewer[0]);
+    assert!(review1.contains("now < exp"), "the reviewer saw the patch");
+    assert!(
+        review1.contains("\"findings\""),
+        "the schema is in the prompt"
+    );
+    let wtools = gemini_tools(&writer[0]);
+    assert!(
+        wtools.contains(&"replace".to_string()) && wtools.contains(&"write_file".to_string()),
+        "{wtools:?}"
+    );
+    let rtools = gemini_tools(&reviewer[0]);
+    assert!(
+        !rtools
+            .iter()
+            .any(|t| t == "replace" || t == "write_file" || t == "run_shell_command"),
+        "the reviewer cannot edit: {rtools:?}"
+    );
+
+    // The ledger: round 1 spent 2200 + 3300 tokens, no cost.
+    let rows = repo
+        .referee()
+        .args(["ledger", "show", "--json"])
+        .output()
+        .unwrap();
+    let rows: Vec<Value> = serde_json::from_slice(&rows.stdout).unwrap();
+    assert_eq!(rows[0]["tokens"], 5500, "{}", rows[0]);
+    assert_eq!(rows[1]["tokens"], 5500, "{}", rows[1]);
+    assert!(rows[0]["cost_usd"].is_null(), "{}", rows[0]);
+    let handoff = repo
+        .referee()
+        .args(["findings", "--json"])
+        .output()
+        .unwrap();
+    assert!(text(&handoff.stdout).contains("\"closed_in\": 2"));
+}
+
+/// An API error: gemini exits with the HTTP status (400 % 256 = 144) and
+/// prints its JSON error at the end of stderr; the referee names the message.
+#[test]
+fn a_gemini_api_error_is_named() {
+    let Some(gemini) = tool("gemini") else {
+        return;
+    };
+    let repo = repo_with_auth();
+    let home = tempfile::tempdir().unwrap();
+    gemini_home(home.path());
+    let server = Server::start(
+        home.path(),
+        &json!({"gemini": [{"error": {"status": 400, "type": "INVALID_ARGUMENT",
+                                      "message": "mock says no"}}]}),
+    );
+    let agent =
+        PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/agents/fake-agent.sh");
+    let script = home.path().join("fake");
+    std::fs::create_dir_all(&script).unwrap();
+    std::fs::write(script.join("writer-1.sh"), "echo change >> src/auth.rs\n").unwrap();
+    let contract = format!(
+        "loop = \"ge\"\n[writer]\npreset = \"command\"\ncommand = [\"{}\"]\nenv = {{ FAKE_DIR = \"{}\" }}\n{}",
+        agent.display(),
+        script.display(),
+        section(
+            "reviewer",
+            "gemini",
+            &gemini,
+            "gemini-2.5-flash",
+            home.path(),
+            server.port
+        ),
+    );
+    let (code, _, stderr) = run(&repo, &contract, "t");
+    assert_eq!(code, 1, "{stderr}");
+    assert!(
+        stderr.contains("round 1: reviewer `gemini` failed: exited with status 144: mock says no"),
+        "{stderr}"
+    );
 }

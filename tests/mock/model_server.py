@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Scripted loopback model server for driving the real `claude` and `codex` CLIs in tests.
+"""Scripted loopback model server for driving the real `claude`, `codex` and `gemini` CLIs in tests.
 
 Stdlib only (http.server, json, threading). Serves:
 
@@ -10,6 +10,11 @@ Stdlib only (http.server, json, threading). Serves:
   * OpenAI Responses API as Codex uses it
       POST /v1/responses              (SSE: response.created ... response.completed)
       GET  /v1/models                 -> OpenAI-style list (with ?client_version: Codex style)
+  * Gemini API (generativelanguage v1beta) as the Gemini CLI uses it
+      POST /v1beta/models/<model>:streamGenerateContent?alt=sse   (SSE: GenerateContentResponse chunks)
+      POST /v1beta/models/<model>:generateContent                 (one GenerateContentResponse)
+      POST /v1beta/models/<model>:countTokens                     -> {"totalTokens": N}
+      GET  /v1beta/models                                         -> a one-model list
   * HEAD/GET anything else            -> 200 {} (logged), POST anything else -> 404 (logged)
 
 Usage:
@@ -21,6 +26,7 @@ SCRIPT.json (every key optional):
   {
     "anthropic": [REPLY, ...],     # queue for POST /v1/messages
     "openai":    [REPLY, ...],     # queue for POST /v1/responses
+    "gemini":    [REPLY, ...],     # queue for POST /v1beta/models/*:(stream)generateContent
     "default_text": "...",          # final text once a queue is empty (default "OK, done.")
     "usage": {"input_tokens": 100, "output_tokens": 20}   # default usage for every reply
   }
@@ -37,6 +43,8 @@ REPLY (a queue item; the first item whose `match` fits the request is used and r
   {"shell": "echo hi > f.txt"}                              # OpenAI: shorthand for exec_command {"cmd": ...}
   {"exec_js": "await tools.apply_patch(\"...\")"}          # OpenAI: code-mode `exec` custom tool call
                                                             #   (the tool shape codex's default model uses)
+  {"function_call": {"name": "write_file", "args": {...}}}  # Gemini: one functionCall part (or a list);
+                                                            #   "arguments" is accepted for "args"
   optional on any reply:
     "text" together with a tool call -> text block/message is emitted before the call
     "usage": {"input_tokens": N, "output_tokens": M, "cache_read_input_tokens": K, ...}
@@ -46,8 +54,10 @@ REPLY (a queue item; the first item whose `match` fits the request is used and r
     "repeat": true            do not remove the reply from the queue once used
 
 Requests that are not agent turns (Claude Code's side queries that offer no tools, e.g. a
-title/topic query) never consume the queue unless a reply's `match` asks for them; they get the
-default text.
+title/topic query; the Gemini CLI's model-routing classifier and other side queries, which offer
+no `tools`) never consume the queue unless a reply's `match` asks for them; they get the
+default text, or, for a Gemini request that asks for JSON (`responseJsonSchema`), the smallest
+object that fits the schema.
 
 LOG.jsonl: one JSON object per request: {"seq", "ts", "method", "path", "headers", "body",
 "reply"}. `body` is the parsed JSON request (or {"_raw": text}); `reply` says what was served.
@@ -64,7 +74,7 @@ import uuid
 import zlib
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
-REDACT_HEADERS = {"authorization", "x-api-key", "cookie"}
+REDACT_HEADERS = {"authorization", "x-api-key", "x-goog-api-key", "cookie"}
 
 
 class State:
@@ -74,6 +84,7 @@ class State:
         self.queues = {
             "anthropic": list(script.get("anthropic", [])),
             "openai": list(script.get("openai", [])),
+            "gemini": list(script.get("gemini", [])),
         }
         self.default_text = script.get("default_text", "OK, done.")
         self.default_usage = script.get("usage", {})
@@ -307,6 +318,107 @@ def openai_sse(reply, req, raw_body):
     return b"".join(out), items
 
 
+# ---------------------------------------------------------------- Gemini (generativelanguage v1beta)
+
+
+def gemini_usage(reply, raw_body):
+    u = {"input_tokens": est_tokens(raw_body), "output_tokens": 20}
+    u.update(STATE.default_usage)
+    u.update(reply.get("usage", {}))
+    cached = u.get("cached_input_tokens", u.get("cache_read_input_tokens", 0))
+    thoughts = u.get("reasoning_output_tokens", 0)
+    meta = {
+        "promptTokenCount": u["input_tokens"],
+        "candidatesTokenCount": u["output_tokens"],
+        "totalTokenCount": u["input_tokens"] + u["output_tokens"] + thoughts,
+    }
+    if cached:
+        meta["cachedContentTokenCount"] = cached
+    if thoughts:
+        meta["thoughtsTokenCount"] = thoughts
+    return meta
+
+
+def schema_example(schema):
+    """The smallest value that fits a (Gemini or JSON) schema: for side queries asking for JSON."""
+    if not isinstance(schema, dict):
+        return None
+    if "enum" in schema and schema["enum"]:
+        return schema["enum"][0]
+    t = str(schema.get("type", "object")).lower()
+    if isinstance(schema.get("type"), list):
+        t = str(schema["type"][0]).lower()
+    if t == "object":
+        props = schema.get("properties", {})
+        return {k: schema_example(v) for k, v in props.items()}
+    if t == "array":
+        return []
+    if t == "integer":
+        return max(1, int(schema.get("minimum", 1)))
+    if t == "number":
+        return 1
+    if t == "boolean":
+        return False
+    if t == "null":
+        return None
+    return "mock"
+
+
+def gemini_parts(reply, req):
+    parts = []
+    if reply.get("text") is not None:
+        parts.append({"text": reply["text"]})
+    fcs = reply.get("function_call")
+    if fcs is not None:
+        for fc in (fcs if isinstance(fcs, list) else [fcs]):
+            args = fc.get("args", fc.get("arguments", {}))
+            if isinstance(args, str):
+                args = json.loads(args)
+            call = {"name": fc["name"], "args": args}
+            if fc.get("id"):
+                call["id"] = fc["id"]
+            parts.append({"functionCall": call})
+    if not parts:
+        gc = req.get("generationConfig") or {}
+        schema = gc.get("responseJsonSchema") or gc.get("responseSchema")
+        if schema is not None and not req.get("tools"):
+            parts.append({"text": json.dumps(schema_example(schema))})
+        else:
+            parts.append({"text": STATE.default_text})
+    return parts
+
+
+def gemini_response(parts, model, usage, final=True, rid=None):
+    cand = {"content": {"role": "model", "parts": parts}, "index": 0}
+    if final:
+        cand["finishReason"] = "STOP"
+    out = {"candidates": [cand], "modelVersion": model,
+           "responseId": rid or "mockresp%04d" % STATE.next_id()}
+    if usage is not None:
+        out["usageMetadata"] = usage
+    return out
+
+
+def gemini_sse(parts, model, usage):
+    """Text streamed in a few chunks, function calls whole, finishReason + usage on the last chunk."""
+    chunks = []
+    for p in parts:
+        if "text" in p:
+            text = p["text"]
+            step = max(1, len(text) // 3 + 1)
+            for j in range(0, len(text), step):
+                chunks.append([{"text": text[j:j + step]}])
+        else:
+            chunks.append([p])
+    out = []
+    rid = "mockresp%04d" % STATE.next_id()
+    for i, c in enumerate(chunks):
+        last = i == len(chunks) - 1
+        body = gemini_response(c, model, usage if last else None, final=last, rid=rid)
+        out.append(("data: %s\r\n\r\n" % json.dumps(body, separators=(",", ":"))).encode())
+    return b"".join(out)
+
+
 # ---------------------------------------------------------------- HTTP
 
 
@@ -378,6 +490,14 @@ class Handler(BaseHTTPRequestHandler):
 
     def do_GET(self):
         path = self.path.split("?")[0]
+        goog = "x-goog-api-key" in {k.lower() for k in self.headers.keys()}
+        if path.startswith("/v1beta/models") or (path.endswith("/models") and goog):
+            body = {"models": [{"name": "models/gemini-mock", "displayName": "Mock", "version": "1",
+                                "inputTokenLimit": 1048576, "outputTokenLimit": 65536,
+                                "supportedGenerationMethods": ["generateContent", "countTokens"]}]}
+            self._record(None, {"status": 200, "json": body})
+            self._send(200, body)
+            return
         if path.endswith("/models"):
             if "anthropic-version" in {k.lower() for k in self.headers.keys()}:
                 body = {"data": [{"type": "model", "id": "claude-mock", "display_name": "Mock",
@@ -406,6 +526,14 @@ class Handler(BaseHTTPRequestHandler):
             self._anthropic(req or {}, text)
         elif path.endswith("/responses"):
             self._openai(req or {}, text)
+        elif "/models/" in path and path.endswith(":countTokens"):
+            body = {"totalTokens": est_tokens(text)}
+            self._record(req, {"status": 200, "json": body})
+            self._send(200, body)
+        elif "/models/" in path and (path.endswith(":generateContent")
+                                     or path.endswith(":streamGenerateContent")):
+            model = path.rsplit("/models/", 1)[1].split(":")[0]
+            self._gemini(req or {}, text, model, path.endswith(":streamGenerateContent"))
         else:
             self._record(req, {"status": 404})
             self._send(404, {"error": {"type": "not_found_error", "message": "mock: no route " + path}})
@@ -416,6 +544,9 @@ class Handler(BaseHTTPRequestHandler):
         if api == "anthropic":
             body = {"type": "error", "error": {"type": err.get("type", "api_error"),
                                                "message": err.get("message", "mock error")}}
+        elif api == "gemini":
+            body = {"error": {"code": status, "message": err.get("message", "mock error"),
+                              "status": err.get("type", "INTERNAL")}}
         else:
             body = {"error": {"type": err.get("type", "server_error"), "code": err.get("code"),
                               "message": err.get("message", "mock error")}}
@@ -455,6 +586,28 @@ class Handler(BaseHTTPRequestHandler):
         body, items = openai_sse(reply, req, raw_text)
         self._record(req, {"scripted": scripted, "queue_index": idx, "status": 200, "items": items})
         self._send(200, body, "text/event-stream", {"Cache-Control": "no-cache"})
+
+    def _gemini(self, req, raw_text, model, stream):
+        agent_turn = bool(req.get("tools"))
+        reply, idx = STATE.take("gemini", raw_text, agent_turn)
+        scripted = reply is not None
+        reply = reply or {}
+        if reply.get("delay"):
+            time.sleep(float(reply["delay"]))
+        if "error" in reply:
+            status, body = self._error("gemini", reply)
+            self._record(req, {"scripted": scripted, "queue_index": idx, "status": status, "json": body})
+            self._send(status, body)
+            return
+        parts = gemini_parts(reply, req)
+        usage = gemini_usage(reply, raw_text)
+        self._record(req, {"scripted": scripted, "queue_index": idx, "status": 200, "stream": stream,
+                           "model": model, "parts": parts, "usageMetadata": usage})
+        if stream:
+            self._send(200, gemini_sse(parts, model, usage), "text/event-stream",
+                       {"Cache-Control": "no-cache"})
+        else:
+            self._send(200, gemini_response(parts, model, usage))
 
 
 def main():

@@ -188,3 +188,38 @@ fn fences_and_responses() {
         1
     );
 }
+
+#[test]
+fn a_failed_gemini_names_the_error_it_printed_on_stderr() {
+    // Real gemini 0.61.0 output for a 400 from the API: warnings, a stack
+    // trace, then the JSON error document; exit status 400 % 256; stdout empty.
+    let stderr = "Warning: 256-color support not detected. Using a terminal with at least 256-color support is recommended for a better visual experience.\n\
+        Ripgrep is not available. Falling back to GrepTool.\n\
+        Error when talking to Gemini API Full report available at: /tmp/x.json _ApiError: {\"error\":{\"code\":400,\"message\":\"mock says no\",\"status\":\"INVALID_ARGUMENT\"}}\n    at throwErrorIfNotOK (file:///x.js:1:1) {\n  status: 400\n}\n\
+        {\n  \"session_id\": \"e0e9fbce\",\n  \"error\": {\n    \"type\": \"Error\",\n    \"message\": \"{\\\"error\\\":{\\\"code\\\":400,\\\"message\\\":\\\"mock says no\\\",\\\"status\\\":\\\"INVALID_ARGUMENT\\\"}}\",\n    \"code\": 400\n  }\n}\n";
+    let failed = done(144, "", stderr);
+    assert_eq!(
+        interpret(Preset::Gemini, Role::Writer, &failed, None, None).unwrap_err(),
+        "exited with status 144: mock says no"
+    );
+    // A plain message is kept as it is.
+    let refused = done(
+        1,
+        "",
+        "Warning: x\n{\n  \"session_id\": \"s\",\n  \"error\": {\n    \"type\": \"Error\",\n    \"message\": \"exception TypeError: fetch failed sending request\",\n    \"code\": 1\n  }\n}\n",
+    );
+    assert_eq!(
+        interpret(Preset::Gemini, Role::Reviewer, &refused, None, None).unwrap_err(),
+        "exited with status 1: exception TypeError: fetch failed sending request"
+    );
+    // No error document: the first line, as for the other presets.
+    let other = done(
+        55,
+        "",
+        "Gemini CLI is not running in a trusted directory.\n",
+    );
+    assert_eq!(
+        interpret(Preset::Gemini, Role::Reviewer, &other, None, None).unwrap_err(),
+        "exited with status 55: Gemini CLI is not running in a trusted directory."
+    );
+}

@@ -138,6 +138,7 @@ fn codex_review_and_gemini() {
             "Follow the instructions given on standard input.",
             "--output-format",
             "json",
+            "--skip-trust",
             "--approval-mode",
             "auto_edit"
         ]
