@@ -210,7 +210,11 @@ fn a_hung_agent_times_out_and_its_children_die() {
         "{stderr}"
     );
     // Timeout (1 s) + 2 s, with room for a slow CI machine to start referee.
-    assert!(start.elapsed() < std::time::Duration::from_secs(5), "{:?}", start.elapsed());
+    assert!(
+        start.elapsed() < std::time::Duration::from_secs(5),
+        "{:?}",
+        start.elapsed()
+    );
     std::thread::sleep(std::time::Duration::from_secs(4));
     assert!(!marker.exists(), "a child of the hung agent survived");
     assert!(f.rounds().is_empty());
