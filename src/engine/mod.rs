@@ -244,9 +244,20 @@ pub fn finish(
     draft.counts = Some(counts);
     draft.verdict = Some(outcome.verdict);
     draft.rule = outcome.rule.clone().unwrap_or_default();
+    // The judge's call is part of the round's spend.
+    let judge_cost = asked.as_ref().and_then(|a| a.cost_usd);
+    let judge_tokens = asked.as_ref().and_then(|a| a.tokens);
+    let cost = match (sub.cost_usd, judge_cost) {
+        (None, None) => None,
+        (a, b) => Some(a.unwrap_or(0.0) + b.unwrap_or(0.0)),
+    };
+    let tokens = match (sub.tokens, judge_tokens) {
+        (None, None) => None,
+        (a, b) => Some(a.unwrap_or(0) + b.unwrap_or(0)),
+    };
     // Sums of float costs drift (0.16999999999999998): a micro-dollar is plenty.
-    draft.cost_usd = sub.cost_usd.map(|c| (c * 1e6).round() / 1e6);
-    draft.tokens = sub.tokens;
+    draft.cost_usd = cost.map(|c| (c * 1e6).round() / 1e6);
+    draft.tokens = tokens;
     draft.snapshot = snapped.snap.commit.clone();
     draft.findings_sha256 = sub
         .review

@@ -69,6 +69,10 @@ pub struct Asked {
     pub request: Option<String>,
     pub answer: Option<Vec<u8>>,
     pub outcome: Outcome,
+    /// What the judge call spent, when its tool says (claude: cost and
+    /// tokens; codex: tokens). It counts toward the loop's budget.
+    pub cost_usd: Option<f64>,
+    pub tokens: Option<u64>,
 }
 
 /// The question set of `judge`: the contract's file, or the defaults, with
@@ -101,6 +105,8 @@ pub fn ask(
         request: None,
         answer: None,
         outcome,
+        cost_usd: None,
+        tokens: None,
     };
     if block_open {
         return not_asked(Outcome::Skipped {
@@ -139,14 +145,19 @@ pub fn ask(
                 request: Some(body),
                 answer: None,
                 outcome,
+                cost_usd: None,
+                tokens: None,
             };
         }
     };
+    let (cost_usd, tokens) = spend(judge.engine, &raw);
     let outcome = decide(&doc, &questions, judge.model.as_deref());
     Asked {
         request: Some(body),
         answer: Some(raw),
         outcome,
+        cost_usd,
+        tokens,
     }
 }
 
@@ -286,7 +297,7 @@ fn call(
         timeout: judge.timeout.as_duration(),
     };
     let done = process::run(&call, interrupt, &mut |_| {}).map_err(|e| Outcome::Failed {
-        reason: format!("`{}` {e}", call.program),
+        reason: e.to_string(),
     })?;
     if done.code != Some(0) {
         let detail = String::from_utf8_lossy(&done.stderr.bytes)
@@ -333,6 +344,35 @@ fn call(
         })?,
     };
     Ok((raw, doc))
+}
+
+/// What a judge call spent, from the tool's own output.
+fn spend(engine: JudgeEngine, raw: &[u8]) -> (Option<f64>, Option<u64>) {
+    let sum = |v: &Value| -> u64 {
+        ["input_tokens", "output_tokens"]
+            .iter()
+            .filter_map(|k| v.get(*k).and_then(Value::as_u64))
+            .sum()
+    };
+    match engine {
+        JudgeEngine::Claude => match serde_json::from_slice::<Value>(raw) {
+            Ok(result) => (
+                result.get("total_cost_usd").and_then(Value::as_f64),
+                result.get("usage").map(sum),
+            ),
+            Err(_) => (None, None),
+        },
+        JudgeEngine::Codex => {
+            let tokens: u64 = raw
+                .split(|&b| b == b'\n')
+                .filter_map(|l| serde_json::from_slice::<Value>(l).ok())
+                .filter(|e| e.get("type").and_then(Value::as_str) == Some("turn.completed"))
+                .filter_map(|e| e.get("usage").map(sum))
+                .sum();
+            (None, Some(tokens))
+        }
+        _ => (None, None),
+    }
 }
 
 /// The answers document with the model named. Through a CLI preset the

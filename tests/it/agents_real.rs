@@ -540,6 +540,21 @@ fn judge_through(engine: &str, bin: &Path) {
         sent.contains("expired tokens pass at the boundary"),
         "the state reached the model"
     );
+    // The judge's own call counts toward the loop's spend.
+    let rows = repo
+        .referee()
+        .args(["ledger", "show", "--json"])
+        .output()
+        .unwrap();
+    let rows: Vec<Value> = serde_json::from_slice(&rows.stdout).unwrap();
+    assert!(rows[0]["tokens"].as_u64().unwrap_or(0) > 0, "{}", rows[0]);
+    if engine == "claude" {
+        assert!(
+            rows[0]["cost_usd"].as_f64().unwrap_or(0.0) > 0.0,
+            "{}",
+            rows[0]
+        );
+    }
 }
 
 #[test]
