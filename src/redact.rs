@@ -34,7 +34,10 @@ static BEARER: LazyLock<Regex> = LazyLock::new(|| {
 /// `NAME=value`, `NAME: value`, `"name": "value"` where the name says secret.
 static PAIRS: LazyLock<Regex> = LazyLock::new(|| {
     Regex::new(
-        r#"(?i)\b([a-z0-9_.-]*(?:api[_-]?key|secret|token|passw(?:or)?d|credential|private[_-]?key|access[_-]?key)[a-z0-9_.-]*)(["']?[ \t]*(?:=|:[ \t]|:["'])[ \t]*["']?)([^\s"',;&}{\]\[]{4,})"#,
+        // The match starts at the secret word itself (a name's prefix such as
+        // `OPENAI_` stays outside it and is kept as is): a literal start lets
+        // the search skip ahead instead of trying every position.
+        r#"(?i)((?:api[_-]?key|secret|token|passw(?:or)?d|credential|private[_-]?key|access[_-]?key)[a-z0-9_.-]*)(["']?[ \t]*(?:=|:[ \t]|:["'])[ \t]*["']?)([^\s"',;&}{\]\[]{4,})"#,
     )
     .unwrap_or_else(|_| never())
 });
