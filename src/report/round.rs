@@ -74,6 +74,25 @@ pub fn text(v: &RoundView<'_>) -> String {
             f.id, f.severity, f.title
         ));
     }
+    let unknown: Vec<&str> = v
+        .state
+        .responses
+        .iter()
+        .map(|r| r.id.as_str())
+        .filter(|id| {
+            !v.state
+                .registry
+                .findings
+                .iter()
+                .any(|t| t.finding.id == *id)
+        })
+        .collect();
+    if !unknown.is_empty() {
+        out.push_str(&format!(
+            "  note: the writer's responses name ids the loop does not know: {}\n",
+            unknown.join(", ")
+        ));
+    }
     if let Some(judge) = &v.state.judge {
         out.push_str(&format!("  {}\n", judge.summary()));
     }

@@ -170,7 +170,7 @@ fn reopened_finding_escalates_with_both_positions() {
     let responses = repo.join("responses.json");
     std::fs::write(
         &responses,
-        r#"{"responses": [{"id": "F1", "status": "fixed", "note": "checked the boundary"}]}"#,
+        r#"{"responses": [{"id": "F1", "status": "fixed", "note": "checked the boundary"}, {"id": "F9", "status": "fixed"}]}"#,
     )
     .unwrap();
     let out = record(
@@ -179,6 +179,12 @@ fn reopened_finding_escalates_with_both_positions() {
         &["--responses", responses.to_str().unwrap()],
     );
     assert_outcome(&out, 10, "");
+    assert!(
+        out.stdout
+            .contains("note: the writer's responses name ids the loop does not know: F9"),
+        "{}",
+        out.stdout
+    );
     edit(&repo, "c");
     let out = record(&repo, &findings(&[("F1", "bug"), ("F2", "bug")]), &[]);
     assert_outcome(&out, 20, "reopened");
