@@ -156,6 +156,10 @@ fn git_toplevel(cwd: &Path) -> Option<PathBuf> {
 /// A path as the user should read it: relative to the current folder when inside it.
 pub fn shown(path: &Path) -> String {
     let cwd = std::env::current_dir().ok();
-    let rel = cwd.as_deref().and_then(|cwd| path.strip_prefix(cwd).ok());
-    rel.unwrap_or(path).display().to_string()
+    match cwd.as_deref().and_then(|cwd| path.strip_prefix(cwd).ok()) {
+        // The current folder itself.
+        Some(rel) if rel.as_os_str().is_empty() => ".".to_string(),
+        Some(rel) => rel.display().to_string(),
+        None => path.display().to_string(),
+    }
 }

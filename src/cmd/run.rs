@@ -300,14 +300,14 @@ impl Driver<'_> {
         // The guards end the round before the review when they can.
         let terms = Terms::of(&history.contract, history.max_rounds)
             .map_err(|e| anyhow::anyhow!("contract field `scope`: {e}"))?;
-        let out_of_scope = patch
-            .files
-            .iter()
-            .any(|f| !terms.scope.is_match(f.as_str()));
-        let spent_usd = history.spent_usd + spend.usd.unwrap_or(0.0);
-        let spent_tokens = history.spent_tokens + spend.tokens.unwrap_or(0);
-        let over_budget = terms.budget_usd.is_some_and(|cap| spent_usd >= cap)
-            || terms.budget_tokens.is_some_and(|cap| spent_tokens >= cap);
+        // The same guards `decide` applies, asked before spending a review.
+        let out_of_scope = !terms.out_of_scope(&patch.files).is_empty();
+        let over_budget = terms
+            .budget_reached(
+                history.spent_usd + spend.usd.unwrap_or(0.0),
+                history.spent_tokens + spend.tokens.unwrap_or(0),
+            )
+            .is_some();
         let review = if out_of_scope || over_budget {
             None
         } else {

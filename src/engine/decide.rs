@@ -45,6 +45,32 @@ impl Terms {
     }
 }
 
+impl Terms {
+    /// The paths of `files` outside the scope: the `scope` guard.
+    pub fn out_of_scope(&self, files: &[String]) -> Vec<String> {
+        files
+            .iter()
+            .filter(|f| !self.scope.is_match(f.as_str()))
+            .cloned()
+            .collect()
+    }
+
+    /// Why the loop's spend reached a cap, if it did: the `budget` guard.
+    pub fn budget_reached(&self, usd: f64, tokens: u64) -> Option<String> {
+        if let Some(cap) = self.budget_usd
+            && usd >= cap
+        {
+            return Some(format!("the loop spent ${usd:.2} of its ${cap:.2} budget"));
+        }
+        if let Some(cap) = self.budget_tokens
+            && tokens >= cap
+        {
+            return Some(format!("the loop used {tokens} of its {cap} budget tokens"));
+        }
+        None
+    }
+}
+
 /// What was stopped on: one of the six rules or a contract guard.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Stop {
@@ -164,12 +190,7 @@ pub fn decide(terms: &Terms, round: &Round<'_>) -> Decision {
         diff_removed: round.diff_removed,
         ..Counts::default()
     };
-    let out_of_scope: Vec<String> = round
-        .files
-        .iter()
-        .filter(|f| !terms.scope.is_match(f.as_str()))
-        .cloned()
-        .collect();
+    let out_of_scope = terms.out_of_scope(round.files);
     let parsed = match (out_of_scope.is_empty(), round.parsed) {
         (true, Some(parsed)) => parsed,
         _ => return unreviewed(terms, round, counts, out_of_scope),
@@ -216,7 +237,7 @@ pub fn decide(terms: &Terms, round: &Round<'_>) -> Decision {
     history.push(facts.clone());
 
     let fired = rules::evaluate(&history, terms.max_rounds);
-    let budget = budget_reached(terms, round.spent_usd, round.spent_tokens);
+    let budget = terms.budget_reached(round.spent_usd, round.spent_tokens);
     // The guards come before the rules, except that a round proving the work
     // done is done: spending the last dollar on a clean review is not an
     // escalation (docs/rules.md).
@@ -270,7 +291,7 @@ fn unreviewed(
     let (must_fix_left, below_floor_open) = open_counts(round.registry, terms.floor);
     counts.must_fix_left = must_fix_left;
     counts.below_floor_open = below_floor_open;
-    let budget = budget_reached(terms, round.spent_usd, round.spent_tokens);
+    let budget = terms.budget_reached(round.spent_usd, round.spent_tokens);
     let (stop, reason) = if out_of_scope.is_empty() {
         match budget {
             Some(why) => (
@@ -367,20 +388,6 @@ pub fn open_counts(registry: &Registry, floor: Severity) -> (u32, u32) {
         }
     }
     out
-}
-
-fn budget_reached(terms: &Terms, usd: f64, tokens: u64) -> Option<String> {
-    if let Some(cap) = terms.budget_usd
-        && usd >= cap
-    {
-        return Some(format!("the loop spent ${usd:.2} of its ${cap:.2} budget"));
-    }
-    if let Some(cap) = terms.budget_tokens
-        && tokens >= cap
-    {
-        return Some(format!("the loop used {tokens} of its {cap} budget tokens"));
-    }
-    None
 }
 
 fn quoted_globs(terms: &Terms) -> String {

@@ -128,3 +128,21 @@ fn a_closed_pipe_exits_quietly() {
     assert_eq!(out.status.code(), Some(0));
     assert_eq!(text(&out.stderr), "");
 }
+
+#[test]
+fn outside_git_the_current_folder_is_named() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = assert_cmd::Command::cargo_bin("referee")
+        .unwrap()
+        .current_dir(dir.path())
+        .env("GIT_CEILING_DIRECTORIES", dir.path().parent().unwrap())
+        .args(["init", "--loop", "y"])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(1));
+    assert!(
+        text(&out.stderr).starts_with("error: `.` is not inside a git work tree"),
+        "{}",
+        text(&out.stderr)
+    );
+}
