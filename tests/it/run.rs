@@ -439,3 +439,73 @@ exit $failures
     );
     assert!(stdout.contains("round 2 of 3 · loop `l` · stop: clean"));
 }
+
+#[test]
+fn quiet_prints_only_the_outcome() {
+    let f = Fake::new("max_rounds = 2", "", "");
+    f.file("writer-1.sh", &fix("a"))
+        .file("reviewer-1.print", BUG)
+        .file("writer-2.sh", &fix("b"))
+        .file("reviewer-2.print", BUG);
+    let (code, stdout, stderr) = f.run(&["--task", "t", "--quiet"]);
+    assert_eq!(code, 20, "{stdout}{stderr}");
+    assert!(
+        stdout.starts_with(
+            "loop `l` stopped at round 2 on `round-cap`: round 2 of 2: 1 must-fix finding still open\n"
+        ),
+        "{stdout}"
+    );
+    assert!(
+        !stdout.contains("round 1 of 2"),
+        "no per-round lines: {stdout}"
+    );
+    assert!(
+        stdout.contains("finding: off by one in expiry"),
+        "the hand-off follows"
+    );
+    assert_eq!(stderr, "", "no progress lines");
+}
+
+#[test]
+fn on_a_terminal_each_call_gets_a_live_status_line() {
+    // `script` gives referee a pseudo-terminal, as a person's shell would.
+    if std::process::Command::new("script")
+        .arg("--version")
+        .output()
+        .is_err()
+    {
+        eprintln!("SKIPPED: `script` (util-linux) is not installed");
+        return;
+    }
+    let f = Fake::new("", "", "");
+    f.file("writer-1.sh", &format!("sleep 1\n{}", fix("x")))
+        .file("reviewer-1.print", CLEAN);
+    let bin = assert_cmd::cargo::cargo_bin("referee");
+    let out = std::process::Command::new("script")
+        .args([
+            "-qec",
+            &format!("{} run --task t", bin.display()),
+            "/dev/null",
+        ])
+        .current_dir(f.repo.path())
+        .envs(crate::common::GIT_ENV.iter().copied())
+        .env("REFEREE_NOW", crate::common::NOW)
+        .env_remove("NO_COLOR")
+        .output()
+        .unwrap();
+    let screen = text(&out.stdout);
+    assert_eq!(out.status.code(), Some(0), "{screen}");
+    assert!(
+        screen.contains("round 1 · writer · command"),
+        "the spinner's line: {screen}"
+    );
+    assert!(
+        screen.contains("\u{1b}[2K"),
+        "the line is redrawn in place: {screen}"
+    );
+    assert!(
+        screen.contains("round 1: writer `command` finished in 1s"),
+        "{screen}"
+    );
+    assert!(screen.contains("stop: clean"), "{screen}");
+}
