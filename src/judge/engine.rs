@@ -274,7 +274,12 @@ fn call(
                 format!("{INSTRUCTIONS}{body}").into_bytes(),
             )
         }
-        JudgeEngine::Replay => unreachable_engine(),
+        // Replay answers from its file (`replay`), never by a process.
+        JudgeEngine::Replay => {
+            return Err(Outcome::Failed {
+                reason: "the replay engine runs no process".into(),
+            });
+        }
     };
     args.extend(judge.args.iter().map(OsString::from));
     if judge.engine == JudgeEngine::Codex {
@@ -393,11 +398,6 @@ fn first_model(result: &Value) -> Option<String> {
         .get("modelUsage")
         .and_then(Value::as_object)
         .and_then(|m| m.keys().next().cloned())
-}
-
-fn unreachable_engine() -> (String, Vec<u8>) {
-    // Replay never reaches `call`; answering "false" keeps this total.
-    ("false".to_string(), Vec::new())
 }
 
 /// A private scratch folder removed on drop.
