@@ -131,9 +131,15 @@ fn print(
             short(&contract.base),
         );
         out.push_str("the contract may be edited by hand until round 1 pins it\n");
-        out.push_str(&format!(
-            "next: `referee record --loop {name} --findings FILE` after each review\n"
-        ));
+        if contract.writer.is_some() && contract.reviewer.is_some() {
+            out.push_str(&format!(
+                "next: `referee run --loop {name} --task TEXT` drives both agents, or `referee record --loop {name} --findings FILE` after each review\n"
+            ));
+        } else {
+            out.push_str(&format!(
+                "next: `referee record --loop {name} --findings FILE` after each review\n"
+            ));
+        }
         super::emit(out.as_bytes())?;
     }
     Ok(())

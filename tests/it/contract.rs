@@ -315,3 +315,26 @@ fn loop_selection() {
         .code(1);
     assert!(text(&out.get_output().stderr).contains("hint: loops here: `a`, `b`"));
 }
+
+#[test]
+fn init_names_the_next_step_for_the_contract_it_wrote() {
+    let repo = Repo::new();
+    let with_agents = repo
+        .referee()
+        .args(["init", "--from", "cross-review", "--loop", "a"])
+        .output()
+        .unwrap();
+    assert!(
+        crate::common::text(&with_agents.stdout)
+            .contains("next: `referee run --loop a --task TEXT` drives both agents")
+    );
+    let bare = repo
+        .referee()
+        .args(["init", "--loop", "b"])
+        .output()
+        .unwrap();
+    assert!(
+        crate::common::text(&bare.stdout)
+            .contains("next: `referee record --loop b --findings FILE` after each review")
+    );
+}
