@@ -1,7 +1,9 @@
 //! Pure analysis of unified diffs as git prints them: parsing into files and
-//! hunks, the new-side lines a patch changed (for `induced_by`), and whether a
-//! later patch exactly reverses a hunk of an earlier one (the `flip-flop`
-//! rule). No I/O; never panics, whatever the input bytes.
+//! hunks, the new-side lines a patch changed (for `induced_by`), the old-side
+//! places it touched ("closed by a fix"), where a line moves through it
+//! (finding places carried across rounds), and whether a later patch reverses
+//! a line of an earlier fix round's (the `flip-flop` rule). No I/O; never
+//! panics, whatever the input bytes.
 
 use std::collections::BTreeMap;
 use std::fmt;
@@ -61,27 +63,6 @@ impl LineRange {
 /// that a patch added or changed.
 pub type ChangedLines = BTreeMap<String, Vec<LineRange>>;
 
-/// A hunk of a later patch that exactly reverses a hunk of an earlier one.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Reversal {
-    /// The file, as the later patch names it (new side, or old side if deleted).
-    pub file: String,
-    /// The later hunk's header, e.g. `@@ -3,2 +3,1 @@`.
-    pub later_hunk: String,
-    /// The earlier hunk's header that it reverses.
-    pub earlier_hunk: String,
-}
-
-impl fmt::Display for Reversal {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(
-            f,
-            "`{}`: hunk `{}` reverses earlier hunk `{}`",
-            self.file, self.later_hunk, self.earlier_hunk
-        )
-    }
-}
-
 impl Hunk {
     /// The hunk's header as git prints it, without the section text.
     pub fn header(&self) -> String {
@@ -89,20 +70,6 @@ impl Hunk {
             "@@ -{},{} +{},{} @@",
             self.old_start, self.old_len, self.new_start, self.new_len
         )
-    }
-
-    fn added(&self) -> impl Iterator<Item = &[u8]> {
-        self.lines.iter().filter_map(|l| match l {
-            Line::Added(t) => Some(t.as_slice()),
-            _ => None,
-        })
-    }
-
-    fn removed(&self) -> impl Iterator<Item = &[u8]> {
-        self.lines.iter().filter_map(|l| match l {
-            Line::Removed(t) => Some(t.as_slice()),
-            _ => None,
-        })
     }
 }
 
@@ -278,33 +245,232 @@ pub fn touches(changed: &ChangedLines, file: &str, line: u32) -> bool {
         .is_some_and(|ranges| ranges.iter().any(|r| r.contains(line)))
 }
 
-/// The first hunk of `later` that exactly reverses a hunk of `earlier` on the
-/// same file: its removed lines are the earlier hunk's added lines and its
-/// added lines the earlier hunk's removed ones. Lines are compared ignoring
-/// whitespace; lines blank after that are dropped, and hunks that are empty
-/// after that (whitespace-only changes, whose removed and added lines then
-/// match) never count.
-pub fn reverses(later: &ParsedPatch, earlier: &ParsedPatch) -> Option<Reversal> {
-    for lf in &later.files {
-        for lh in &lf.hunks {
-            let l_removed = normalized(lh.removed());
-            let l_added = normalized(lh.added());
-            // Nothing left, or a whitespace-only change: nothing to reverse.
-            if l_removed == l_added {
-                continue;
+/// Where a patch touched the old side of its files (SPEC §4.1, "closed by
+/// a fix"): the old-numbered lines it changed or deleted, and the two lines
+/// around each insertion. Keyed by the old path (the new one for a new file).
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Touched {
+    lines: BTreeMap<String, Vec<LineRange>>,
+    /// Files the patch touched as a whole (binary, deleted, renamed).
+    whole: std::collections::BTreeSet<String>,
+    any: bool,
+}
+
+impl Touched {
+    /// The patch changed nothing.
+    pub fn is_empty(&self) -> bool {
+        !self.any
+    }
+
+    /// Whether the patch touched `file` at all.
+    pub fn file(&self, file: &str) -> bool {
+        self.whole.contains(file) || self.lines.contains_key(file)
+    }
+
+    /// Whether the patch touched a line of `file` within one line of
+    /// `start..=end` (old numbering).
+    pub fn near(&self, file: &str, start: u64, end: u64) -> bool {
+        if self.whole.contains(file) {
+            return true;
+        }
+        let (lo, hi) = (start.saturating_sub(1), end.max(start).saturating_add(1));
+        self.lines.get(file).is_some_and(|ranges| {
+            ranges
+                .iter()
+                .any(|r| u64::from(r.start) <= hi && lo <= u64::from(r.end))
+        })
+    }
+}
+
+/// The old-side places `patch` touched.
+pub fn touched(patch: &ParsedPatch) -> Touched {
+    let mut out = Touched::default();
+    for file in &patch.files {
+        let Some(key) = file.old_path.as_deref().or(file.new_path.as_deref()) else {
+            continue;
+        };
+        out.any = true;
+        if file.binary || file.new_path.is_none() {
+            out.whole.insert(key.to_string());
+            if let Some(new) = &file.new_path {
+                out.whole.insert(new.clone());
             }
-            for ef in &earlier.files {
+            continue;
+        }
+        let mut ranges: Vec<LineRange> = Vec::new();
+        for hunk in &file.hunks {
+            // `@@ -5,0 +6,2 @@` inserts after old line 5.
+            let mut old = if hunk.old_len == 0 {
+                hunk.old_start.saturating_add(1)
+            } else {
+                hunk.old_start
+            };
+            // Added lines that replace removed ones touch only those; a pure
+            // insertion touches the lines on either side of it.
+            let mut replacing = false;
+            for l in &hunk.lines {
+                match l {
+                    Line::Context(_) => {
+                        old = old.saturating_add(1);
+                        replacing = false;
+                    }
+                    Line::Removed(_) => {
+                        ranges.push(LineRange {
+                            start: old,
+                            end: old,
+                        });
+                        old = old.saturating_add(1);
+                        replacing = true;
+                    }
+                    Line::Added(_) if replacing => {}
+                    Line::Added(_) => ranges.push(LineRange {
+                        start: old.saturating_sub(1).max(1),
+                        end: old,
+                    }),
+                }
+            }
+        }
+        if file.old_path.is_none() {
+            // A new file: nothing of it existed before.
+            out.whole.insert(key.to_string());
+        }
+        let entry = out.lines.entry(key.to_string()).or_default();
+        entry.extend(ranges);
+        *entry = merge(std::mem::take(entry));
+    }
+    out
+}
+
+/// Where `line` of `file` (old numbering) is after `patch`: the file's new
+/// name and the line's new number. A changed or deleted line lands where the
+/// patch's replacement starts. `None`: the patch deleted the file.
+pub fn carry(patch: &ParsedPatch, file: &str, line: u64) -> Option<(String, u64)> {
+    let Some(fp) = patch
+        .files
+        .iter()
+        .find(|f| f.old_path.as_deref() == Some(file))
+    else {
+        return Some((file.to_string(), line));
+    };
+    let new_path = fp.new_path.clone()?;
+    // Added minus removed lines of the hunks wholly before `line`.
+    let mut delta: i64 = 0;
+    for hunk in &fp.hunks {
+        let old_start = u64::from(if hunk.old_len == 0 {
+            hunk.old_start.saturating_add(1)
+        } else {
+            hunk.old_start
+        });
+        let old_end = old_start + u64::from(hunk.old_len);
+        if line < old_start {
+            break;
+        }
+        if line >= old_end {
+            delta += i64::from(hunk.new_len) - i64::from(hunk.old_len);
+            continue;
+        }
+        let mut old = old_start;
+        let mut new = u64::from(if hunk.new_len == 0 {
+            hunk.new_start.saturating_add(1)
+        } else {
+            hunk.new_start
+        });
+        for l in &hunk.lines {
+            match l {
+                Line::Context(_) => {
+                    if old == line {
+                        return Some((new_path, new));
+                    }
+                    old += 1;
+                    new += 1;
+                }
+                Line::Removed(_) => {
+                    if old == line {
+                        return Some((new_path, new.max(1)));
+                    }
+                    old += 1;
+                }
+                Line::Added(_) => new += 1,
+            }
+        }
+        return Some((new_path, new.max(1)));
+    }
+    let moved = i64::try_from(line)
+        .unwrap_or(i64::MAX)
+        .saturating_add(delta);
+    Some((new_path, u64::try_from(moved.max(1)).unwrap_or(1)))
+}
+
+/// A line of a later patch that reverses an earlier fix round's change
+/// (SPEC §4.1): a line that fix round removed coming back, or a line it
+/// added removed with nothing in its place.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct LineReversal {
+    /// The fix round whose change is reversed.
+    pub round: u32,
+    pub file: String,
+    /// The line, trimmed.
+    pub text: String,
+    /// True: the line the fix removed came back; false: the line it added went.
+    pub restored: bool,
+}
+
+impl fmt::Display for LineReversal {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let what = if self.restored {
+            "puts back a line that round {} removed"
+        } else {
+            "removes a line that round {} added"
+        };
+        write!(
+            f,
+            "{} in `{}`: `{}`",
+            what.replace("{}", &self.round.to_string()),
+            self.file,
+            self.text
+        )
+    }
+}
+
+/// The first line of `later` that reverses a change of one of `fixes`
+/// (earlier fix rounds' patches, latest first). Lines are compared with
+/// whitespace removed; a line moved within one file counts neither way, and
+/// lines that carry no content of their own (`}`, `else {`, `return;`) never
+/// count.
+pub fn reverses_line(later: &ParsedPatch, fixes: &[(u32, &ParsedPatch)]) -> Option<LineReversal> {
+    for lf in &later.files {
+        let (added, dropped) = later_lines(lf);
+        if added.is_empty() && dropped.is_empty() {
+            continue;
+        }
+        for (round, fix) in fixes {
+            for ef in &fix.files {
                 if !lf.names().any(|n| ef.names().any(|m| m == n)) {
                     continue;
                 }
-                for eh in &ef.hunks {
-                    if normalized(eh.added()) == l_removed && normalized(eh.removed()) == l_added {
-                        return Some(Reversal {
-                            file: lf.path().unwrap_or_default().to_string(),
-                            later_hunk: lh.header(),
-                            earlier_hunk: eh.header(),
-                        });
-                    }
+                let (fix_added, fix_removed) = net_lines(ef);
+                let file = lf.path().unwrap_or_default().to_string();
+                if let Some(text) = added
+                    .iter()
+                    .find_map(|(k, raw)| fix_removed.contains_key(k).then_some(raw))
+                {
+                    return Some(LineReversal {
+                        round: *round,
+                        file,
+                        text: text.clone(),
+                        restored: true,
+                    });
+                }
+                if let Some(text) = dropped
+                    .iter()
+                    .find_map(|(k, raw)| fix_added.contains_key(k).then_some(raw))
+                {
+                    return Some(LineReversal {
+                        round: *round,
+                        file,
+                        text: text.clone(),
+                        restored: false,
+                    });
                 }
             }
         }
@@ -312,16 +478,124 @@ pub fn reverses(later: &ParsedPatch, earlier: &ParsedPatch) -> Option<Reversal> 
     None
 }
 
-fn normalized<'a>(lines: impl Iterator<Item = &'a [u8]>) -> Vec<Vec<u8>> {
-    lines
-        .map(|l| {
-            l.iter()
-                .copied()
-                .filter(|b| !b.is_ascii_whitespace() && *b != 0x0b)
-                .collect::<Vec<u8>>()
-        })
-        .filter(|l| !l.is_empty())
-        .collect()
+/// A line's content for comparison: its bytes without whitespace, or `None`
+/// when it carries nothing of its own.
+fn content_key(line: &[u8]) -> Option<Vec<u8>> {
+    let key: Vec<u8> = line
+        .iter()
+        .copied()
+        .filter(|b| !b.is_ascii_whitespace() && *b != 0x0b)
+        .collect();
+    let word: Vec<u8> = key
+        .iter()
+        .copied()
+        .filter(u8::is_ascii_alphanumeric)
+        .map(|b| b.to_ascii_lowercase())
+        .collect();
+    const BARE: &[&[u8]] = &[
+        b"else",
+        b"return",
+        b"break",
+        b"continue",
+        b"end",
+        b"pass",
+        b"fi",
+        b"done",
+        b"default",
+        b"try",
+        b"finally",
+        b"except",
+        b"then",
+        b"do",
+        b"begin",
+        b"none",
+        b"null",
+        b"nil",
+        b"true",
+        b"false",
+        b"ok",
+        b"self",
+        b"this",
+    ];
+    if word.len() < 3 || BARE.contains(&word.as_slice()) {
+        return None;
+    }
+    Some(key)
+}
+
+/// Net added and net removed lines of one file's patch (a line both
+/// removed and added was moved, not changed), by content key, with the
+/// trimmed text of one occurrence.
+fn net_lines(file: &FilePatch) -> (BTreeMap<Vec<u8>, String>, BTreeMap<Vec<u8>, String>) {
+    let mut count: BTreeMap<Vec<u8>, (i64, String)> = BTreeMap::new();
+    for hunk in &file.hunks {
+        for l in &hunk.lines {
+            let (text, step) = match l {
+                Line::Added(t) => (t, 1),
+                Line::Removed(t) => (t, -1),
+                Line::Context(_) => continue,
+            };
+            if let Some(key) = content_key(text) {
+                let entry = count
+                    .entry(key)
+                    .or_insert_with(|| (0, String::from_utf8_lossy(text).trim().to_string()));
+                entry.0 += step;
+            }
+        }
+    }
+    let (mut added, mut removed) = (BTreeMap::new(), BTreeMap::new());
+    for (key, (n, text)) in count {
+        match n.cmp(&0) {
+            std::cmp::Ordering::Greater => {
+                added.insert(key, text);
+            }
+            std::cmp::Ordering::Less => {
+                removed.insert(key, text);
+            }
+            std::cmp::Ordering::Equal => {}
+        }
+    }
+    (added, removed)
+}
+
+/// Lines by content key, with the trimmed text of one occurrence.
+type Keyed = Vec<(Vec<u8>, String)>;
+
+/// The later patch's net added lines, and its net removed lines that went
+/// with nothing in their place (a run of removed lines with no added line
+/// between the same context lines).
+fn later_lines(file: &FilePatch) -> (Keyed, Keyed) {
+    let (net_added, net_removed) = net_lines(file);
+    let added: Keyed = net_added.into_iter().collect();
+    let mut dropped = Vec::new();
+    for hunk in &file.hunks {
+        let mut block: Vec<&[u8]> = Vec::new();
+        let mut block_adds = false;
+        let mut flush = |block: &mut Vec<&[u8]>, adds: bool| {
+            if !adds {
+                for text in block.iter() {
+                    if let Some(key) = content_key(text)
+                        && let Some(shown) = net_removed.get(&key)
+                    {
+                        dropped.push((key, shown.clone()));
+                    }
+                }
+            }
+            block.clear();
+        };
+        for l in &hunk.lines {
+            match l {
+                Line::Removed(t) => block.push(t),
+                Line::Added(_) => block_adds = true,
+                Line::Context(_) => {
+                    flush(&mut block, block_adds);
+                    block_adds = false;
+                }
+            }
+        }
+        flush(&mut block, block_adds);
+    }
+    (added, dropped)
 }
 
 fn merge(mut ranges: Vec<LineRange>) -> Vec<LineRange> {
@@ -710,84 +984,171 @@ index 1111111..2222222 100644
         s
     }
 
+    fn reversal(later: &str, fix: &str) -> Option<LineReversal> {
+        let fix = parse(fix.as_bytes());
+        reverses_line(&parse(later.as_bytes()), &[(2, &fix)])
+    }
+
     #[test]
-    fn reverses_table() {
+    fn reverses_line_table() {
         struct Case {
             name: &'static str,
-            earlier: String,
+            fix: String,
             later: String,
             reverses: bool,
         }
         let cases = [
             Case {
                 name: "exact reversal",
-                earlier: one_hunk("f.rs", &["a < b"], &["a <= b"]),
-                later: one_hunk("f.rs", &["a <= b"], &["a < b"]),
+                fix: one_hunk("f.rs", &["if a < b {"], &["if a <= b {"]),
+                later: one_hunk("f.rs", &["if a <= b {"], &["if a < b {"]),
                 reverses: true,
             },
             Case {
                 name: "reversal with different whitespace",
-                earlier: one_hunk("f.rs", &["if a<b {"], &["if a <= b {", ""]),
+                fix: one_hunk("f.rs", &["if a<b {"], &["if a <= b {", ""]),
                 later: one_hunk("f.rs", &["  if a<=b {"], &["\tif a < b {"]),
                 reverses: true,
             },
             Case {
-                name: "reverting an addition",
-                earlier: one_hunk("f.rs", &[], &["check();"]),
-                later: one_hunk("f.rs", &["check();"], &[]),
+                name: "a line the fix added, removed with nothing in its place",
+                fix: one_hunk("f.rs", &[], &["check_expiry(token);"]),
+                later: one_hunk("f.rs", &["check_expiry(token);"], &[]),
                 reverses: true,
             },
             Case {
-                name: "same change again is not a reversal",
-                earlier: one_hunk("f.rs", &["a < b"], &["a <= b"]),
+                name: "a line the fix added, rewritten into a third form",
+                fix: one_hunk("f.rs", &["a < b"], &["a <= b"]),
+                later: one_hunk("f.rs", &["a <= b"], &["a.le(b)"]),
+                reverses: false,
+            },
+            Case {
+                name: "partial reversal inside a larger hunk",
+                fix: one_hunk(
+                    "f.rs",
+                    &["let x = a;", "let y = b;"],
+                    &["let x = a?;", "let y = b?;"],
+                ),
+                later: one_hunk("f.rs", &["let x = a?;"], &["let x = a;"]),
+                reverses: true,
+            },
+            Case {
+                name: "the same change again is not a reversal",
+                fix: one_hunk("f.rs", &["a < b"], &["a <= b"]),
                 later: one_hunk("f.rs", &["a < b"], &["a <= b"]),
                 reverses: false,
             },
             Case {
                 name: "other file",
-                earlier: one_hunk("f.rs", &["a < b"], &["a <= b"]),
+                fix: one_hunk("f.rs", &["a < b"], &["a <= b"]),
                 later: one_hunk("g.rs", &["a <= b"], &["a < b"]),
                 reverses: false,
             },
             Case {
-                name: "partial reversal",
-                earlier: one_hunk("f.rs", &["a", "b"], &["A", "B"]),
-                later: one_hunk("f.rs", &["A"], &["a"]),
+                name: "lines with nothing of their own never count",
+                fix: one_hunk("f.rs", &["    }", "  else {", "return;"], &[]),
+                later: one_hunk("f.rs", &[], &["}", "else {", "return;"]),
                 reverses: false,
             },
             Case {
-                name: "whitespace-only hunks never count",
-                earlier: one_hunk("f.rs", &["x  y"], &["x y"]),
+                name: "a line the fix moved within the file",
+                fix: one_hunk(
+                    "f.rs",
+                    &["use std::io;"],
+                    &["use std::fmt;", "use std::io;"],
+                ),
+                later: one_hunk("f.rs", &[], &["use std::io;"]),
+                reverses: false,
+            },
+            Case {
+                name: "whitespace-only changes never count",
+                fix: one_hunk("f.rs", &["x  y"], &["x y"]),
                 later: one_hunk("f.rs", &["x y"], &["x  y"]),
                 reverses: false,
             },
             Case {
                 name: "empty patches",
-                earlier: String::new(),
+                fix: String::new(),
                 later: String::new(),
                 reverses: false,
             },
         ];
         for c in cases {
-            let got = reverses(&parse(c.later.as_bytes()), &parse(c.earlier.as_bytes()));
+            let got = reversal(&c.later, &c.fix);
             assert_eq!(got.is_some(), c.reverses, "{}: {got:?}", c.name);
         }
-        let r = reverses(
-            &parse(one_hunk("f.rs", &["new"], &["old"]).as_bytes()),
-            &parse(one_hunk("f.rs", &["old"], &["new"]).as_bytes()),
+        let r = reversal(
+            &one_hunk("f.rs", &["let n = s.trim();"], &["let n = s;"]),
+            &one_hunk("f.rs", &["let n = s;"], &["let n = s.trim();"]),
         );
         assert_eq!(
             r.map(|r| r.to_string()).as_deref(),
-            Some("`f.rs`: hunk `@@ -1,2 +1,2 @@` reverses earlier hunk `@@ -1,2 +1,2 @@`")
+            Some("puts back a line that round 2 removed in `f.rs`: `let n = s;`")
         );
     }
 
     #[test]
     fn reversal_across_a_rename() {
-        let earlier = one_hunk("old.rs", &["x"], &["y"]);
+        let fix = one_hunk("old.rs", &["let x = 1;"], &["let y = 2;"]);
         let later = "diff --git a/old.rs b/new.rs\nrename from old.rs\nrename to new.rs\n\
---- a/old.rs\n+++ b/new.rs\n@@ -1,2 +1,2 @@\n ctx\n-y\n+x\n";
-        assert!(reverses(&parse(later.as_bytes()), &parse(earlier.as_bytes())).is_some());
+--- a/old.rs\n+++ b/new.rs\n@@ -1,2 +1,2 @@\n ctx\n-let y = 2;\n+let x = 1;\n";
+        assert!(reversal(later, &fix).is_some());
+    }
+
+    #[test]
+    fn touched_places_are_old_lines_and_insertion_neighbours() {
+        // MODIFY: old line 2 replaced by two lines, old line 11 replaced.
+        let t = touched(&parse(MODIFY.as_bytes()));
+        assert!(!t.is_empty());
+        assert!(t.file("src/lib.rs"));
+        assert!(!t.file("other.rs"));
+        for (start, end, want) in [
+            (1, 1, true),
+            (2, 2, true),
+            (3, 3, true),
+            (4, 4, false),
+            (5, 5, false),
+            (9, 9, false),
+            (10, 10, true),
+            (12, 12, true),
+            (13, 13, false),
+            (6, 9, false),
+            (6, 10, true),
+        ] {
+            assert_eq!(t.near("src/lib.rs", start, end), want, "{start}..={end}");
+        }
+        // A pure insertion after old line 5 touches lines 5 and 6.
+        let t = touched(&parse(b"--- a/f\n+++ b/f\n@@ -5,0 +6,2 @@\n+x\n+y\n"));
+        assert!(t.near("f", 4, 4));
+        assert!(t.near("f", 7, 7));
+        assert!(!t.near("f", 3, 3));
+        assert!(!t.near("f", 8, 8));
+        // Deleted, renamed and new files are touched whole.
+        let t = touched(&parse(RENAME_NEW_DELETE_BINARY.as_bytes()));
+        assert!(t.near("gone.rs", 500, 500) || t.file("gone.rs"));
+        assert!(touched(&ParsedPatch::default()).is_empty());
+    }
+
+    #[test]
+    fn carry_moves_lines_through_a_patch() {
+        let p = parse(MODIFY.as_bytes());
+        // Old 1 is context; old 2 became new 2 (changed); old 3 moved down by
+        // the insertion; old 11 changed; old 20 is after every hunk.
+        for (old, new) in [(1, 1), (2, 2), (3, 4), (5, 6), (10, 11), (11, 12), (20, 21)] {
+            assert_eq!(
+                carry(&p, "src/lib.rs", old),
+                Some(("src/lib.rs".to_string(), new)),
+                "old line {old}"
+            );
+        }
+        assert_eq!(carry(&p, "other.rs", 7), Some(("other.rs".to_string(), 7)));
+        let insert = parse(b"--- a/f\n+++ b/f\n@@ -5,0 +6,2 @@\n+x\n+y\n");
+        assert_eq!(carry(&insert, "f", 5), Some(("f".to_string(), 5)));
+        assert_eq!(carry(&insert, "f", 6), Some(("f".to_string(), 8)));
+        let rename = parse(b"diff --git a/a.rs b/b.rs\nrename from a.rs\nrename to b.rs\n");
+        assert_eq!(carry(&rename, "a.rs", 3), Some(("b.rs".to_string(), 3)));
+        let delete = parse(b"diff --git a/a.rs b/a.rs\ndeleted file mode 100644\n--- a/a.rs\n+++ /dev/null\n@@ -1 +0,0 @@\n-x\n");
+        assert_eq!(carry(&delete, "a.rs", 1), None);
     }
 
     #[test]
@@ -801,7 +1162,9 @@ index 1111111..2222222 100644
         ] {
             let p = parse(text.as_bytes());
             let _ = changed_lines(&p);
-            let _ = reverses(&p, &p);
+            let _ = reverses_line(&p, &[(2, &p)]);
+            let _ = touched(&p);
+            let _ = carry(&p, "", 3);
         }
         let p = parse(b"@@ -4294967295,2 +4294967295,2 @@\n a\n+b\n");
         assert_eq!(
@@ -873,8 +1236,16 @@ index 1111111..2222222 100644
             }
             let p = parse(&input);
             let _ = changed_lines(&p);
-            let _ = reverses(&p, &previous);
-            let _ = reverses(&previous, &p);
+            let _ = reverses_line(&p, &[(2, &previous)]);
+            let _ = reverses_line(&previous, &[(2, &p)]);
+            let t = touched(&p);
+            let _ = t.near("a", 0, u64::MAX);
+            for f in &p.files {
+                if let Some(name) = &f.old_path {
+                    let _ = carry(&p, name, 1);
+                    let _ = carry(&p, name, u64::MAX);
+                }
+            }
             previous = p;
         }
     }
