@@ -1,13 +1,23 @@
 //! Finding identity: content fingerprints, derived ids, and matching a
-//! round's findings against the known ones. Pure.
+//! round's findings against the known ones (SPEC §3, §4.1). Pure.
 //!
-//! Matching order, for each new finding (see docs/findings.md):
-//! 1. the same id (explicit, SARIF-fingerprint, test name or derived);
-//! 2. the same content fingerprint (file, rule, normalized title);
-//! 3. only for reviewer findings (explicit or derived ids): the most similar
-//!    known finding in the same file, token-set Jaccard over normalized titles
-//!    at least [`SIMILARITY_THRESHOLD`], assigned greedily best-first and
-//!    one-to-one, so two findings in one file never merge into one id.
+//! Matching order, one-to-one, for each new finding (docs/findings.md):
+//! 1. an exact identity: a test name, a tool's SARIF fingerprint or a derived
+//!    id; or a reviewer's id the loop has seen, trusted only when it agrees
+//!    with the finding it names (the same file, and titles sharing a subject
+//!    word). A disagreeing id is refused and the finding matched as if it had
+//!    none (reviewers that number F1, F2… afresh each run);
+//! 2. the content fingerprint (file, rule, normalized title), against every
+//!    wording a known finding has had. A reviewer's id the loop has not seen
+//!    stops here: the reviewer called it new;
+//! 3. the same place: the same file, lines within [`NEAR_LINES`] of the known
+//!    finding's line carried through the patches since, and titles sharing a
+//!    subject word; the best-sharing, closest pairs first, so two problems on
+//!    one line stay two findings;
+//! 4. a similar title in the same file (token-set Jaccard at least
+//!    [`SIMILARITY_THRESHOLD`]), wherever its line went.
+//!
+//! Test findings have no place: only their test id matches them.
 
 use std::collections::{HashMap, HashSet};
 
@@ -15,8 +25,14 @@ use crate::digest::Framed;
 
 use super::{Finding, IdSource};
 
-/// Lowest title similarity that keeps an id across rewording.
+/// Lowest title similarity that keeps an id across rewording anywhere in a file.
 pub const SIMILARITY_THRESHOLD: f64 = 0.6;
+
+/// How far apart (in lines) two reports may point and still be at the same place.
+pub const NEAR_LINES: u64 = 3;
+
+/// The longest reported range the place pass looks back over.
+const MAX_SPAN: u64 = 200;
 
 /// Tokens shared by more known findings of one file than this are too common
 /// to pick candidates by (they still count in the score).
@@ -29,11 +45,17 @@ const MAX_CANDIDATES: usize = 256;
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Known {
     pub id: String,
+    /// Its file and line now: carried through the patches since it was reported.
     pub file: Option<String>,
+    pub line: Option<u64>,
+    pub end_line: Option<u64>,
     pub title: String,
     /// Its content fingerprint ([`content_fingerprint`]).
     pub fingerprint: String,
+    /// The fingerprints of its earlier wordings.
+    pub aliases: Vec<String>,
     pub rule: Option<String>,
+    pub id_source: IdSource,
 }
 
 impl From<&Finding> for Known {
@@ -41,11 +63,24 @@ impl From<&Finding> for Known {
         Known {
             id: finding.id.clone(),
             file: finding.file.clone(),
+            line: finding.line,
+            end_line: finding.end_line,
             title: finding.title.clone(),
             fingerprint: finding.fingerprint.clone(),
+            aliases: Vec::new(),
             rule: finding.rule.clone(),
+            id_source: finding.id_source,
         }
     }
+}
+
+/// How one new finding was matched.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct Matched {
+    /// The index of the known finding it is.
+    pub known: Option<usize>,
+    /// Its id names a known finding it does not agree with: it must not keep it.
+    pub id_refused: bool,
 }
 
 /// Lowercase, without digits, quotes or backticks, whitespace runs collapsed.
@@ -106,6 +141,158 @@ fn tokens(title: &str) -> HashSet<String> {
         .collect()
 }
 
+/// Words that say nothing about what a finding is about: severities, the
+/// words reviewers put on every finding, and English glue.
+const NOT_A_SUBJECT: &[&str] = &[
+    // severities and their aliases
+    "nit",
+    "style",
+    "note",
+    "none",
+    "info",
+    "low",
+    "should",
+    "warning",
+    "minor",
+    "medium",
+    "bug",
+    "error",
+    "major",
+    "failure",
+    "high",
+    "block",
+    "critical",
+    "security",
+    "blocker",
+    // what every finding says
+    "bugs",
+    "issue",
+    "issues",
+    "problem",
+    "problems",
+    "finding",
+    "findings",
+    "fix",
+    "fixed",
+    "fixes",
+    "must",
+    "need",
+    "needs",
+    "wrong",
+    "incorrect",
+    "incorrectly",
+    "missing",
+    "potential",
+    "possible",
+    "possibly",
+    "line",
+    "lines",
+    "code",
+    "file",
+    "function",
+    "method",
+    "value",
+    "values",
+    "instead",
+    "still",
+    "again",
+    "use",
+    "uses",
+    "used",
+    "using",
+    "check",
+    "checks",
+    // glue
+    "the",
+    "and",
+    "for",
+    "with",
+    "when",
+    "this",
+    "that",
+    "these",
+    "those",
+    "are",
+    "was",
+    "were",
+    "not",
+    "but",
+    "from",
+    "into",
+    "onto",
+    "than",
+    "then",
+    "there",
+    "here",
+    "also",
+    "only",
+    "may",
+    "can",
+    "could",
+    "does",
+    "did",
+    "doesn",
+    "don",
+    "will",
+    "would",
+    "its",
+    "has",
+    "have",
+    "been",
+    "being",
+    "which",
+    "what",
+    "where",
+    "while",
+    "all",
+    "any",
+    "some",
+    "each",
+    "every",
+    "more",
+    "less",
+    "too",
+    "very",
+    "just",
+    "via",
+    "per",
+    "out",
+    "off",
+    "one",
+    "two",
+    "before",
+    "after",
+];
+
+/// The words of a title that name its subject, cut to a common stem (the
+/// first five letters: `expired`, `expiry` and `expires` are one word).
+pub fn subject_words(title: &str) -> HashSet<String> {
+    normalize_title(title)
+        .split(|ch: char| !ch.is_alphanumeric())
+        .filter(|word| word.chars().count() >= 3 && !NOT_A_SUBJECT.contains(word))
+        .map(|word| word.chars().take(5).collect())
+        .collect()
+}
+
+/// Whether two titles share a subject word.
+pub fn share_subject(a: &str, b: &str) -> bool {
+    let a = subject_words(a);
+    subject_words(b).iter().any(|word| a.contains(word))
+}
+
+/// How far apart two places are in lines (ranges count from their nearest
+/// ends); `None` when either has no line.
+pub fn line_distance(a: (Option<u64>, Option<u64>), b: (Option<u64>, Option<u64>)) -> Option<u64> {
+    let (a_start, b_start) = (a.0?, b.0?);
+    let a_end = a.1.unwrap_or(a_start).max(a_start);
+    let b_end = b.1.unwrap_or(b_start).max(b_start);
+    Some(if a_end < b_start {
+        b_start - a_end
+    } else {
+        a_start.saturating_sub(b_end)
+    })
+}
+
 fn jaccard(a: &HashSet<String>, b: &HashSet<String>) -> f64 {
     if a.is_empty() && b.is_empty() {
         return 0.0;
@@ -115,74 +302,208 @@ fn jaccard(a: &HashSet<String>, b: &HashSet<String>) -> f64 {
     shared as f64 / union as f64
 }
 
-/// For each new finding, the id of the known finding it is, if any.
+/// An explicit id that names `known` is believed when the finding agrees
+/// with it: the same file (when both name one) and a shared subject word.
+fn id_agrees(finding: &Finding, known: &Known) -> bool {
+    let same_file = match (finding.file.as_deref(), known.file.as_deref()) {
+        (Some(a), Some(b)) => a == b,
+        _ => true,
+    };
+    same_file
+        && (normalize_title(&finding.title) == normalize_title(&known.title)
+            || share_subject(&finding.title, &known.title))
+}
+
+/// How a new finding may be matched beyond its exact identity.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Reach {
+    /// Exact identity only (test names, tool fingerprints).
+    Exact,
+    /// Also by fingerprint (a reviewer's id the loop has not seen).
+    Fingerprint,
+    /// By fingerprint, place and similar title.
+    Anywhere,
+}
+
+/// For each new finding, the known finding it is, if any.
 ///
-/// One-to-one: no known id is given to two new findings. Runs in about
-/// linear time: ids and fingerprints are hashed, and similarity only compares
-/// findings of the same file, through a token index, bounded per finding.
-pub fn match_findings(new: &[Finding], known: &[Known]) -> Vec<Option<String>> {
-    let mut result: Vec<Option<usize>> = vec![None; new.len()];
+/// One-to-one: no known finding is given to two new ones. About linear
+/// time: ids and fingerprints are hashed, and place and similarity only
+/// compare findings of the same file, bounded per finding.
+pub fn match_findings(new: &[Finding], known: &[Known]) -> Vec<Matched> {
+    let mut result: Vec<Matched> = vec![Matched::default(); new.len()];
+    let mut reach: Vec<Reach> = new
+        .iter()
+        .map(|f| match f.id_source {
+            IdSource::Test | IdSource::Sarif => Reach::Exact,
+            IdSource::Explicit | IdSource::Derived => Reach::Anywhere,
+        })
+        .collect();
     let mut taken = vec![false; known.len()];
 
     let mut by_id: HashMap<&str, usize> = HashMap::with_capacity(known.len());
     let mut by_fingerprint: HashMap<&str, Vec<usize>> = HashMap::with_capacity(known.len());
     for (index, finding) in known.iter().enumerate() {
         by_id.entry(finding.id.as_str()).or_insert(index);
-        by_fingerprint
-            .entry(finding.fingerprint.as_str())
-            .or_default()
-            .push(index);
-    }
-
-    for (slot, finding) in result.iter_mut().zip(new) {
-        if let Some(&index) = by_id.get(finding.id.as_str())
-            && !taken[index]
-        {
-            taken[index] = true;
-            *slot = Some(index);
+        if finding.id_source == IdSource::Test {
+            continue;
+        }
+        for fingerprint in std::iter::once(&finding.fingerprint).chain(&finding.aliases) {
+            by_fingerprint
+                .entry(fingerprint.as_str())
+                .or_default()
+                .push(index);
         }
     }
-    for (slot, finding) in result.iter_mut().zip(new) {
-        if slot.is_some() || !reworded_may_match(finding) {
+
+    // 1. Exact identities, and reviewer ids that agree with what they name.
+    for (i, finding) in new.iter().enumerate() {
+        match by_id.get(finding.id.as_str()) {
+            Some(&index) if finding.id_source != IdSource::Explicit && !taken[index] => {
+                taken[index] = true;
+                result[i].known = Some(index);
+            }
+            Some(_) if finding.id_source != IdSource::Explicit => {}
+            Some(&index) => {
+                if !taken[index] && id_agrees(finding, &known[index]) {
+                    taken[index] = true;
+                    result[i].known = Some(index);
+                } else {
+                    result[i].id_refused = true;
+                }
+            }
+            None if finding.id_source == IdSource::Explicit => reach[i] = Reach::Fingerprint,
+            None => {}
+        }
+    }
+    // 2. The fingerprint, against every wording a known finding has had.
+    for (i, finding) in new.iter().enumerate() {
+        if result[i].known.is_some() || reach[i] == Reach::Exact {
             continue;
         }
         if let Some(indexes) = by_fingerprint.get(finding.fingerprint.as_str())
             && let Some(&index) = indexes.iter().find(|index| !taken[**index])
         {
             taken[index] = true;
-            *slot = Some(index);
+            result[i].known = Some(index);
         }
     }
-    similarity_pass(new, known, &mut result, &mut taken);
-
+    let open: Vec<bool> = (0..new.len())
+        .map(|i| result[i].known.is_none() && reach[i] == Reach::Anywhere)
+        .collect();
+    // 3. The same place, 4. a similar title in the same file.
+    place_pass(new, known, &open, &mut result, &mut taken);
+    similarity_pass(new, known, &open, &mut result, &mut taken);
     result
-        .into_iter()
-        .map(|slot| slot.map(|index| known[index].id.clone()))
-        .collect()
 }
 
-/// Test names and tool fingerprints are exact identities: a differently
-/// named test is a different test, whatever its message says.
-fn reworded_may_match(finding: &Finding) -> bool {
-    matches!(finding.id_source, IdSource::Explicit | IdSource::Derived)
+/// Whether two findings' rules allow them to be one (both named: equal).
+fn rules_agree(a: Option<&str>, b: Option<&str>) -> bool {
+    match (a, b) {
+        (Some(a), Some(b)) => a == b,
+        _ => true,
+    }
+}
+
+/// Unmatched known findings with a file, grouped by file, tests left out.
+fn by_file<'a>(known: &'a [Known], taken: &[bool]) -> HashMap<&'a str, Vec<usize>> {
+    let mut files: HashMap<&str, Vec<usize>> = HashMap::new();
+    for (index, finding) in known.iter().enumerate() {
+        if taken[index] || finding.id_source == IdSource::Test {
+            continue;
+        }
+        if let Some(file) = finding.file.as_deref() {
+            files.entry(file).or_default().push(index);
+        }
+    }
+    files
+}
+
+/// Assigns `pairs` (score, new, known) best first, one-to-one.
+fn assign(mut pairs: Vec<(f64, u64, usize, usize)>, result: &mut [Matched], taken: &mut [bool]) {
+    // Best score, then closest, then by position: deterministic.
+    pairs.sort_by(|a, b| {
+        b.0.total_cmp(&a.0)
+            .then(a.1.cmp(&b.1))
+            .then(a.2.cmp(&b.2))
+            .then(a.3.cmp(&b.3))
+    });
+    for (_, _, new_index, known_index) in pairs {
+        if result[new_index].known.is_none() && !taken[known_index] {
+            taken[known_index] = true;
+            result[new_index].known = Some(known_index);
+        }
+    }
+}
+
+fn place_pass(
+    new: &[Finding],
+    known: &[Known],
+    open: &[bool],
+    result: &mut [Matched],
+    taken: &mut [bool],
+) {
+    let mut files = by_file(known, taken);
+    for list in files.values_mut() {
+        list.sort_by_key(|&index| known[index].line.unwrap_or(0));
+    }
+    let mut pairs = Vec::new();
+    for (i, finding) in new.iter().enumerate() {
+        if !open[i] {
+            continue;
+        }
+        let (Some(file), Some(line)) = (finding.file.as_deref(), finding.line) else {
+            continue;
+        };
+        let Some(list) = files.get(file) else {
+            continue;
+        };
+        let mine = subject_words(&finding.title);
+        if mine.is_empty() {
+            continue;
+        }
+        // Known findings that start far enough up to still reach this line
+        // (ranges longer than `MAX_SPAN` count from their first lines).
+        let from =
+            list.partition_point(|&k| known[k].line.unwrap_or(0) + NEAR_LINES + MAX_SPAN < line);
+        for &k in list[from..].iter().take(MAX_CANDIDATES) {
+            let other = &known[k];
+            if other
+                .line
+                .is_some_and(|l| l > finding.end_line.unwrap_or(line) + NEAR_LINES)
+            {
+                break;
+            }
+            let Some(distance) =
+                line_distance((Some(line), finding.end_line), (other.line, other.end_line))
+            else {
+                continue;
+            };
+            if distance > NEAR_LINES || !rules_agree(finding.rule.as_deref(), other.rule.as_deref())
+            {
+                continue;
+            }
+            let theirs = subject_words(&other.title);
+            let shared = mine.intersection(&theirs).count();
+            if shared > 0 {
+                pairs.push((jaccard(&mine, &theirs), distance, i, k));
+            }
+        }
+    }
+    assign(pairs, result, taken);
 }
 
 fn similarity_pass(
     new: &[Finding],
     known: &[Known],
-    result: &mut [Option<usize>],
+    open: &[bool],
+    result: &mut [Matched],
     taken: &mut [bool],
 ) {
-    // Unmatched known findings with a file, grouped by file.
-    let mut files: HashMap<&str, Vec<usize>> = HashMap::new();
-    for (index, finding) in known.iter().enumerate() {
-        if let (false, Some(file)) = (taken[index], finding.file.as_deref()) {
-            files.entry(file).or_default().push(index);
-        }
-    }
+    let files = by_file(known, taken);
     let mut wanted: HashMap<&str, Vec<usize>> = HashMap::new();
     for (index, finding) in new.iter().enumerate() {
-        if result[index].is_some() || !reworded_may_match(finding) {
+        if !open[index] || result[index].known.is_some() {
             continue;
         }
         if let Some(file) = finding.file.as_deref()
@@ -192,7 +513,7 @@ fn similarity_pass(
         }
     }
 
-    let mut pairs: Vec<(f64, usize, usize)> = Vec::new();
+    let mut pairs: Vec<(f64, u64, usize, usize)> = Vec::new();
     for (file, new_indexes) in wanted {
         let Some(known_indexes) = files.get(file) else {
             continue;
@@ -238,27 +559,17 @@ fn similarity_pass(
             for slot in candidates {
                 let known_index = known_indexes[slot];
                 let other = &known[known_index];
-                if let (Some(a), Some(b)) = (&finding.rule, &other.rule)
-                    && a != b
-                {
+                if !rules_agree(finding.rule.as_deref(), other.rule.as_deref()) {
                     continue;
                 }
                 let score = jaccard(&mine, &known_tokens[slot]);
                 if score >= SIMILARITY_THRESHOLD {
-                    pairs.push((score, new_index, known_index));
+                    pairs.push((score, 0, new_index, known_index));
                 }
             }
         }
     }
-
-    // Best first; ties broken by position so the outcome is deterministic.
-    pairs.sort_by(|a, b| b.0.total_cmp(&a.0).then(a.1.cmp(&b.1)).then(a.2.cmp(&b.2)));
-    for (_, new_index, known_index) in pairs {
-        if result[new_index].is_none() && !taken[known_index] {
-            taken[known_index] = true;
-            result[new_index] = Some(known_index);
-        }
-    }
+    assign(pairs, result, taken);
 }
 
 #[cfg(test)]
@@ -293,6 +604,23 @@ mod tests {
         finding(IdSource::Derived, "", Some(file), title)
     }
 
+    fn at(mut f: Finding, line: u64) -> Finding {
+        f.line = Some(line);
+        f
+    }
+
+    fn explicit(id: &str, file: &str, line: u64, title: &str) -> Finding {
+        at(finding(IdSource::Explicit, id, Some(file), title), line)
+    }
+
+    /// The ids the new findings were matched to.
+    fn ids(new: &[Finding], known: &[Known]) -> Vec<Option<String>> {
+        match_findings(new, known)
+            .into_iter()
+            .map(|m| m.known.map(|i| known[i].id.clone()))
+            .collect()
+    }
+
     #[test]
     fn titles_normalize_without_numbers_quotes_or_space_runs() {
         assert_eq!(
@@ -320,6 +648,134 @@ mod tests {
     }
 
     #[test]
+    fn subjects_leave_out_severities_and_glue_and_share_stems() {
+        let words = subject_words("Bug: the expired token check is wrong");
+        assert_eq!(words, ["expir", "token"].map(String::from).into());
+        assert!(share_subject(
+            "Off-by-one in expiry check",
+            "Token expiry comparison uses > instead of >="
+        ));
+        assert!(!share_subject(
+            "[bug] missing check",
+            "critical bug: wrong value"
+        ));
+    }
+
+    #[test]
+    fn an_agreeing_id_wins_and_a_disagreeing_one_is_refused() {
+        let known = vec![
+            Known::from(&explicit("F1", "a.rs", 10, "expired tokens pass")),
+            Known::from(&explicit("F2", "b.rs", 5, "cache never evicts")),
+        ];
+        let new = vec![
+            // F1 reworded at another line: the same file and subject.
+            explicit("F1", "a.rs", 30, "Token expiry compared with >"),
+            // A fresh F2 in another file about something else.
+            explicit("F2", "c.rs", 1, "sql built by string concatenation"),
+        ];
+        let got = match_findings(&new, &known);
+        assert_eq!(
+            got[0],
+            Matched {
+                known: Some(0),
+                id_refused: false
+            }
+        );
+        assert_eq!(
+            got[1],
+            Matched {
+                known: None,
+                id_refused: true
+            }
+        );
+        // The same id, same file, no shared subject: refused too.
+        let got = match_findings(&[explicit("F2", "b.rs", 5, "log line is too long")], &known);
+        assert!(got[0].id_refused);
+    }
+
+    #[test]
+    fn an_unseen_id_is_new_unless_its_fingerprint_is_known() {
+        let known = vec![Known::from(&explicit(
+            "F1",
+            "a.rs",
+            10,
+            "expired tokens pass",
+        ))];
+        let new = vec![
+            explicit("F7", "a.rs", 10, "expiry check lets expired tokens through"),
+            explicit("F8", "a.rs", 44, "Expired tokens pass"),
+        ];
+        // F7 sits at F1's place, but the reviewer called it new; F8 has F1's
+        // file and words, wherever its line went.
+        assert_eq!(ids(&new, &known), vec![None, Some("F1".into())]);
+    }
+
+    #[test]
+    fn a_reworded_finding_at_the_same_place_keeps_its_id() {
+        let known = vec![Known::from(&at(
+            derived("src/auth.rs", "Off-by-one in expiry check"),
+            42,
+        ))];
+        let new = vec![at(
+            derived(
+                "src/auth.rs",
+                "Token expiry comparison uses > instead of >=",
+            ),
+            43,
+        )];
+        assert_eq!(ids(&new, &known), vec![Some(known[0].id.clone())]);
+        // Too far away, or in another file: another finding.
+        let far = vec![at(
+            derived(
+                "src/auth.rs",
+                "Token expiry comparison uses > instead of >=",
+            ),
+            60,
+        )];
+        assert_eq!(ids(&far, &known), vec![None]);
+        let other = vec![at(
+            derived("src/other.rs", "Token expiry comparison uses >"),
+            42,
+        )];
+        assert_eq!(ids(&other, &known), vec![None]);
+    }
+
+    #[test]
+    fn two_problems_on_one_line_stay_two_findings() {
+        let known = vec![
+            Known::from(&at(
+                derived("db.rs", "SQL injection through the user name"),
+                42,
+            )),
+            Known::from(&at(
+                derived("db.rs", "Unhandled error from query execution"),
+                42,
+            )),
+        ];
+        let new = vec![
+            at(derived("db.rs", "query execution error is swallowed"), 42),
+            at(derived("db.rs", "user name concatenated into SQL"), 42),
+            at(derived("db.rs", "connection pool is never closed"), 42),
+        ];
+        assert_eq!(
+            ids(&new, &known),
+            vec![Some(known[1].id.clone()), Some(known[0].id.clone()), None]
+        );
+    }
+
+    #[test]
+    fn earlier_wordings_match_by_fingerprint() {
+        let mut k = Known::from(&at(derived("a.rs", "token expiry compared with >"), 40));
+        k.aliases.push(content_fingerprint(
+            Some("a.rs"),
+            None,
+            "Off-by-one in expiry check",
+        ));
+        let new = vec![at(derived("a.rs", "Off-by-one in expiry check"), 90)];
+        assert_eq!(ids(&new, &[k.clone()]), vec![Some(k.id)]);
+    }
+
+    #[test]
     fn exact_id_wins_then_fingerprint() {
         let known = vec![
             Known::from(&finding(
@@ -331,32 +787,40 @@ mod tests {
             Known::from(&derived("a.rs", "second thing at 3")),
         ];
         let new = vec![
-            finding(IdSource::Explicit, "F1", Some("b.rs"), "totally different"),
+            finding(
+                IdSource::Explicit,
+                "F1",
+                Some("a.rs"),
+                "first thing, reworded",
+            ),
             derived("a.rs", "Second thing at 99"),
-            derived("a.rs", "a brand new problem"),
+            derived("b.rs", "a brand new problem"),
         ];
         assert_eq!(
-            match_findings(&new, &known),
+            ids(&new, &known),
             vec![Some("F1".into()), Some(known[1].id.clone()), None]
         );
     }
 
     #[test]
     fn reworded_finding_keeps_its_id_within_the_same_file() {
-        let old = derived("src/auth.rs", "expired tokens pass the auth check");
+        let old = at(
+            derived("src/auth.rs", "expired tokens pass the auth check"),
+            10,
+        );
         let known = vec![Known::from(&old)];
-        let new = vec![derived(
-            "src/auth.rs",
-            "Expired tokens still pass the auth check",
+        let new = vec![at(
+            derived("src/auth.rs", "Expired tokens still pass the auth check"),
+            200,
         )];
         assert_ne!(new[0].id, old.id);
-        assert_eq!(match_findings(&new, &known), vec![Some(old.id.clone())]);
+        assert_eq!(ids(&new, &known), vec![Some(old.id.clone())]);
         // The same words in another file are another finding.
         let elsewhere = vec![derived(
             "src/other.rs",
             "expired tokens still pass the auth check",
         )];
-        assert_eq!(match_findings(&elsewhere, &known), vec![None]);
+        assert_eq!(ids(&elsewhere, &known), vec![None]);
     }
 
     #[test]
@@ -370,7 +834,7 @@ mod tests {
             derived("a.rs", "sql injection in the query builders"),
             derived("a.rs", "race condition in the cache"),
         ];
-        let got = match_findings(&new, &known);
+        let got = ids(&new, &known);
         assert_eq!(got[0], Some(known[0].id.clone()));
         assert_eq!(got[1], None, "one known finding is never given twice");
         assert_eq!(got[2], None);
@@ -386,25 +850,28 @@ mod tests {
             derived("a.rs", "unchecked index into buffer"),
             derived("a.rs", "unchecked index into the buffer slices"),
         ];
-        let got = match_findings(&new, &known);
+        let got = ids(&new, &known);
         assert_eq!(got, vec![None, Some(known[0].id.clone())]);
     }
 
     #[test]
-    fn test_names_never_match_by_similarity() {
+    fn test_names_never_match_by_similarity_or_place() {
         let known = vec![Known::from(&finding(
             IdSource::Test,
             "pkg::test_div_a",
             Some("t.py"),
             "pkg::test_div_a failed: assert 1 == 2",
         ))];
-        let new = vec![finding(
-            IdSource::Test,
-            "pkg::test_div_b",
-            Some("t.py"),
-            "pkg::test_div_b failed: assert 1 == 2",
-        )];
-        assert_eq!(match_findings(&new, &known), vec![None]);
+        let new = vec![
+            finding(
+                IdSource::Test,
+                "pkg::test_div_b",
+                Some("t.py"),
+                "pkg::test_div_b failed: assert 1 == 2",
+            ),
+            derived("t.py", "test_div_a failed: assert 1 == 2"),
+        ];
+        assert_eq!(ids(&new, &known), vec![None, None]);
     }
 
     #[test]
@@ -413,6 +880,20 @@ mod tests {
         a.rule = Some("R1".into());
         let mut b = derived("a.rs", "variable is never used there");
         b.rule = Some("R2".into());
-        assert_eq!(match_findings(&[b], &[Known::from(&a)]), vec![None]);
+        assert_eq!(ids(&[b], &[Known::from(&a)]), vec![None]);
+    }
+
+    #[test]
+    fn line_distance_counts_from_the_nearest_ends() {
+        assert_eq!(line_distance((Some(10), None), (Some(12), None)), Some(2));
+        assert_eq!(
+            line_distance((Some(10), Some(20)), (Some(15), None)),
+            Some(0)
+        );
+        assert_eq!(
+            line_distance((Some(30), None), (Some(10), Some(28))),
+            Some(2)
+        );
+        assert_eq!(line_distance((None, None), (Some(1), None)), None);
     }
 }

@@ -18,7 +18,7 @@ use std::fmt;
 
 use serde::{Deserialize, Serialize};
 
-pub use identity::{Known, match_findings};
+pub use identity::{Known, Matched, match_findings};
 pub use severity::Severity;
 
 /// Reviewer output formats. `Auto` asks [`parse`] to detect the format.

@@ -184,7 +184,10 @@ fn identity_survives_rewording_moving_and_reformatting() {
         TINYCALC_ROOT,
     )
     .expect("round 2");
-    let matched = match_findings(&round2.findings, &known);
+    let matched: Vec<Option<String>> = match_findings(&round2.findings, &known)
+        .into_iter()
+        .map(|m| m.known.map(|i| known[i].id.clone()))
+        .collect();
     assert_eq!(
         matched,
         vec![
