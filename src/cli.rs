@@ -119,6 +119,10 @@ pub struct InitArgs {
     /// `absent` or `explicit`.
     #[arg(long, value_name = "MODE")]
     pub closure: Option<String>,
+    /// Progress guards in force, comma-separated: `stalled,disputed` (the
+    /// default), one of them, or `none`.
+    #[arg(long, value_name = "LIST")]
+    pub guards: Option<String>,
     /// Spend cap in US dollars over the whole loop.
     #[arg(long, allow_negative_numbers = true, value_name = "X")]
     pub budget_usd: Option<f64>,

@@ -161,6 +161,17 @@ fn apply_flags(table: &mut Table, args: &InitArgs, name: &LoopName) {
     if let Some(closure) = &args.closure {
         table.insert("closure".into(), Value::String(closure.clone()));
     }
+    if let Some(guards) = &args.guards {
+        // Validated with the rest of the contract: an unknown name is
+        // refused there, naming the field.
+        let list = guards
+            .split(',')
+            .map(str::trim)
+            .filter(|g| !g.is_empty() && *g != "none")
+            .map(|g| Value::String(g.to_string()))
+            .collect();
+        table.insert("guards".into(), Value::Array(list));
+    }
     if args.budget_usd.is_some() || args.budget_tokens.is_some() {
         let budget = table
             .entry("budget")

@@ -59,6 +59,7 @@ pub fn ask(state: &State, args: LoopArgs) -> anyhow::Result<Exit> {
         out_of_scope: Vec::new(),
         carried_unconfirmed: Vec::new(),
         reported: last.reported.clone(),
+        skipped: last.skipped.clone(),
     };
     let judge_state = judge_state(&judge, &before, row.round, &decision);
     let block_open = last

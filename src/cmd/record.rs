@@ -48,6 +48,7 @@ pub fn run(state: &State, args: RecordArgs) -> anyhow::Result<Exit> {
             at: super::now()?,
             evidence: Vec::new(),
             interrupt: None,
+            stalled: false,
         },
     )?;
     print(&lp, &recorded, args.json)?;

@@ -90,6 +90,7 @@ fn contract_from(state: &State, args: &mut RunArgs, from: &str) -> anyhow::Resul
         floor: None,
         scope: Vec::new(),
         closure: None,
+        guards: None,
         budget_usd: None,
         budget_tokens: None,
         writer: None,
@@ -308,7 +309,11 @@ impl Driver<'_> {
                 history.spent_tokens + spend.tokens.unwrap_or(0),
             )
             .is_some();
-        let review = if out_of_scope || over_budget {
+        // A writer that changed nothing while must-fix findings are open is
+        // `stalled`: no reviewer call is spent on an unchanged tree.
+        let stalled =
+            !skip_writer && terms.stalled(&history.registry, patch.files.is_empty(), &responses);
+        let review = if out_of_scope || over_budget || stalled {
             None
         } else {
             std::fs::write(&files.patch, &patch.text)
@@ -387,6 +392,7 @@ impl Driver<'_> {
                 at: super::now()?,
                 evidence,
                 interrupt: Some(std::sync::Arc::clone(self.interrupt)),
+                stalled: stalled && !out_of_scope && !over_budget,
             },
         )
     }

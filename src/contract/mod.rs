@@ -30,6 +30,8 @@ pub struct Contract {
     pub scope: Vec<String>,
     pub closure: Closure,
     pub budget: Budget,
+    /// The progress guards in force.
+    pub guards: Vec<Guard>,
     pub base: String,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub writer: Option<Agent>,
@@ -80,6 +82,37 @@ impl Closure {
     }
 }
 
+/// A progress guard (SPEC §4): stops a loop the six rules would let go on.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Guard {
+    /// The writer changed nothing while must-fix findings were open.
+    Stalled,
+    /// The writer disputed a must-fix finding and the reviewer insists.
+    Disputed,
+}
+
+impl Guard {
+    pub const ALL: [Guard; 2] = [Guard::Stalled, Guard::Disputed];
+
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Guard::Stalled => "stalled",
+            Guard::Disputed => "disputed",
+        }
+    }
+
+    pub fn parse(text: &str) -> Option<Guard> {
+        Guard::ALL.into_iter().find(|g| g.as_str() == text)
+    }
+}
+
+impl std::fmt::Display for Guard {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
 /// Spend caps over the whole loop.
 #[derive(Debug, Clone, Copy, PartialEq, Default, Serialize)]
 pub struct Budget {
@@ -111,6 +144,7 @@ const TOP_FIELDS: &[&str] = &[
     "scope",
     "closure",
     "budget",
+    "guards",
     "base",
     "writer",
     "reviewer",
@@ -128,6 +162,7 @@ impl Contract {
             scope: vec!["**".to_string()],
             closure: Closure::Absent,
             budget: Budget::default(),
+            guards: Guard::ALL.to_vec(),
             base,
             writer: None,
             reviewer: None,
@@ -166,6 +201,22 @@ impl Contract {
             budget.only(&["usd", "tokens"])?;
             contract.budget.usd = budget.positive_float("usd")?;
             contract.budget.tokens = budget.int("tokens", 1, i64::MAX)?.map(|n| n as u64);
+        }
+        if let Some(guards) = fields.strings("guards")? {
+            let mut parsed = Vec::new();
+            for name in &guards {
+                let guard = Guard::parse(name).ok_or_else(|| ContractError::Invalid {
+                    field: "guards".into(),
+                    value: format!("`{name}`"),
+                    allowed: "a list of progress guards: `stalled`, `disputed` (`[]` for none)"
+                        .into(),
+                })?;
+                if !parsed.contains(&guard) {
+                    parsed.push(guard);
+                }
+            }
+            parsed.sort();
+            contract.guards = parsed;
         }
         if let Some(base) = fields.string("base")? {
             if base.trim().is_empty() {

@@ -47,6 +47,17 @@ pub fn to_toml(contract: &Contract) -> String {
     );
     comment_kv(
         &mut out,
+        "progress guards: stalled (an empty patch while must-fix findings are open), disputed (a disputed finding reported again)",
+        "guards",
+        &strings(
+            &c.guards
+                .iter()
+                .map(|g| g.as_str().to_string())
+                .collect::<Vec<_>>(),
+        ),
+    );
+    comment_kv(
+        &mut out,
         "git revision the loop starts from",
         "base",
         &string(&c.base),

@@ -1,16 +1,22 @@
-//! Per-round accounting (SPEC §3): matches a round's findings against the
-//! loop's known findings, applies closure and waivers, and counts opened,
-//! closed, reopened and must-fix. Pure: the registry comes in and goes out as
-//! data; the engine stores it in the round's evidence.
+//! Per-round accounting (SPEC §3, §4.1): carries every known finding's
+//! place through the round's patch, matches the round's findings against the
+//! known ones, tells a finding closed by a fix from one the reviewer skipped,
+//! keeps merged findings open, applies waivers, and counts opened, closed,
+//! reopened and must-fix. Pure: the registry comes in and goes out as data;
+//! the engine stores it in the round's evidence.
 
 use std::collections::{HashMap, HashSet};
 
 use serde::{Deserialize, Serialize};
 
 use crate::contract::Closure;
-use crate::findings::{Finding, Known, Parsed, Severity, match_findings};
+use crate::findings::identity::{
+    NEAR_LINES, content_fingerprint, derived_id, line_distance, subject_words,
+};
+use crate::findings::responses::{Response, Status};
+use crate::findings::{Finding, IdSource, Known, Parsed, Severity, match_findings};
 use crate::ledger::Counts;
-use crate::patch::{ChangedLines, touches};
+use crate::patch::{ChangedLines, ParsedPatch, Touched, carry, touched, touches};
 use crate::rules::RoundFacts;
 
 /// Where a known finding stands.
@@ -18,8 +24,24 @@ use crate::rules::RoundFacts;
 #[serde(rename_all = "lowercase")]
 pub enum Standing {
     Open,
+    /// Closed by a fix: the writer touched its place, answered it `fixed`,
+    /// or the reviewer listed it `resolved`.
     Closed,
     Waived,
+    /// Missing from a review while nothing touched it: the reviewer's latest
+    /// word stands (not must-fix) until a review reports it again.
+    Skipped,
+}
+
+/// Where a finding points now: its file and lines, carried through every
+/// patch since it was reported.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Place {
+    pub file: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub line: Option<u64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub end_line: Option<u64>,
 }
 
 /// A finding the loop knows, with its history.
@@ -35,6 +57,79 @@ pub struct Tracked {
     pub reopened_in: Vec<u32>,
     /// The round whose writer patch changed the lines it points at.
     pub induced_by: Option<u32>,
+    /// Its place now, when it differs from where it was reported.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub place: Option<Place>,
+    /// The round the reviewer last skipped it in.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub skipped_in: Option<u32>,
+    /// The fingerprints of its earlier wordings.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub aliases: Vec<String>,
+}
+
+impl Tracked {
+    /// Its file and lines now.
+    pub fn place(&self) -> (Option<&str>, Option<u64>, Option<u64>) {
+        match &self.place {
+            Some(p) => (Some(p.file.as_str()), p.line, p.end_line),
+            None => (
+                self.finding.file.as_deref(),
+                self.finding.line,
+                self.finding.end_line,
+            ),
+        }
+    }
+
+    fn known(&self) -> Known {
+        let (file, line, end_line) = self.place();
+        Known {
+            id: self.finding.id.clone(),
+            file: file.map(str::to_string),
+            line,
+            end_line,
+            title: self.finding.title.clone(),
+            fingerprint: self.finding.fingerprint.clone(),
+            aliases: self.aliases.clone(),
+            rule: self.finding.rule.clone(),
+            id_source: self.finding.id_source,
+        }
+    }
+
+    /// Whether `patch` touched this finding's place (SPEC §4.1): a line
+    /// within one line of it; for a finding with a file but no line, the
+    /// file; for one with no place (a failing test), anything.
+    fn touched_by(&self, touched: &Touched) -> bool {
+        if self.finding.id_source == IdSource::Test {
+            return !touched.is_empty();
+        }
+        match self.place() {
+            (Some(file), Some(line), end) => touched.near(file, line, end.unwrap_or(line)),
+            (Some(file), None, _) => touched.file(file),
+            (None, _, _) => !touched.is_empty(),
+        }
+    }
+
+    /// Carries its place through `patch` (old numbering to new).
+    fn carry(&mut self, patch: &ParsedPatch) {
+        let (Some(file), Some(line), end) = self.place() else {
+            return;
+        };
+        let Some((new_file, new_line)) = carry(patch, file, line) else {
+            // The file is gone: the place stays where it was last seen.
+            return;
+        };
+        let new_end = end.and_then(|end| carry(patch, file, end).map(|(_, e)| e.max(new_line)));
+        let moved = Place {
+            file: new_file,
+            line: Some(new_line),
+            end_line: new_end,
+        };
+        let unchanged = self.finding.file.as_deref() == Some(moved.file.as_str())
+            && self.finding.line == moved.line
+            && self.finding.end_line == moved.end_line;
+        self.place = (!unchanged).then_some(moved);
+    }
 }
 
 /// Every finding the loop knows, in order of first report.
@@ -43,14 +138,52 @@ pub struct Registry {
     pub findings: Vec<Tracked>,
 }
 
+/// How a finding reported this round stands.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Seen {
+    /// First reported this round.
+    New,
+    /// Open before (or skipped and now back), reported again.
+    Open,
+    /// Closed by a fix in an earlier round, reported again.
+    Reopened,
+    /// Waived by a human: noise, never reopened.
+    Waived,
+}
+
+/// A finding as this round reported it, with its id and how it stands.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Reported {
+    #[serde(flatten)]
+    pub finding: Finding,
+    pub state: Seen,
+    pub must_fix: bool,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub induced_by: Option<u32>,
+    /// Reported before with another severity, title or place.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub changed: bool,
+    /// Open again after the reviewer skipped it in this round.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub back_after_skip: Option<u32>,
+    /// Earlier findings this one was reported for too (a merge): they stay open.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub stands_for: Vec<String>,
+}
+
 /// What accounting needs besides the registry.
 pub struct RoundInput<'a> {
     pub round: u32,
     pub floor: Severity,
     pub closure: Closure,
     pub parsed: &'a Parsed,
-    /// Lines the previous round's writer patch changed, with that round.
-    pub prev_patch: Option<(u32, &'a ChangedLines)>,
+    /// This round's writer patch.
+    pub patch: &'a ParsedPatch,
+    /// The writer's answers to the findings open before this round.
+    pub responses: &'a [Response],
+    /// Lines this round's writer patch changed, from round 2 on (`induced_by`).
+    pub induced: Option<(u32, &'a ChangedLines)>,
 }
 
 /// A round, accounted.
@@ -60,48 +193,60 @@ pub struct Accounted {
     pub counts: Counts,
     pub facts: RoundFacts,
     /// This round's findings with the ids they were matched to.
-    pub reported: Vec<Finding>,
+    pub reported: Vec<Reported>,
+    /// Findings the reviewer skipped this round (missing, place untouched).
+    pub skipped: Vec<String>,
 }
 
-/// Accounts one round against `prev`. Diff sizes and hunk reversals are the
+/// Accounts one round against `prev`. Diff sizes and reversals are the
 /// engine's to fill in.
 pub fn account(prev: &Registry, input: &RoundInput<'_>) -> Accounted {
-    let known: Vec<Known> = prev
-        .findings
-        .iter()
-        .map(|t| Known::from(&t.finding))
-        .collect();
-    let matches = match_findings(&input.parsed.findings, &known);
-    let index: HashMap<&str, usize> = prev
-        .findings
-        .iter()
-        .enumerate()
-        .map(|(i, t)| (t.finding.id.as_str(), i))
-        .collect();
     let must_fix = |s: Severity| s >= input.floor;
-
     let mut registry = prev.clone();
+    let touched = touched(input.patch);
+    // Whether this round's patch touched each known finding's place, in the
+    // numbering before the patch; then every place moves with the patch.
+    let touched_before: Vec<bool> = registry
+        .findings
+        .iter()
+        .map(|t| t.touched_by(&touched))
+        .collect();
+    for tracked in &mut registry.findings {
+        tracked.carry(input.patch);
+    }
+    let known: Vec<Known> = registry.findings.iter().map(Tracked::known).collect();
+    let matches = match_findings(&input.parsed.findings, &known);
+    let mut ids: HashSet<String> = registry
+        .findings
+        .iter()
+        .map(|t| t.finding.id.clone())
+        .collect();
+
     let mut counts = Counts::default();
     let mut facts = RoundFacts {
         round: input.round,
         ..RoundFacts::default()
     };
+    facts.must_fix_open_before = prev
+        .findings
+        .iter()
+        .filter(|t| t.standing == Standing::Open && must_fix(t.finding.severity))
+        .count() as u32;
     let mut reported = Vec::with_capacity(input.parsed.findings.len());
     let mut seen: HashSet<usize> = HashSet::new();
 
     for (finding, matched) in input.parsed.findings.iter().zip(matches) {
         let mut finding = finding.clone();
-        if let Some(id) = &matched {
-            finding.id = id.clone();
-        }
-        let slot = matched.as_deref().and_then(|id| index.get(id).copied());
-        match slot {
+        match matched.known {
             Some(i) => {
                 seen.insert(i);
                 let tracked = &mut registry.findings[i];
+                finding.id = tracked.finding.id.clone();
+                let before = tracked.finding.clone();
                 tracked.rounds.push(input.round);
-                match tracked.standing {
-                    Standing::Waived => {}
+                let mut back_after_skip = None;
+                let state = match tracked.standing {
+                    Standing::Waived => Seen::Waived,
                     Standing::Closed => {
                         counts.reopened += 1;
                         if must_fix(finding.severity) {
@@ -110,18 +255,49 @@ pub fn account(prev: &Registry, input: &RoundInput<'_>) -> Accounted {
                         }
                         tracked.standing = Standing::Open;
                         tracked.reopened_in.push(input.round);
+                        Seen::Reopened
                     }
-                    Standing::Open => {}
+                    Standing::Skipped => {
+                        back_after_skip = tracked.skipped_in;
+                        tracked.standing = Standing::Open;
+                        tracked.skipped_in = None;
+                        Seen::Open
+                    }
+                    Standing::Open => Seen::Open,
+                };
+                if before.fingerprint != finding.fingerprint
+                    && !tracked.aliases.contains(&before.fingerprint)
+                {
+                    tracked.aliases.push(before.fingerprint.clone());
                 }
-                let standing = tracked.standing;
                 tracked.finding = finding.clone();
-                if standing != Standing::Waived {
+                tracked.place = None;
+                if state != Seen::Waived {
                     note_reported(&mut facts, &finding, must_fix(finding.severity));
                 }
+                reported.push(Reported {
+                    must_fix: must_fix(finding.severity) && state != Seen::Waived,
+                    induced_by: tracked.induced_by,
+                    changed: (before.severity, &before.title, &before.file, before.line)
+                        != (
+                            finding.severity,
+                            &finding.title,
+                            &finding.file,
+                            finding.line,
+                        ),
+                    back_after_skip,
+                    stands_for: Vec::new(),
+                    state,
+                    finding,
+                });
             }
             None => {
+                if matched.id_refused || ids.contains(&finding.id) {
+                    finding.id = fresh_id(&finding, &ids);
+                }
+                ids.insert(finding.id.clone());
                 counts.opened += 1;
-                let induced_by = input.prev_patch.and_then(|(round, changed)| {
+                let induced_by = input.induced.and_then(|(round, changed)| {
                     let (file, line) = (finding.file.as_deref()?, finding.line?);
                     let line = u32::try_from(line).ok()?;
                     touches(changed, file, line).then_some(round)
@@ -135,39 +311,99 @@ pub fn account(prev: &Registry, input: &RoundInput<'_>) -> Accounted {
                     closed_in: None,
                     reopened_in: Vec::new(),
                     induced_by,
+                    place: None,
+                    skipped_in: None,
+                    aliases: Vec::new(),
+                });
+                reported.push(Reported {
+                    must_fix: must_fix(finding.severity),
+                    induced_by,
+                    changed: false,
+                    back_after_skip: None,
+                    stands_for: Vec::new(),
+                    state: Seen::New,
+                    finding,
                 });
             }
         }
-        reported.push(finding);
     }
 
+    merges(&mut registry, &mut reported, &mut seen, &touched_before);
+
     // Undo markers name an earlier must-fix finding the loop knows.
-    for finding in &reported {
-        if !must_fix(finding.severity) {
+    let index: HashMap<&str, usize> = prev
+        .findings
+        .iter()
+        .enumerate()
+        .map(|(i, t)| (t.finding.id.as_str(), i))
+        .collect();
+    for r in &reported {
+        if !must_fix(r.finding.severity) {
             continue;
         }
-        if let Some(undone) = &finding.undoes
+        if let Some(undone) = &r.finding.undoes
             && let Some(&i) = index.get(undone.as_str())
             && must_fix(prev.findings[i].finding.severity)
         {
-            facts.undoes.push((finding.id.clone(), undone.clone()));
+            facts.undoes.push((r.finding.id.clone(), undone.clone()));
+        }
+    }
+
+    // The writer's answers, to the findings open before the round.
+    let answered = |status: Status| -> HashSet<&str> {
+        input
+            .responses
+            .iter()
+            .filter(|r| r.status == status)
+            .map(|r| r.id.as_str())
+            .collect()
+    };
+    let (fixed, disputed) = (answered(Status::Fixed), answered(Status::Disputed));
+    for t in &prev.findings {
+        if t.standing == Standing::Open
+            && must_fix(t.finding.severity)
+            && disputed.contains(t.finding.id.as_str())
+        {
+            facts.disputed_answered = true;
+            if reported
+                .iter()
+                .any(|r| r.finding.id == t.finding.id && r.must_fix)
+            {
+                facts.disputed_again.push(t.finding.id.clone());
+            }
         }
     }
 
     let resolved: HashSet<&str> = input.parsed.resolved.iter().map(String::as_str).collect();
+    let mut skipped = Vec::new();
     for (i, tracked) in registry.findings.iter_mut().enumerate() {
-        if tracked.standing != Standing::Open || seen.contains(&i) {
+        let missing = matches!(tracked.standing, Standing::Open | Standing::Skipped);
+        if !missing || seen.contains(&i) {
             continue;
         }
+        let id = tracked.finding.id.as_str();
         let closes = match input.closure {
-            Closure::Absent => true,
-            Closure::Explicit => resolved.contains(tracked.finding.id.as_str()),
+            Closure::Absent => {
+                resolved.contains(id)
+                    || fixed.contains(id)
+                    || touched_before.get(i).copied().unwrap_or(false)
+            }
+            Closure::Explicit => resolved.contains(id),
         };
         if closes {
+            if tracked.standing == Standing::Open {
+                counts.closed += 1;
+            }
             tracked.standing = Standing::Closed;
             tracked.closed_in = Some(input.round);
-            counts.closed += 1;
-        } else if must_fix(tracked.finding.severity) {
+            tracked.skipped_in = None;
+        } else if input.closure == Closure::Absent {
+            if tracked.standing == Standing::Open {
+                tracked.standing = Standing::Skipped;
+                tracked.skipped_in = Some(input.round);
+                skipped.push(tracked.finding.id.clone());
+            }
+        } else if must_fix(tracked.finding.severity) && tracked.standing == Standing::Open {
             facts.carried_unconfirmed.push(tracked.finding.id.clone());
         }
     }
@@ -187,7 +423,73 @@ pub fn account(prev: &Registry, input: &RoundInput<'_>) -> Accounted {
         counts,
         facts,
         reported,
+        skipped,
     }
+}
+
+/// A merge (SPEC §4.1): a known finding missing from this round, open or
+/// skipped, at the same or an adjacent place as a reported one whose words
+/// share its subject, was reported as part of it. It stays open, and the
+/// reported finding stands for it. A report the reviewer gave a new id of its
+/// own is a new finding, never a merge; and a finding whose place the writer
+/// touched needs two shared subject words (one would let any finding on a
+/// fixed line keep it open).
+fn merges(
+    registry: &mut Registry,
+    reported: &mut [Reported],
+    seen: &mut HashSet<usize>,
+    touched_before: &[bool],
+) {
+    for (i, tracked) in registry.findings.iter_mut().enumerate() {
+        if seen.contains(&i)
+            || !matches!(tracked.standing, Standing::Open | Standing::Skipped)
+            || tracked.finding.id_source == IdSource::Test
+        {
+            continue;
+        }
+        let (Some(file), line, end) = tracked.place() else {
+            continue;
+        };
+        let needed = if touched_before.get(i).copied().unwrap_or(false) {
+            2
+        } else {
+            1
+        };
+        let words = subject_words(&tracked.finding.title);
+        let cover = reported.iter_mut().find(|r| {
+            r.state != Seen::Waived
+                && !(r.state == Seen::New && r.finding.id_source == IdSource::Explicit)
+                && r.finding.file.as_deref() == Some(file)
+                && r.finding.id_source != IdSource::Test
+                && line_distance((line, end), (r.finding.line, r.finding.end_line))
+                    .is_some_and(|d| d <= NEAR_LINES)
+                && subject_words(&r.finding.title).intersection(&words).count() >= needed
+        });
+        if let Some(r) = cover {
+            r.stands_for.push(tracked.finding.id.clone());
+            seen.insert(i);
+            tracked.standing = Standing::Open;
+            tracked.skipped_in = None;
+        }
+    }
+}
+
+/// An id for a new finding whose own id names another finding: the derived
+/// id, made unique.
+fn fresh_id(finding: &Finding, ids: &HashSet<String>) -> String {
+    let fingerprint = content_fingerprint(
+        finding.file.as_deref(),
+        finding.rule.as_deref(),
+        &finding.title,
+    );
+    let base = derived_id(&fingerprint);
+    if !ids.contains(&base) {
+        return base;
+    }
+    (2..)
+        .map(|n| format!("{base}-{n}"))
+        .find(|id| !ids.contains(id))
+        .unwrap_or(base)
 }
 
 fn note_reported(facts: &mut RoundFacts, finding: &Finding, must_fix: bool) {

@@ -4,14 +4,16 @@
 //! `run` and `replay` all decide rounds here.
 
 use globset::{GlobBuilder, GlobSet, GlobSetBuilder};
-use serde::{Deserialize, Serialize};
 
 use super::accounting::{Registry, RoundInput, Standing, account};
+pub use super::accounting::{Reported, Seen};
 use crate::contract::{Closure, Contract};
-use crate::findings::{Finding, Parsed, Severity};
+use crate::findings::Parsed;
+use crate::findings::Severity;
+use crate::findings::responses::{Response, Status};
 use crate::ledger::{Counts, Verdict};
-use crate::patch::{ParsedPatch, changed_lines, reverses};
-use crate::rules::{self, RoundFacts, Rule};
+use crate::patch::{ParsedPatch, changed_lines, reverses_line};
+use crate::rules::{self, Guard, RoundFacts, Rule};
 
 /// The contract terms a round is decided by.
 pub struct Terms {
@@ -23,6 +25,8 @@ pub struct Terms {
     pub scope_globs: Vec<String>,
     pub budget_usd: Option<f64>,
     pub budget_tokens: Option<u64>,
+    /// The progress guards in force.
+    pub guards: Vec<Guard>,
 }
 
 impl Terms {
@@ -41,6 +45,7 @@ impl Terms {
             scope_globs: contract.scope.clone(),
             budget_usd: contract.budget.usd,
             budget_tokens: contract.budget.tokens,
+            guards: contract.guards.clone(),
         })
     }
 }
@@ -69,14 +74,34 @@ impl Terms {
         }
         None
     }
+
+    /// Whether a round whose writer changed nothing is `stalled` (SPEC §4):
+    /// the guard is in force, must-fix findings were open, and the writer
+    /// disputed none of them. `run` asks before it calls the reviewer.
+    pub fn stalled(&self, registry: &Registry, patch_empty: bool, responses: &[Response]) -> bool {
+        if !self.guards.contains(&Guard::Stalled) {
+            return false;
+        }
+        let open: Vec<&str> = registry
+            .findings
+            .iter()
+            .filter(|t| t.standing == Standing::Open && t.finding.severity >= self.floor)
+            .map(|t| t.finding.id.as_str())
+            .collect();
+        let disputed = responses
+            .iter()
+            .any(|r| r.status == Status::Disputed && open.contains(&r.id.as_str()));
+        rules::stalled(patch_empty, open.len() as u32, disputed)
+    }
 }
 
-/// What was stopped on: one of the six rules or a contract guard.
+/// What was stopped on: one of the six rules, a contract guard or a progress guard.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Stop {
     Rule(Rule),
     Scope,
     Budget,
+    Progress(Guard),
 }
 
 impl Stop {
@@ -85,10 +110,14 @@ impl Stop {
             Stop::Rule(rule) => rule.as_str(),
             Stop::Scope => "scope",
             Stop::Budget => "budget",
+            Stop::Progress(guard) => guard.as_str(),
         }
     }
 
     pub fn parse(text: &str) -> Option<Stop> {
+        if let Some(guard) = Guard::parse(text) {
+            return Some(Stop::Progress(guard));
+        }
         Some(match text {
             "scope" => Stop::Scope,
             "budget" => Stop::Budget,
@@ -106,34 +135,6 @@ impl Stop {
     pub fn is_done(self) -> bool {
         matches!(self, Stop::Rule(rule) if rule.is_done())
     }
-}
-
-/// How a finding reported this round stands.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "lowercase")]
-pub enum Seen {
-    /// First reported this round.
-    New,
-    /// Open before, reported again.
-    Open,
-    /// Closed in an earlier round, reported again.
-    Reopened,
-    /// Waived by a human: noise, never reopened.
-    Waived,
-}
-
-/// A finding as this round reported it, with its id and how it stands.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct Reported {
-    #[serde(flatten)]
-    pub finding: Finding,
-    pub state: Seen,
-    pub must_fix: bool,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub induced_by: Option<u32>,
-    /// Reported before with another severity, title or place.
-    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
-    pub changed: bool,
 }
 
 /// One earlier round, as the rules need it.
@@ -158,8 +159,12 @@ pub struct Round<'a> {
     pub diff_removed: u64,
     /// Every path the patch touches.
     pub files: &'a [String],
-    /// Earlier rounds' patches, latest first, for hunk reversals.
+    /// Earlier fix rounds' patches (round 2 on), latest first, for reversals.
     pub earlier_patches: &'a [(u32, ParsedPatch)],
+    /// The writer's responses recorded with this round.
+    pub responses: &'a [Response],
+    /// `run` ended the round before the review: the writer changed nothing.
+    pub stalled: bool,
     /// The loop's spend including this round.
     pub spent_usd: f64,
     pub spent_tokens: u64,
@@ -181,6 +186,8 @@ pub struct Decision {
     /// Must-fix findings carried without confirmation (`nit-round`).
     pub carried_unconfirmed: Vec<String>,
     pub reported: Vec<Reported>,
+    /// Findings the reviewer skipped this round: missing, their place untouched.
+    pub skipped: Vec<String>,
 }
 
 /// Decides one round.
@@ -199,7 +206,6 @@ pub fn decide(terms: &Terms, round: &Round<'_>) -> Decision {
     // The writer's patch of this round changed these lines; from round 2 on,
     // a new finding inside them was caused by the fix.
     let changed = changed_lines(round.patch);
-    let prev_patch = (round.round >= 2).then_some((round.round, &changed));
     let accounted = account(
         round.registry,
         &RoundInput {
@@ -207,22 +213,27 @@ pub fn decide(terms: &Terms, round: &Round<'_>) -> Decision {
             floor: terms.floor,
             closure: terms.closure,
             parsed,
-            prev_patch,
+            patch: round.patch,
+            responses: round.responses,
+            induced: (round.round >= 2).then_some((round.round, &changed)),
         },
     );
     let mut facts = accounted.facts;
     facts.diff_size = round.diff_added + round.diff_removed;
-    facts.reversed_hunk = round
+    // Only fix rounds' changes can be reversed (SPEC §4.1): round 1 is the
+    // original work, which the reviewer may ask to undo.
+    let fixes: Vec<(u32, &ParsedPatch)> = round
         .earlier_patches
         .iter()
-        .find_map(|(r, earlier)| reverses(round.patch, earlier).map(|rev| (*r, rev.file)));
+        .filter(|(r, _)| *r >= 2)
+        .map(|(r, p)| (*r, p))
+        .collect();
+    facts.reversed_line = reverses_line(round.patch, &fixes).map(|r| r.to_string());
     counts.opened = accounted.counts.opened;
     counts.closed = accounted.counts.closed;
     counts.reopened = accounted.counts.reopened;
     counts.must_fix_left = accounted.counts.must_fix_left;
     counts.below_floor_open = accounted.counts.below_floor_open;
-
-    let reported = reported(round, &accounted.registry, &accounted.reported, terms.floor);
 
     let mut history: Vec<RoundFacts> = round
         .earlier
@@ -238,9 +249,11 @@ pub fn decide(terms: &Terms, round: &Round<'_>) -> Decision {
 
     let fired = rules::evaluate(&history, terms.max_rounds);
     let budget = terms.budget_reached(round.spent_usd, round.spent_tokens);
+    let patch_empty = round.diff_added + round.diff_removed == 0 && round.files.is_empty();
     // The guards come before the rules, except that a round proving the work
     // done is done: spending the last dollar on a clean review is not an
-    // escalation (docs/rules.md).
+    // escalation (docs/rules.md). The progress guards stop only a loop the
+    // rules would let go on.
     let (stop, reason, revert_to) = match (fired, budget) {
         (Some(f), _) if f.rule == Rule::Clean => (Some(Stop::Rule(f.rule)), f.reason, None),
         (_, Some(why)) => (
@@ -249,15 +262,18 @@ pub fn decide(terms: &Terms, round: &Round<'_>) -> Decision {
             None,
         ),
         (Some(f), None) => (Some(Stop::Rule(f.rule)), f.reason, f.revert_to),
-        (None, None) => (
-            None,
-            format!(
-                "round {}: {} still open",
-                round.round,
-                plural(counts.must_fix_left as usize, "must-fix finding")
+        (None, None) => match rules::progress(&facts, patch_empty, &terms.guards) {
+            Some((guard, why)) => (Some(Stop::Progress(guard)), why, None),
+            None => (
+                None,
+                format!(
+                    "round {}: {} still open",
+                    round.round,
+                    plural(counts.must_fix_left as usize, "must-fix finding")
+                ),
+                None,
             ),
-            None,
-        ),
+        },
     };
     Decision {
         registry: accounted.registry,
@@ -276,7 +292,8 @@ pub fn decide(terms: &Terms, round: &Round<'_>) -> Decision {
         } else {
             Vec::new()
         },
-        reported,
+        reported: accounted.reported,
+        skipped: accounted.skipped,
     }
 }
 
@@ -297,6 +314,18 @@ fn unreviewed(
             Some(why) => (
                 Some(Stop::Budget),
                 format!("round {}: {why} before the review", round.round),
+            ),
+            None if round.stalled => (
+                Some(Stop::Progress(Guard::Stalled)),
+                format!(
+                    "round {}: the writer changed nothing while {} open and disputed none; the reviewer was not called",
+                    round.round,
+                    if must_fix_left == 1 {
+                        "1 must-fix finding was".to_string()
+                    } else {
+                        format!("{must_fix_left} must-fix findings were")
+                    }
+                ),
             ),
             None => (None, format!("round {}: unreviewed", round.round)),
         }
@@ -330,49 +359,8 @@ fn unreviewed(
         out_of_scope,
         carried_unconfirmed: Vec::new(),
         reported: Vec::new(),
+        skipped: Vec::new(),
     }
-}
-
-fn reported(
-    round: &Round<'_>,
-    registry: &Registry,
-    findings: &[Finding],
-    floor: Severity,
-) -> Vec<Reported> {
-    let index = |r: &'_ Registry| -> std::collections::HashMap<String, usize> {
-        r.findings
-            .iter()
-            .enumerate()
-            .map(|(i, t)| (t.finding.id.clone(), i))
-            .collect()
-    };
-    let (before_ix, now_ix) = (index(round.registry), index(registry));
-    findings
-        .iter()
-        .map(|finding| {
-            let before = before_ix
-                .get(&finding.id)
-                .map(|&i| &round.registry.findings[i]);
-            let now = now_ix.get(&finding.id).map(|&i| &registry.findings[i]);
-            let state = match before.map(|t| t.standing) {
-                None => Seen::New,
-                Some(Standing::Open) => Seen::Open,
-                Some(Standing::Closed) => Seen::Reopened,
-                Some(Standing::Waived) => Seen::Waived,
-            };
-            Reported {
-                finding: finding.clone(),
-                state,
-                must_fix: finding.severity >= floor && state != Seen::Waived,
-                induced_by: now.and_then(|t| t.induced_by),
-                changed: before.is_some_and(|t| {
-                    let (a, b) = (&t.finding, finding);
-                    (a.severity, &a.title, &a.file, a.line)
-                        != (b.severity, &b.title, &b.file, b.line)
-                }),
-            }
-        })
-        .collect()
 }
 
 /// Must-fix and below-floor findings open in `registry`.

@@ -79,6 +79,9 @@ pub struct RoundState {
         deserialize_with = "slim::deserialize"
     )]
     pub reported: Vec<Reported>,
+    /// Findings the reviewer skipped this round (missing, place untouched).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub skipped: Vec<String>,
     pub responses: Vec<Response>,
     /// Every finding the loop knows after the round.
     pub registry: Registry,
@@ -280,6 +283,10 @@ mod slim {
         induced_by: Option<u32>,
         #[serde(default, skip_serializing_if = "std::ops::Not::not")]
         changed: bool,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        back_after_skip: Option<u32>,
+        #[serde(default, skip_serializing_if = "Vec::is_empty")]
+        stands_for: Vec<String>,
     }
 
     pub fn serialize<S: Serializer>(reported: &[Reported], s: S) -> Result<S::Ok, S::Error> {
@@ -291,6 +298,8 @@ mod slim {
                 must_fix: r.must_fix,
                 induced_by: r.induced_by,
                 changed: r.changed,
+                back_after_skip: r.back_after_skip,
+                stands_for: r.stands_for.clone(),
             })
             .collect();
         refs.serialize(s)
@@ -319,6 +328,8 @@ mod slim {
                 must_fix: r.must_fix,
                 induced_by: r.induced_by,
                 changed: r.changed,
+                back_after_skip: r.back_after_skip,
+                stands_for: r.stands_for,
             })
             .collect())
     }

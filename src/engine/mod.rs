@@ -59,6 +59,8 @@ pub struct Submission {
     pub evidence: Vec<(String, Vec<u8>)>,
     /// Set by Ctrl-C: stops a judge call (`run`).
     pub interrupt: Option<std::sync::Arc<AtomicBool>>,
+    /// `run` found the round `stalled` and did not call the reviewer.
+    pub stalled: bool,
 }
 
 /// A committed round (or the one a retry found already committed).
@@ -197,6 +199,8 @@ pub fn finish(
             diff_removed: snapped.patch.removed,
             files: &snapped.patch.files,
             earlier_patches: &earlier_patches,
+            responses: &sub.responses,
+            stalled: sub.stalled,
             spent_usd,
             spent_tokens,
         },
@@ -313,6 +317,7 @@ fn round_state(
         out_of_scope: decision.out_of_scope,
         carried_unconfirmed: decision.carried_unconfirmed,
         reported: decision.reported,
+        skipped: decision.skipped,
         responses: sub.responses.clone(),
         registry: decision.registry,
         judge: outcome.judge.clone(),
@@ -424,14 +429,15 @@ fn state_round(round: u32, c: &crate::ledger::Counts) -> crate::judge::StateRoun
     }
 }
 
-/// Earlier rounds' patches from their evidence, latest first. A round whose
-/// patch cannot be read is skipped: it can only hide a reversal, never
-/// invent one.
+/// Earlier fix rounds' patches (round 2 on) from their evidence, latest
+/// first. A round whose patch cannot be read is skipped: it can only hide a
+/// reversal, never invent one.
 fn earlier_patches(lp: &Loop, history: &History) -> Vec<(u32, ParsedPatch)> {
     history
         .earlier
         .iter()
         .rev()
+        .filter(|e| e.round >= 2)
         .filter_map(|e| {
             let path = lp.store.evidence_dir(e.round).join(PATCH_FILE);
             let bytes = std::fs::read(path).ok()?;

@@ -89,7 +89,20 @@ pub fn replay(lp: &Loop, history: &History, other: &Contract) -> anyhow::Result<
                 }
             }
         }
+        let responses = match std::fs::read(dir.join("responses.json")) {
+            Ok(bytes) => crate::findings::responses::parse(&bytes).map_err(|e| {
+                anyhow::anyhow!(
+                    "round {}: `responses.json` is not a responses document: {e}",
+                    row.round
+                )
+            })?,
+            Err(_) => Vec::new(),
+        };
         let counts = row.counts.unwrap_or_default();
+        // A round `run` ended before the review because the writer changed
+        // nothing: replayed as stalled only where that guard is in force.
+        let stalled =
+            parsed.is_none() && row.rule == "stalled" && terms.stalled(&registry, true, &responses);
         let d = decide::decide(
             &terms,
             &Round {
@@ -102,6 +115,8 @@ pub fn replay(lp: &Loop, history: &History, other: &Contract) -> anyhow::Result<
                 diff_removed: counts.diff_removed,
                 files: &files,
                 earlier_patches: &patches,
+                responses: &responses,
+                stalled,
                 spent_usd: usd,
                 spent_tokens: tokens,
             },

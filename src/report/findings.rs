@@ -24,6 +24,7 @@ fn standing(t: &Tracked) -> &'static str {
         Standing::Open => "open",
         Standing::Closed => "closed",
         Standing::Waived => "waived",
+        Standing::Skipped => "skipped",
     }
 }
 

@@ -69,9 +69,26 @@ pub fn text(v: &RoundView<'_>) -> String {
         } else {
             " (below floor)"
         };
+        let back = r
+            .back_after_skip
+            .map(|n| format!(" (open again: the reviewer skipped it in round {n})"))
+            .unwrap_or_default();
+        let merged = if r.stands_for.is_empty() {
+            String::new()
+        } else {
+            format!(" (also stands for {}, kept open)", r.stands_for.join(", "))
+        };
         out.push_str(&format!(
-            "  {state:<8} {} [{}]{loc} {}{induced}{floor}\n",
+            "  {state:<8} {} [{}]{loc} {}{induced}{floor}{back}{merged}\n",
             f.id, f.severity, f.title
+        ));
+    }
+    if !v.state.skipped.is_empty() {
+        out.push_str(&format!(
+            "  skipped  {}: not reported this round and nothing touched {}; not must-fix unless a review reports {} again\n",
+            v.state.skipped.join(", "),
+            if v.state.skipped.len() == 1 { "its place" } else { "their places" },
+            if v.state.skipped.len() == 1 { "it" } else { "them" },
         ));
     }
     let unknown: Vec<&str> = v
@@ -146,6 +163,7 @@ pub fn json(v: &RoundView<'_>, exit: i32) -> Value {
             "revert_to": v.state.revert_to,
             "out_of_scope": v.state.out_of_scope,
             "carried_unconfirmed": v.state.carried_unconfirmed,
+            "skipped": v.state.skipped,
             "judge": v.state.judge,
         });
         if let Value::Object(extra) = extra {

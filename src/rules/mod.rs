@@ -1,9 +1,12 @@
 //! The six stop rules (SPEC §4) as pure functions over the rounds so far,
 //! evaluated in order; the first that fires stops the loop and is named.
-//! The engine turns findings and patches into `RoundFacts`; this module only
-//! decides.
+//! Then the progress guards (`stalled`, `disputed`), which stop a loop the
+//! rules would let continue. The engine turns findings and patches into
+//! `RoundFacts`; this module only decides.
 
 use std::fmt;
+
+pub use crate::contract::Guard;
 
 /// What the engine counted in one reviewed round. Only findings at or above
 /// the floor appear in the id lists: below-floor findings never extend or stop
@@ -19,9 +22,9 @@ pub struct RoundFacts {
     pub reopened: Vec<(String, u32)>,
     /// Findings that say they undo an earlier must-fix one: (id, undone id).
     pub undoes: Vec<(String, String)>,
-    /// A hunk of this round's writer patch that exactly reverses one of an
-    /// earlier round's: (earlier round, file).
-    pub reversed_hunk: Option<(u32, String)>,
+    /// A line of this round's writer patch that reverses a change of an
+    /// earlier fix round (SPEC §4.1): what it is, in words.
+    pub reversed_line: Option<String>,
     /// The writer's patch size: added + removed lines.
     pub diff_size: u64,
     /// Must-fix findings open after the round.
@@ -29,6 +32,13 @@ pub struct RoundFacts {
     /// Must-fix findings from earlier rounds neither re-reported nor resolved
     /// this round while they stay open (`closure = explicit`).
     pub carried_unconfirmed: Vec<String>,
+    /// Must-fix findings open before the round (skipped ones excluded).
+    pub must_fix_open_before: u32,
+    /// The writer answered at least one of them `disputed` this round.
+    pub disputed_answered: bool,
+    /// Must-fix findings the writer answered `disputed` this round that this
+    /// round's review reports again at or above the floor.
+    pub disputed_again: Vec<String>,
 }
 
 /// The rules, in priority order.
@@ -137,19 +147,18 @@ fn flip_flop(_: &[RoundFacts], now: &RoundFacts, _: u32) -> Option<Fired> {
             ),
         );
     }
-    let (earlier, file) = now.reversed_hunk.as_ref()?;
+    let what = now.reversed_line.as_ref()?;
     fired(
         Rule::FlipFlop,
-        format!(
-            "round {}: the writer's patch reverses a hunk of round {earlier}'s patch in `{file}`",
-            now.round
-        ),
+        format!("round {}: the writer's patch {what}", now.round),
     )
 }
 
 fn diff_growth(rounds: &[RoundFacts], now: &RoundFacts, _: u32) -> Option<Fired> {
     let [a, b, c] = rounds.last_chunk::<3>()?;
     (c.diff_size > b.diff_size && b.diff_size > a.diff_size).then_some(())?;
+    // Growth that bought progress is a hard finding being fixed, not churn.
+    (c.must_fix_left >= a.must_fix_left).then_some(())?;
     // Fewest must-fix findings left among the rounds before this one (going
     // back to this round would restore nothing); the latest wins a tie.
     let before = &rounds[..rounds.len() - 1];
@@ -161,8 +170,15 @@ fn diff_growth(rounds: &[RoundFacts], now: &RoundFacts, _: u32) -> Option<Fired>
     Some(Fired {
         rule: Rule::DiffGrowth,
         reason: format!(
-            "round {}: the patch grew two rounds in a row ({} < {} < {} lines); round {} had the fewest must-fix findings ({})",
-            now.round, a.diff_size, b.diff_size, c.diff_size, best.round, best.must_fix_left
+            "round {}: the patch grew two rounds in a row ({} < {} < {} lines) while must-fix findings went {} -> {}; round {} had the fewest ({})",
+            now.round,
+            a.diff_size,
+            b.diff_size,
+            c.diff_size,
+            a.must_fix_left,
+            c.must_fix_left,
+            best.round,
+            best.must_fix_left
         ),
         revert_to: Some(best.round),
     })
@@ -192,6 +208,50 @@ fn nit_round(_: &[RoundFacts], now: &RoundFacts, _: u32) -> Option<Fired> {
             now.carried_unconfirmed.join(", ")
         ),
     )
+}
+
+/// Whether a round that changed nothing is stalled: must-fix findings were
+/// open and the writer disputed none of them. `run` asks this before it
+/// calls the reviewer; `record` after the rules.
+pub fn stalled(patch_empty: bool, must_fix_open_before: u32, disputed_answered: bool) -> bool {
+    patch_empty && must_fix_open_before > 0 && !disputed_answered
+}
+
+/// The progress guard in `guards` that stops `now`, if any, with its reason.
+/// Call it only when the six rules said continue.
+pub fn progress(now: &RoundFacts, patch_empty: bool, guards: &[Guard]) -> Option<(Guard, String)> {
+    if guards.contains(&Guard::Stalled)
+        && stalled(patch_empty, now.must_fix_open_before, now.disputed_answered)
+    {
+        return Some((
+            Guard::Stalled,
+            format!(
+                "round {}: the writer changed nothing while {} open and disputed none",
+                now.round,
+                if now.must_fix_open_before == 1 {
+                    "1 must-fix finding was".to_string()
+                } else {
+                    format!("{} must-fix findings were", now.must_fix_open_before)
+                }
+            ),
+        ));
+    }
+    if guards.contains(&Guard::Disputed)
+        && let Some(id) = now.disputed_again.first()
+    {
+        let more = match now.disputed_again.len() {
+            1 => String::new(),
+            n => format!(" (and {} more)", n - 1),
+        };
+        return Some((
+            Guard::Disputed,
+            format!(
+                "round {}: the writer disputed {id} and the reviewer reports it again{more}: a person decides",
+                now.round
+            ),
+        ));
+    }
+    None
 }
 
 #[cfg(test)]

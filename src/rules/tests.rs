@@ -26,7 +26,7 @@ fn rules_fire_in_priority_order() {
         ..r(2, 1, 5)
     };
     let flip_patch = RoundFacts {
-        reversed_hunk: Some((1, "src/a.rs".into())),
+        reversed_line: Some("puts back a line that round 2 removed in `src/a.rs`: `x`".into()),
         ..r(2, 1, 5)
     };
     let reopened_and_flip = RoundFacts {
@@ -108,6 +108,18 @@ fn rules_fire_in_priority_order() {
             Some(Rule::DiffGrowth),
         ),
         (
+            "growth while converging is progress, not diff-growth",
+            vec![r(1, 4, 10), r(2, 3, 2), r(3, 2, 3), r(4, 1, 37)],
+            8,
+            None,
+        ),
+        (
+            "growth that bought nothing since two rounds back",
+            vec![r(1, 4, 10), r(2, 3, 2), r(3, 2, 3), r(4, 3, 37)],
+            8,
+            Some(Rule::DiffGrowth),
+        ),
+        (
             "equal sizes are no growth",
             vec![r(1, 2, 5), r(2, 2, 6), r(3, 2, 6)],
             5,
@@ -165,13 +177,13 @@ fn diff_growth_names_the_round_with_fewest_must_fix_latest_on_ties() {
     assert_eq!(fired.revert_to, Some(3));
     assert_eq!(
         fired.reason,
-        "round 4: the patch grew two rounds in a row (2 < 6 < 9 lines); round 3 had the fewest must-fix findings (1)"
+        "round 4: the patch grew two rounds in a row (2 < 6 < 9 lines) while must-fix findings went 1 -> 2; round 3 had the fewest (1)"
     );
 }
 
 #[test]
 fn diff_growth_never_recommends_the_round_it_fires_in() {
-    let rounds = vec![r(1, 2, 1), r(2, 2, 2), r(3, 1, 3)];
+    let rounds = vec![r(1, 2, 1), r(2, 2, 2), r(3, 2, 3)];
     let fired = evaluate(&rounds, 10).unwrap();
     assert_eq!(fired.rule, Rule::DiffGrowth);
     assert_eq!(fired.revert_to, Some(2));
@@ -214,4 +226,91 @@ fn done_rules_exit_zero() {
     .filter(|r| r.is_done())
     .collect();
     assert_eq!(done, vec![Rule::Clean, Rule::NitRound]);
+}
+
+#[test]
+fn progress_guards() {
+    let open = |disputed_answered: bool, again: &[&str]| RoundFacts {
+        must_fix_open_before: 2,
+        disputed_answered,
+        disputed_again: ids(again),
+        ..r(2, 2, 0)
+    };
+    let both = [Guard::Stalled, Guard::Disputed];
+    type Case<'a> = (&'a str, RoundFacts, bool, &'a [Guard], Option<Guard>);
+    let table: Vec<Case> = vec![
+        (
+            "empty patch, findings open",
+            open(false, &[]),
+            true,
+            &both,
+            Some(Guard::Stalled),
+        ),
+        (
+            "empty patch, a dispute answered",
+            open(true, &[]),
+            true,
+            &both,
+            None,
+        ),
+        ("a patch", open(false, &[]), false, &both, None),
+        (
+            "empty patch, nothing was open",
+            RoundFacts {
+                must_fix_open_before: 0,
+                ..r(2, 1, 0)
+            },
+            true,
+            &both,
+            None,
+        ),
+        (
+            "stalled off",
+            open(false, &[]),
+            true,
+            &[Guard::Disputed],
+            None,
+        ),
+        (
+            "disputed and reported again",
+            open(true, &["F1"]),
+            false,
+            &both,
+            Some(Guard::Disputed),
+        ),
+        (
+            "disputed and reported again, empty patch",
+            open(true, &["F1"]),
+            true,
+            &both,
+            Some(Guard::Disputed),
+        ),
+        (
+            "disputed off",
+            open(true, &["F1"]),
+            false,
+            &[Guard::Stalled],
+            None,
+        ),
+        ("no guards", open(false, &["F1"]), true, &[], None),
+    ];
+    for (name, facts, empty, guards, want) in table {
+        assert_eq!(
+            progress(&facts, empty, guards).map(|(g, _)| g),
+            want,
+            "{name}"
+        );
+    }
+    let (_, why) = progress(&open(true, &["F1", "F2"]), false, &both).unwrap();
+    assert_eq!(
+        why,
+        "round 2: the writer disputed F1 and the reviewer reports it again (and 1 more): a person decides"
+    );
+    let (_, why) = progress(&open(false, &[]), true, &both).unwrap();
+    assert_eq!(
+        why,
+        "round 2: the writer changed nothing while 2 must-fix findings were open and disputed none"
+    );
+    assert_eq!(Guard::parse("stalled"), Some(Guard::Stalled));
+    assert_eq!(Guard::parse("nope"), None);
 }

@@ -2,6 +2,17 @@ use super::*;
 use crate::findings::{Format, parse};
 use crate::patch::LineRange;
 
+/// A patch that changes line `line` of each `(file, line)`.
+fn touching(places: &[(&str, u32)]) -> ParsedPatch {
+    let mut text = String::new();
+    for (file, line) in places {
+        text.push_str(&format!(
+            "diff --git a/{file} b/{file}\n--- a/{file}\n+++ b/{file}\n@@ -{line},1 +{line},1 @@\n-old {line}\n+new {line}\n"
+        ));
+    }
+    crate::patch::parse(text.as_bytes())
+}
+
 /// A round's reviewer output as native JSON: (id, severity, file, line).
 fn review(findings: &[(&str, &str, &str, u64)], resolved: &[&str]) -> Parsed {
     let items: Vec<String> = findings
@@ -19,7 +30,19 @@ fn review(findings: &[(&str, &str, &str, u64)], resolved: &[&str]) -> Parsed {
     parse(json.as_bytes(), Format::Native, "/repo").unwrap()
 }
 
+/// A round whose writer changed nothing and answered nothing.
 fn run(prev: &Registry, round: u32, closure: Closure, parsed: &Parsed) -> Accounted {
+    run_with(prev, round, closure, parsed, &ParsedPatch::default(), &[])
+}
+
+fn run_with(
+    prev: &Registry,
+    round: u32,
+    closure: Closure,
+    parsed: &Parsed,
+    patch: &ParsedPatch,
+    responses: &[Response],
+) -> Accounted {
     account(
         prev,
         &RoundInput {
@@ -27,9 +50,19 @@ fn run(prev: &Registry, round: u32, closure: Closure, parsed: &Parsed) -> Accoun
             floor: Severity::Bug,
             closure,
             parsed,
-            prev_patch: None,
+            patch,
+            responses,
+            induced: None,
         },
     )
+}
+
+fn response(id: &str, status: Status) -> Response {
+    Response {
+        id: id.into(),
+        status,
+        note: String::new(),
+    }
 }
 
 #[test]
@@ -58,12 +91,15 @@ fn opened_closed_reopened_and_must_fix_are_counted() {
     assert_eq!(r1.facts.must_fix_reported, vec!["F1", "F2"]);
     assert_eq!(r1.facts.below_floor_reported, 1);
 
-    // F1 and N1 are gone: closed by absence; F2 stays.
-    let r2 = run(
+    // F1 and N1 are gone and the writer touched their lines: closed by a
+    // fix; F2 stays.
+    let r2 = run_with(
         &r1.registry,
         2,
         Closure::Absent,
         &review(&[("F2", "block", "a.rs", 9)], &[]),
+        &touching(&[("a.rs", 1), ("b.rs", 2)]),
+        &[],
     );
     assert_eq!(
         (r2.counts.opened, r2.counts.closed, r2.counts.reopened),
@@ -94,11 +130,13 @@ fn below_floor_reopen_is_counted_but_not_a_rule_fact() {
         Closure::Absent,
         &review(&[("N1", "nit", "a.rs", 1), ("F1", "bug", "a.rs", 5)], &[]),
     );
-    let r2 = run(
+    let r2 = run_with(
         &r1.registry,
         2,
         Closure::Absent,
         &review(&[("F1", "bug", "a.rs", 5)], &[]),
+        &touching(&[("a.rs", 1)]),
+        &[],
     );
     let r3 = run(
         &r2.registry,
@@ -185,7 +223,9 @@ fn findings_on_lines_the_last_patch_changed_are_induced() {
             floor: Severity::Bug,
             closure: Closure::Absent,
             parsed: &parsed,
-            prev_patch: Some((1, &changed)),
+            patch: &ParsedPatch::default(),
+            responses: &[],
+            induced: Some((1, &changed)),
         },
     );
     let induced: Vec<Option<u32>> = out.registry.findings.iter().map(|t| t.induced_by).collect();
@@ -209,5 +249,248 @@ fn a_reworded_finding_keeps_its_id() {
         &parse(again.as_bytes(), Format::Native, "/repo").unwrap(),
     );
     assert_eq!((r2.counts.opened, r2.counts.closed), (0, 0));
-    assert_eq!(r2.reported[0].id, r1.reported[0].id);
+    assert_eq!(r2.reported[0].finding.id, r1.reported[0].finding.id);
+}
+
+#[test]
+fn a_finding_missing_while_nothing_touched_it_was_skipped() {
+    let r1 = run(
+        &Registry::default(),
+        1,
+        Closure::Absent,
+        &review(&[("F1", "bug", "a.rs", 10), ("F2", "bug", "b.rs", 20)], &[]),
+    );
+    // The writer fixed F1 (line 10); the reviewer forgot F2.
+    let r2 = run_with(
+        &r1.registry,
+        2,
+        Closure::Absent,
+        &review(&[], &[]),
+        &touching(&[("a.rs", 10)]),
+        &[],
+    );
+    assert_eq!((r2.counts.closed, r2.counts.must_fix_left), (1, 0));
+    assert_eq!(r2.skipped, vec!["F2"]);
+    assert_eq!(r2.registry.findings[1].standing, Standing::Skipped);
+    // F2 comes back: open again, not reopened.
+    let r3 = run(
+        &r2.registry,
+        3,
+        Closure::Absent,
+        &review(&[("F2", "bug", "b.rs", 20)], &[]),
+    );
+    assert_eq!(
+        (
+            r3.counts.reopened,
+            r3.counts.opened,
+            r3.counts.must_fix_left
+        ),
+        (0, 0, 1)
+    );
+    assert!(r3.facts.reopened.is_empty());
+    assert_eq!(r3.reported[0].state, Seen::Open);
+    assert_eq!(r3.reported[0].back_after_skip, Some(2));
+}
+
+#[test]
+fn a_fixed_answer_or_a_resolved_id_closes_an_untouched_finding() {
+    let r1 = run(
+        &Registry::default(),
+        1,
+        Closure::Absent,
+        &review(&[("F1", "bug", "a.rs", 10), ("F2", "bug", "b.rs", 20)], &[]),
+    );
+    let r2 = run_with(
+        &r1.registry,
+        2,
+        Closure::Absent,
+        &review(&[], &["F2"]),
+        &ParsedPatch::default(),
+        &[response("F1", Status::Fixed)],
+    );
+    assert_eq!(r2.counts.closed, 2);
+    assert!(r2.skipped.is_empty());
+}
+
+#[test]
+fn the_touch_is_within_one_line_in_the_numbering_before_the_patch() {
+    let r1 = run(
+        &Registry::default(),
+        1,
+        Closure::Absent,
+        &review(&[("F1", "bug", "a.rs", 10), ("F2", "bug", "a.rs", 30)], &[]),
+    );
+    let r2 = run_with(
+        &r1.registry,
+        2,
+        Closure::Absent,
+        &review(&[], &[]),
+        &touching(&[("a.rs", 11), ("a.rs", 32)]),
+        &[],
+    );
+    assert_eq!(
+        r2.counts.closed, 1,
+        "line 11 is next to F1; 32 is two from F2"
+    );
+    assert_eq!(r2.skipped, vec!["F2"]);
+}
+
+#[test]
+fn a_failing_test_closes_on_any_change() {
+    let junit = r#"<testsuite><testcase classname="t" name="test_a" file="t.py" line="3"><failure message="boom"/></testcase></testsuite>"#;
+    let parsed = parse(junit.as_bytes(), Format::Junit, "/repo").unwrap();
+    let r1 = run(&Registry::default(), 1, Closure::Absent, &parsed);
+    let passing = parse(
+        b"<testsuite><testcase classname=\"t\" name=\"test_a\"/></testsuite>",
+        Format::Junit,
+        "/repo",
+    )
+    .unwrap();
+    let r2 = run_with(
+        &r1.registry,
+        2,
+        Closure::Absent,
+        &passing,
+        &touching(&[("src/x.py", 80)]),
+        &[],
+    );
+    assert_eq!(r2.counts.closed, 1);
+    let r2 = run(&r1.registry, 2, Closure::Absent, &passing);
+    assert_eq!(r2.skipped.len(), 1, "nothing changed: the run skipped it");
+}
+
+#[test]
+fn places_are_carried_through_patches() {
+    let first = r#"{"findings":[{"severity":"bug","title":"Off-by-one in expiry check","file":"src/auth.rs","line":42}]}"#;
+    let r1 = run(
+        &Registry::default(),
+        1,
+        Closure::Absent,
+        &parse(first.as_bytes(), Format::Native, "/repo").unwrap(),
+    );
+    // Ten lines inserted at the top; the reviewer rewords it at its new line.
+    let mut insert = String::from(
+        "diff --git a/src/auth.rs b/src/auth.rs\n--- a/src/auth.rs\n+++ b/src/auth.rs\n@@ -0,0 +1,10 @@\n",
+    );
+    for i in 0..10 {
+        insert.push_str(&format!("+use m{i};\n"));
+    }
+    let again = r#"{"findings":[{"severity":"bug","title":"Token expiry comparison uses > instead of >=","file":"src/auth.rs","line":52}]}"#;
+    let r2 = run_with(
+        &r1.registry,
+        2,
+        Closure::Absent,
+        &parse(again.as_bytes(), Format::Native, "/repo").unwrap(),
+        &crate::patch::parse(insert.as_bytes()),
+        &[],
+    );
+    assert_eq!((r2.counts.opened, r2.counts.closed), (0, 0));
+    assert_eq!(r2.reported[0].finding.id, r1.reported[0].finding.id);
+    // The first wording again, anywhere in the file: its earlier fingerprint.
+    let third = r#"{"findings":[{"severity":"bug","title":"Off-by-one in expiry check","file":"src/auth.rs","line":90}]}"#;
+    let r3 = run(
+        &r2.registry,
+        3,
+        Closure::Absent,
+        &parse(third.as_bytes(), Format::Native, "/repo").unwrap(),
+    );
+    assert_eq!(r3.reported[0].finding.id, r1.reported[0].finding.id);
+    assert_eq!(r3.counts.reopened, 0);
+}
+
+#[test]
+fn a_renumbered_id_on_another_finding_is_refused() {
+    let r1 = run(
+        &Registry::default(),
+        1,
+        Closure::Absent,
+        &review(&[("F1", "bug", "a.rs", 10), ("F2", "bug", "b.rs", 20)], &[]),
+    );
+    let r2 = run_with(
+        &r1.registry,
+        2,
+        Closure::Absent,
+        &review(&[], &[]),
+        &touching(&[("b.rs", 20)]),
+        &[],
+    );
+    // F2 closed by a fix; a reviewer numbering afresh calls a new finding in
+    // c.rs "F2": it is new, not F2 reopened.
+    let json = r#"{"findings":[{"id":"F1","severity":"bug","title":"finding F1","file":"a.rs","line":10},
+                               {"id":"F2","severity":"bug","title":"cache grows without bound","file":"c.rs","line":3}]}"#;
+    let r3 = run(
+        &r2.registry,
+        3,
+        Closure::Absent,
+        &parse(json.as_bytes(), Format::Native, "/repo").unwrap(),
+    );
+    assert_eq!((r3.counts.reopened, r3.counts.opened), (0, 1));
+    assert!(r3.facts.reopened.is_empty());
+    assert_eq!(r3.reported[1].state, Seen::New);
+    assert_ne!(r3.reported[1].finding.id, "F2");
+}
+
+#[test]
+fn a_merge_keeps_both_open_and_a_split_reopens_neither() {
+    let first = r#"{"findings":[
+        {"severity":"bug","title":"expiry compared with > instead of >=","file":"auth.rs","line":40},
+        {"severity":"bug","title":"refresh window expiry ignores clock skew","file":"auth.rs","line":42}]}"#;
+    let r1 = run(
+        &Registry::default(),
+        1,
+        Closure::Absent,
+        &parse(first.as_bytes(), Format::Native, "/repo").unwrap(),
+    );
+    let merged = r#"{"findings":[{"severity":"bug","title":"expiry handling is wrong (comparison and skew)","file":"auth.rs","line":41}]}"#;
+    let r2 = run_with(
+        &r1.registry,
+        2,
+        Closure::Absent,
+        &parse(merged.as_bytes(), Format::Native, "/repo").unwrap(),
+        &touching(&[("auth.rs", 41)]),
+        &[],
+    );
+    assert_eq!(
+        (r2.counts.opened, r2.counts.closed, r2.counts.must_fix_left),
+        (0, 0, 2)
+    );
+    assert_eq!(r2.reported[0].stands_for.len(), 1);
+    let r3 = run(
+        &r2.registry,
+        3,
+        Closure::Absent,
+        &parse(first.as_bytes(), Format::Native, "/repo").unwrap(),
+    );
+    assert_eq!(
+        (
+            r3.counts.opened,
+            r3.counts.reopened,
+            r3.counts.must_fix_left
+        ),
+        (0, 0, 2)
+    );
+}
+
+#[test]
+fn disputes_are_facts_for_the_progress_guards() {
+    let r1 = run(
+        &Registry::default(),
+        1,
+        Closure::Absent,
+        &review(&[("F1", "bug", "a.rs", 10), ("F2", "bug", "b.rs", 20)], &[]),
+    );
+    let r2 = run_with(
+        &r1.registry,
+        2,
+        Closure::Absent,
+        &review(&[("F1", "bug", "a.rs", 10)], &[]),
+        &touching(&[("b.rs", 20)]),
+        &[
+            response("F1", Status::Disputed),
+            response("F2", Status::Disputed),
+        ],
+    );
+    assert_eq!(r2.facts.must_fix_open_before, 2);
+    assert!(r2.facts.disputed_answered);
+    assert_eq!(r2.facts.disputed_again, vec!["F1"]);
 }

@@ -1,5 +1,6 @@
 use super::*;
 use crate::contract::Contract;
+use crate::findings::responses::{Response, Status};
 use crate::findings::{Format, parse};
 
 fn contract(extra: &str) -> Contract {
@@ -31,6 +32,9 @@ struct Case {
     earlier_patches: Vec<(u32, ParsedPatch)>,
     spent: (f64, u64),
     round: u32,
+    responses: Vec<Response>,
+    stalled: bool,
+    diff: (u64, u64),
 }
 
 impl Case {
@@ -46,6 +50,9 @@ impl Case {
             earlier_patches: Vec::new(),
             spent: (0.0, 0),
             round: 1,
+            responses: Vec::new(),
+            stalled: false,
+            diff: (1, 1),
         }
     }
 
@@ -58,10 +65,12 @@ impl Case {
                 earlier: &self.earlier,
                 parsed: self.parsed.as_ref(),
                 patch: &self.patch,
-                diff_added: 1,
-                diff_removed: 1,
+                diff_added: self.diff.0,
+                diff_removed: self.diff.1,
                 files: &self.files,
                 earlier_patches: &self.earlier_patches,
+                responses: &self.responses,
+                stalled: self.stalled,
                 spent_usd: self.spent.0,
                 spent_tokens: self.spent.1,
             },
@@ -107,9 +116,7 @@ fn budget_stops_a_continuing_round_but_not_a_clean_one() {
     assert_eq!(case.decide().stop, Some(Stop::Budget));
 }
 
-#[test]
-fn an_inverse_hunk_of_an_earlier_round_is_a_flip_flop() {
-    let mut case = Case::new("max_rounds = 5", Some(ONE_BUG));
+fn two_earlier(case: &mut Case) {
     case.round = 3;
     case.earlier = vec![
         Earlier {
@@ -123,14 +130,69 @@ fn an_inverse_hunk_of_an_earlier_round_is_a_flip_flop() {
             must_fix_left: 1,
         },
     ];
+}
+
+#[test]
+fn reversing_a_fix_round_line_is_a_flip_flop() {
+    let mut case = Case::new("max_rounds = 5", Some(ONE_BUG));
+    two_earlier(&mut case);
+    // Round 2 (a fix round) turned `old` into `new`; round 3 puts it back.
     case.patch = patch(UNDO);
-    case.earlier_patches = vec![(2, patch(UNDO)), (1, patch(ADD))];
+    case.earlier_patches = vec![(2, patch(ADD)), (1, patch(UNDO))];
     let d = case.decide();
     assert_eq!(d.stop, Some(Stop::Rule(Rule::FlipFlop)));
     assert_eq!(
         d.reason,
-        "round 3: the writer's patch reverses a hunk of round 1's patch in `a.rs`"
+        "round 3: the writer's patch puts back a line that round 2 removed in `a.rs`: `old`"
     );
+}
+
+#[test]
+fn undoing_round_one_at_the_reviewers_request_is_an_ordinary_fix() {
+    let mut case = Case::new("max_rounds = 5", Some(ONE_BUG));
+    two_earlier(&mut case);
+    case.patch = patch(UNDO);
+    case.earlier_patches = vec![(1, patch(ADD))];
+    assert_eq!(case.decide().stop, None);
+}
+
+#[test]
+fn an_empty_patch_while_findings_are_open_is_stalled() {
+    let mut case = Case::new("", Some(ONE_BUG));
+    let first = case.decide();
+    case.registry = first.registry;
+    case.round = 2;
+    case.patch = ParsedPatch::default();
+    case.files = Vec::new();
+    case.diff = (0, 0);
+    let d = case.decide();
+    assert_eq!(d.stop, Some(Stop::Progress(Guard::Stalled)));
+    // A disputed finding is an answer: the reviewer gets its say.
+    case.responses = vec![Response {
+        id: "F1".into(),
+        status: Status::Disputed,
+        note: "the spec says so".into(),
+    }];
+    assert_eq!(case.decide().stop, Some(Stop::Progress(Guard::Disputed)));
+    // Neither guard in force: the round continues.
+    let c = contract("guards = []");
+    case.terms = Terms::of(&c, c.max_rounds).unwrap();
+    assert_eq!(case.decide().stop, None);
+    // Under `run` the round ended before the review.
+    let mut case = Case::new("", None);
+    case.registry = first_registry();
+    case.round = 2;
+    case.stalled = true;
+    let d = case.decide();
+    assert_eq!(d.stop, Some(Stop::Progress(Guard::Stalled)));
+    assert_eq!(
+        d.reason,
+        "round 2: the writer changed nothing while 1 must-fix finding was open and disputed none; the reviewer was not called"
+    );
+}
+
+fn first_registry() -> Registry {
+    Case::new("", Some(ONE_BUG)).decide().registry
 }
 
 #[test]
@@ -174,6 +236,8 @@ fn stop_names_round_trip() {
         "diff-growth",
         "round-cap",
         "nit-round",
+        "stalled",
+        "disputed",
     ] {
         assert_eq!(Stop::parse(name).map(Stop::as_str), Some(name));
     }
