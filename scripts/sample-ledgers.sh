@@ -117,6 +117,19 @@ step reviewer-1.print "$(bug F1 'expired tokens pass' 'use >=')"
 step writer-2.sh "$(edit 'b')"; step writer-2.out '{"usage":{"cost_usd":0.5,"tokens":5000}}'
 finish budget
 
+sample stalled "max_rounds = 5"
+step writer-1.sh "$(edit 'a')"; step reviewer-1.print "$(bug F1 'expired tokens pass' 'use >=')"
+# Round 2: the writer changes nothing and disputes nothing; no review is spent.
+step writer-2.out '{"responses":[{"id":"F1","status":"wontfix","note":"out of time"}]}'
+finish stalled
+
+sample disputed "max_rounds = 5"
+step writer-1.sh "$(edit 'a')"; step reviewer-1.print "$(bug F1 'expired tokens pass' 'use >=')"
+step writer-2.sh "$(edit 'b')"
+step writer-2.out '{"responses":[{"id":"F1","status":"disputed","note":"the spec reads exp as inclusive"}]}'
+step reviewer-2.print "$(bug F1 'expired tokens pass' 'still exploitable: a token is valid one second too long')"
+finish disputed
+
 sample judge $'max_rounds = 5\nseverity_floor = "should"\n[judge]\nengine = "replay"\nreplay = ".fake/judge.json"\nwhat = "the patch"'
 step judge.json '{"1":{"model":"small-judge-1","answers":{"holds":{"probability":0.2},"worth_doing":{"probability":0.9},"worth_another_round":{"probability":0.8},"stop_reason":{"choice":"continue","confidence":0.7,"probabilities":{"holds":0.1,"over_polishing":0.1,"not_converging":0.1,"continue":0.7}}}},"2":{"model":"small-judge-1","answers":{"holds":{"probability":0.7},"worth_doing":{"probability":0.3},"worth_another_round":{"probability":0.2},"stop_reason":{"choice":"over_polishing","confidence":0.8,"probabilities":{"holds":0.1,"over_polishing":0.7,"not_converging":0.1,"continue":0.1}}}}}'
 step writer-1.sh "$(edit 'a')"

@@ -10,16 +10,18 @@ use serde_json::Value;
 
 use crate::common::text;
 
-const OUTCOMES: [(&str, &str); 9] = [
+const OUTCOMES: [(&str, &str); 11] = [
     ("budget", "budget"),
     ("clean", "clean"),
     ("diff-growth", "diff-growth"),
+    ("disputed", "disputed"),
     ("flip-flop", "flip-flop"),
     ("judge", "judge:over_polishing"),
     ("nit-round", "nit-round"),
     ("reopened", "reopened"),
     ("round-cap", "round-cap"),
     ("scope", "scope"),
+    ("stalled", "stalled"),
 ];
 
 #[test]
