@@ -105,6 +105,8 @@ struct Stop {
 struct Played {
     stop: Option<Stop>,
     rounds: usize,
+    /// The binary's `reason` for the last round it recorded.
+    last_reason: String,
 }
 
 fn corpus_dir() -> PathBuf {
@@ -286,6 +288,7 @@ fn play(name: &str, lp: &Loop) -> Result<Played, String> {
     // Reviews and responses live outside the work tree: anything inside it
     // would be part of the round's patch.
     let side = tempfile::tempdir().map_err(|e| e.to_string())?;
+    let mut last_reason = String::new();
     for (i, round) in lp.rounds.iter().enumerate() {
         let n = i + 1;
         apply_edits(&repo, round).map_err(|e| format!("round {n}: {e}"))?;
@@ -334,6 +337,7 @@ fn play(name: &str, lp: &Loop) -> Result<Played, String> {
             return Err(format!("round {n}: recorded as round {}", json["round"]));
         }
         if code == 10 {
+            last_reason = json["reason"].as_str().unwrap_or("").to_string();
             continue;
         }
         let stop = Stop {
@@ -369,12 +373,14 @@ fn play(name: &str, lp: &Loop) -> Result<Played, String> {
         return Ok(Played {
             stop: Some(stop),
             rounds: n,
+            last_reason,
         });
     }
     keep(repo);
     Ok(Played {
         stop: None,
         rounds: lp.rounds.len(),
+        last_reason,
     })
 }
 
@@ -396,6 +402,9 @@ struct Economy {
     /// Loops the binary had not stopped when the script ran out; counted at
     /// their cap.
     unstopped: usize,
+    /// Loops the binary ended as done (exit 0): calls saved by shipping
+    /// what a person should have seen.
+    false_done: Vec<String>,
 }
 
 #[test]
@@ -505,7 +514,10 @@ fn corpus_loops_stop_where_the_spec_says() {
                 "`{}` at round {} (exit {}): {}",
                 s.rule, s.round, s.exit, s.reason
             ),
-            None => format!("continue after round {}", played.rounds),
+            None => format!(
+                "continue after round {}: {}",
+                played.rounds, played.last_reason
+            ),
         };
         let agrees = played
             .stop
@@ -519,6 +531,9 @@ fn corpus_loops_stop_where_the_spec_says() {
                 spent.loops += 1;
                 spent.ideal += 2 * want.round;
                 spent.cap_only += 2 * cap;
+                if played.stop.as_ref().is_some_and(|s| s.exit == 0) {
+                    spent.false_done.push(name.clone());
+                }
                 spent.referee += 2 * match &played.stop {
                     Some(s) => s.round,
                     None => {
@@ -574,6 +589,14 @@ fn economy_table(spent: &Economy, converging: usize, early: &[String]) -> String
             out,
             "\n{} non-converging loop(s) had not stopped when their script ended, or could not be played; counted at their cap.",
             spent.unstopped
+        );
+    }
+    if !spent.false_done.is_empty() {
+        let _ = writeln!(
+            out,
+            "\nNon-converging loops this build ended as done (exit 0), counted at the round it stopped: {} ({})",
+            spent.false_done.len(),
+            spent.false_done.join(", ")
         );
     }
     let _ = writeln!(
