@@ -405,6 +405,41 @@ struct Economy {
     /// Loops the binary ended as done (exit 0): calls saved by shipping
     /// what a person should have seen.
     false_done: Vec<String>,
+    /// Loops a cap-only runner would have ended on a review without a
+    /// must-fix finding.
+    cap_only_clean: Vec<String>,
+}
+
+/// When a cap-only runner ends `lp`: at the first review of the script with
+/// no finding at or above the floor (read with `referee parse`), else at the
+/// cap. The second value says it ended on such a review.
+fn cap_only_rounds(lp: &Loop, parser: &Repo) -> (usize, bool) {
+    const LADDER: [&str; 4] = ["nit", "should", "bug", "block"];
+    let cap = lp.contract.max_rounds.unwrap_or(3);
+    let floor = lp.contract.floor.as_deref().unwrap_or("bug");
+    let floor = LADDER.iter().position(|l| *l == floor).unwrap_or(2);
+    for (i, round) in lp.rounds.iter().enumerate() {
+        let format = round
+            .format
+            .as_ref()
+            .or(lp.format.as_ref())
+            .map_or("auto", String::as_str);
+        let review = round.review.replace("{repo}", "/repo");
+        let (code, stdout, _) = referee(parser, &["parse", "--format", format, "-"], &review);
+        let Ok(json) = serde_json::from_str::<Value>(&stdout) else {
+            continue;
+        };
+        let must_fix = json["findings"].as_array().into_iter().flatten().any(|f| {
+            f["severity"]
+                .as_str()
+                .and_then(|s| LADDER.iter().position(|l| *l == s))
+                .is_some_and(|level| level >= floor)
+        });
+        if code == 0 && !must_fix {
+            return (i + 1, true);
+        }
+    }
+    (cap, false)
 }
 
 #[test]
@@ -480,6 +515,7 @@ fn corpus_loops_stop_where_the_spec_says() {
     let mut early = Vec::new();
     let mut count = 0;
     let only = std::env::var("REFEREE_CORPUS_ONLY").ok();
+    let parser = Repo::new();
     for (name, lp) in &loops {
         if only.as_ref().is_some_and(|o| !name.contains(o.as_str())) {
             continue;
@@ -500,9 +536,13 @@ fn corpus_loops_stop_where_the_spec_says() {
                     early.push(format!("{name} (not played)"));
                 }
                 if lp.kind == Kind::NonConverging {
+                    let (rounds, clean) = cap_only_rounds(lp, &parser);
+                    if clean {
+                        spent.cap_only_clean.push(name.clone());
+                    }
                     spent.loops += 1;
                     spent.ideal += 2 * want.round;
-                    spent.cap_only += 2 * cap;
+                    spent.cap_only += 2 * rounds;
                     spent.referee += 2 * cap;
                     spent.unstopped += 1;
                 }
@@ -528,9 +568,13 @@ fn corpus_loops_stop_where_the_spec_says() {
         }
         match lp.kind {
             Kind::NonConverging => {
+                let (rounds, clean) = cap_only_rounds(lp, &parser);
+                if clean {
+                    spent.cap_only_clean.push(name.clone());
+                }
                 spent.loops += 1;
                 spent.ideal += 2 * want.round;
-                spent.cap_only += 2 * cap;
+                spent.cap_only += 2 * rounds;
                 if played.stop.as_ref().is_some_and(|s| s.exit == 0) {
                     spent.false_done.push(name.clone());
                 }
@@ -580,7 +624,7 @@ fn economy_table(spent: &Economy, converging: usize, early: &[String]) -> String
     let _ = writeln!(out, "| referee (this build) | {} |", spent.referee);
     let _ = writeln!(
         out,
-        "| cap only (runs to `max_rounds` unless clean) | {} |",
+        "| cap only (runs to `max_rounds` unless a review has no must-fix finding) | {} |",
         spent.cap_only
     );
     let _ = writeln!(out, "| ideal (the expected stops) | {} |", spent.ideal);
@@ -589,6 +633,14 @@ fn economy_table(spent: &Economy, converging: usize, early: &[String]) -> String
             out,
             "\n{} non-converging loop(s) had not stopped when their script ended, or could not be played; counted at their cap.",
             spent.unstopped
+        );
+    }
+    if !spent.cap_only_clean.is_empty() {
+        let _ = writeln!(
+            out,
+            "\nA cap-only runner ends {} of them early on a review without must-fix findings, shipping what a person should have seen: {}",
+            spent.cap_only_clean.len(),
+            spent.cap_only_clean.join(", ")
         );
     }
     if !spent.false_done.is_empty() {
