@@ -50,6 +50,11 @@ impl Repo {
         self.dir.path()
     }
 
+    /// Keeps the repository on disk after the test, for a person to inspect.
+    pub fn keep(self) -> PathBuf {
+        self.dir.keep()
+    }
+
     pub fn join(&self, rel: &str) -> PathBuf {
         self.dir.path().join(rel)
     }

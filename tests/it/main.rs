@@ -10,6 +10,7 @@ mod approval;
 mod ci;
 mod cli;
 mod contract;
+mod corpus;
 mod docs;
 mod findings_props;
 mod judge;
