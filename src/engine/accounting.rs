@@ -328,7 +328,13 @@ pub fn account(prev: &Registry, input: &RoundInput<'_>) -> Accounted {
         }
     }
 
-    merges(&mut registry, &mut reported, &mut seen, &touched_before);
+    merges(
+        &mut registry,
+        &mut reported,
+        &mut seen,
+        &touched_before,
+        input.floor,
+    );
 
     // Undo markers name an earlier must-fix finding the loop knows.
     let index: HashMap<&str, usize> = prev
@@ -439,6 +445,7 @@ fn merges(
     reported: &mut [Reported],
     seen: &mut HashSet<usize>,
     touched_before: &[bool],
+    floor: Severity,
 ) {
     for (i, tracked) in registry.findings.iter_mut().enumerate() {
         if seen.contains(&i)
@@ -456,8 +463,14 @@ fn merges(
             1
         };
         let words = subject_words(&tracked.finding.title);
+        let must_fix = tracked.finding.severity >= floor;
+        let rule = tracked.finding.rule.as_deref();
         let cover = reported.iter_mut().find(|r| {
             r.state != Seen::Waived
+                // A must-fix finding is not kept open by a below-floor report,
+                // nor a linter's finding by another rule's.
+                && (r.must_fix || !must_fix)
+                && (rule.is_none() || r.finding.rule.is_none() || r.finding.rule.as_deref() == rule)
                 && !(r.state == Seen::New && r.finding.id_source == IdSource::Explicit)
                 && r.finding.file.as_deref() == Some(file)
                 && r.finding.id_source != IdSource::Test

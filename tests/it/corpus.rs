@@ -268,23 +268,19 @@ fn play(name: &str, lp: &Loop) -> Result<Played, String> {
     if let Some(usd) = c.budget_usd {
         init.extend(["--budget-usd".into(), usd.to_string()]);
     }
+    if let Some(guards) = &c.guards {
+        let list = if guards.is_empty() {
+            "none".to_string()
+        } else {
+            guards.join(",")
+        };
+        init.extend(["--guards".into(), list]);
+    }
     let args: Vec<&str> = init.iter().map(String::as_str).collect();
     let (code, _, stderr) = referee(&repo, &args, "");
     if code != 0 {
         return Err(format!("init exited {code}: {}", stderr.trim()));
     }
-    if let Some(guards) = &c.guards {
-        let path = repo.join(&format!(".referee/contracts/{name}.toml"));
-        let body = std::fs::read_to_string(&path).map_err(|e| e.to_string())?;
-        let list: Vec<String> = guards.iter().map(|g| format!("{g:?}")).collect();
-        let line = format!("loop = \"{name}\"\nguards = [{}]", list.join(", "));
-        std::fs::write(
-            &path,
-            body.replacen(&format!("loop = \"{name}\""), &line, 1),
-        )
-        .map_err(|e| e.to_string())?;
-    }
-
     // Reviews and responses live outside the work tree: anything inside it
     // would be part of the round's patch.
     let side = tempfile::tempdir().map_err(|e| e.to_string())?;
