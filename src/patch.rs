@@ -282,6 +282,34 @@ impl Touched {
     }
 }
 
+/// One run of removed and added lines, as `touched` reads it.
+#[derive(Default)]
+struct Block {
+    /// Old line numbers of the removed lines.
+    removed: Vec<u32>,
+    added: bool,
+    old_text: Vec<u8>,
+    new_text: Vec<u8>,
+}
+
+impl Block {
+    /// Marks what the run touched (`next_old`: the old line after it) and
+    /// starts a new run.
+    fn flush(&mut self, ranges: &mut Vec<LineRange>, next_old: u32) {
+        let whitespace_only = self.old_text == self.new_text;
+        if !whitespace_only {
+            if self.removed.is_empty() && self.added {
+                ranges.push(LineRange {
+                    start: next_old.saturating_sub(1).max(1),
+                    end: next_old,
+                });
+            }
+            ranges.extend(self.removed.iter().map(|&l| LineRange { start: l, end: l }));
+        }
+        *self = Block::default();
+    }
+}
+
 /// The old-side places `patch` touched.
 pub fn touched(patch: &ParsedPatch) -> Touched {
     let mut out = Touched::default();
@@ -305,30 +333,33 @@ pub fn touched(patch: &ParsedPatch) -> Touched {
             } else {
                 hunk.old_start
             };
-            // Added lines that replace removed ones touch only those; a pure
-            // insertion touches the lines on either side of it.
-            let mut replacing = false;
+            // A run of removed and added lines between context lines is one
+            // change: it touches the removed lines, or for a pure insertion
+            // the lines on either side. A change of whitespace only (a
+            // formatter's reflow) touches nothing.
+            let mut block = Block::default();
             for l in &hunk.lines {
                 match l {
                     Line::Context(_) => {
+                        block.flush(&mut ranges, old);
                         old = old.saturating_add(1);
-                        replacing = false;
                     }
-                    Line::Removed(_) => {
-                        ranges.push(LineRange {
-                            start: old,
-                            end: old,
-                        });
+                    Line::Removed(text) => {
+                        block.removed.push(old);
+                        block
+                            .old_text
+                            .extend(text.iter().filter(|b| !b.is_ascii_whitespace()));
                         old = old.saturating_add(1);
-                        replacing = true;
                     }
-                    Line::Added(_) if replacing => {}
-                    Line::Added(_) => ranges.push(LineRange {
-                        start: old.saturating_sub(1).max(1),
-                        end: old,
-                    }),
+                    Line::Added(text) => {
+                        block.added = true;
+                        block
+                            .new_text
+                            .extend(text.iter().filter(|b| !b.is_ascii_whitespace()));
+                    }
                 }
             }
+            block.flush(&mut ranges, old);
         }
         if file.old_path.is_none() {
             // A new file: nothing of it existed before.
@@ -1127,6 +1158,13 @@ index 1111111..2222222 100644
         let t = touched(&parse(RENAME_NEW_DELETE_BINARY.as_bytes()));
         assert!(t.near("gone.rs", 500, 500) || t.file("gone.rs"));
         assert!(touched(&ParsedPatch::default()).is_empty());
+        // A formatter's reflow (whitespace and line breaks only) and blank
+        // lines touch nothing; a real change next to them does.
+        let reflow = "--- a/f\n+++ b/f\n@@ -1,4 +1,5 @@\n-call(a,b)\n+call(\n+    a, b)\n \n+\n keep\n-x=1\n+x = 2\n";
+        let t = touched(&parse(reflow.as_bytes()));
+        assert!(!t.near("f", 1, 1), "reflowed");
+        assert!(!t.near("f", 2, 2), "blank line inserted after 2");
+        assert!(t.near("f", 4, 4), "a real change");
     }
 
     #[test]
