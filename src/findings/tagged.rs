@@ -680,6 +680,27 @@ fn looks_like_path(path: &str) -> bool {
         && path.chars().any(char::is_alphanumeric)
 }
 
+/// The tag and title of a line that opens with a tag (a Codex bullet's
+/// title, `[P1] Title`): `None` as severity when it opens with no tag.
+pub(crate) fn title_tag(title: &str) -> Result<(Option<Severity>, &str), String> {
+    let trimmed = title.trim();
+    let Some(inner) = trimmed.strip_prefix('[') else {
+        return Ok((None, trimmed));
+    };
+    let Some((tag, rest)) = inner.split_once(']') else {
+        return Ok((None, trimmed));
+    };
+    if !is_tag_word(tag) {
+        return Ok((None, trimmed));
+    }
+    let severity = read_severity(tag)?;
+    let rest = rest.trim();
+    if rest.is_empty() {
+        return Err(format!("`[{tag}]` has no title"));
+    }
+    Ok((Some(severity), rest))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -1008,5 +1029,16 @@ mod tests {
                 (Some(Nit), Some("src/j.rs"), Some(14), "dangling comma"),
             ]
         );
+    }
+
+    #[test]
+    fn codex_titles_split_their_tag() {
+        assert_eq!(title_tag("[P0] Boom"), Ok((Some(Severity::Block), "Boom")));
+        assert_eq!(title_tag("[nit] Boom"), Ok((Some(Severity::Nit), "Boom")));
+        assert_eq!(title_tag("Plain"), Ok((None, "Plain")));
+        assert_eq!(title_tag("[2026] Plain"), Ok((None, "[2026] Plain")));
+        let err = title_tag("[P9] Boom").expect_err("unknown");
+        assert!(err.starts_with("unknown severity `P9`"), "{err}");
+        assert!(title_tag("[P1]").is_err());
     }
 }
