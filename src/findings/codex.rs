@@ -11,6 +11,19 @@
 //! Priority maps 0 → block, 1 → bug, 2 → should, 3 → nit; a `[Pn]` prefix
 //! on the title is dropped (the severity carries it) and used when
 //! `priority` is missing.
+//!
+//! Nothing is skipped without a word (SPEC §4.1):
+//!
+//! - in the rendered text, a bullet's title tag must be a priority or a
+//!   severity word (`[P9]` is an error naming the line); every other line
+//!   is read as tagged text reads it, so a tagged finding among the bullets
+//!   is a finding and a line that holds a tag but cannot be read is an
+//!   error naming the line;
+//! - in the event stream, earlier `agent_message` items are the agent's
+//!   progress notes and only the last one is the review (Codex's own
+//!   `--output-last-message` reads the same); a `turn.failed` or `error`
+//!   event after it, with no `turn.completed` since, means the review did
+//!   not finish, and is an error.
 
 use serde::Deserialize;
 use serde_json::Value;
@@ -85,6 +98,8 @@ pub(crate) fn looks_rendered(text: &str) -> bool {
 fn parse_stream(text: &str) -> Result<Drafts, FindingsError> {
     let mut message: Option<(usize, String)> = None;
     let mut failure: Option<String> = None;
+    // A failure since the last agent message that no `turn.completed` followed.
+    let mut unfinished: Option<String> = None;
     for (index, line) in text.lines().enumerate() {
         let number = index + 1;
         if line.trim().is_empty() {
@@ -112,8 +127,10 @@ fn parse_stream(text: &str) -> Result<Drafts, FindingsError> {
                         .and_then(Value::as_str)
                         .unwrap_or_default();
                     message = Some((number, text.to_string()));
+                    unfinished = None;
                 }
             }
+            "turn.completed" => unfinished = None,
             "turn.failed" | "error" => {
                 let detail = event
                     .get("error")
@@ -121,7 +138,9 @@ fn parse_stream(text: &str) -> Result<Drafts, FindingsError> {
                     .or_else(|| event.get("message"))
                     .and_then(Value::as_str)
                     .unwrap_or("no message");
-                failure = Some(format!("line {number}: `{kind}`: {detail}"));
+                let described = format!("line {number}: `{kind}`: {detail}");
+                unfinished = Some(described.clone());
+                failure = Some(described);
             }
             _ => {}
         }
@@ -135,6 +154,15 @@ fn parse_stream(text: &str) -> Result<Drafts, FindingsError> {
             hint: "the reviewer did not finish; rerun it".into(),
         });
     };
+    if let Some(unfinished) = unfinished {
+        return Err(FindingsError::NotProven {
+            format: Format::Codex,
+            message: format!(
+                "the turn failed after the last `agent_message` (line {number}): {unfinished}"
+            ),
+            hint: "the reviewer did not finish; rerun it".into(),
+        });
+    }
     parse_message(&message).map_err(|err| {
         FindingsError::invalid(
             Format::Codex,
@@ -285,36 +313,29 @@ fn rendered_bullet(line: &str) -> Option<Bullet<'_>> {
 }
 
 fn parse_rendered(text: &str) -> Result<Drafts, FindingsError> {
-    let mut drafts = Drafts::default();
-    let mut open = false;
-    for line in text.lines() {
-        if let Some(bullet) = rendered_bullet(line) {
-            let (tag, title) = split_priority(bullet.title);
-            drafts.findings.push(Draft {
-                severity: Some(tag.unwrap_or(Severity::Bug)),
-                title: title.to_string(),
-                file: Some(bullet.path.to_string()),
-                line: bullet.start,
-                end_line: bullet.end.filter(|end| Some(*end) != bullet.start),
-                ..Draft::default()
-            });
-            open = true;
+    let mut reader = tagged::Reader::new(Format::Codex);
+    for (index, line) in text.lines().enumerate() {
+        let number = index + 1;
+        let Some(bullet) = rendered_bullet(line) else {
+            reader.line(number, line)?;
             continue;
-        }
-        match (open, line.strip_prefix("  "), drafts.findings.last_mut()) {
-            (true, Some(body_line), Some(draft)) => {
-                let body = draft.body.get_or_insert_with(String::new);
-                if !body.is_empty() {
-                    body.push('\n');
-                }
-                body.push_str(body_line);
-            }
-            _ => open = false,
-        }
+        };
+        let (tag, title) = tagged::title_tag(bullet.title).map_err(|message| {
+            FindingsError::invalid(Format::Codex, format!("line {number}"), message)
+        })?;
+        reader.push(Draft {
+            severity: Some(tag.unwrap_or(Severity::Bug)),
+            title: title.to_string(),
+            file: Some(bullet.path.to_string()),
+            line: bullet.start,
+            end_line: bullet.end.filter(|end| Some(*end) != bullet.start),
+            ..Draft::default()
+        });
     }
-    if drafts.findings.is_empty() {
+    let (drafts, clean) = reader.finish();
+    if drafts.findings.is_empty() && drafts.resolved.is_empty() && !clean {
         // No findings block: only an explicit clean statement will do.
-        return tagged::parse(text).map_err(|_| FindingsError::NotProven {
+        return Err(FindingsError::NotProven {
             format: Format::Codex,
             message: "no review findings (`- [P1] title — /path:1-2`) and no `[clean]` line".into(),
             hint: "ask codex for the review JSON (`codex exec --json` or `--output-schema`) so a clean review is proven".into(),
@@ -348,6 +369,86 @@ mod tests {
         assert_eq!(split_priority("[P0] Boom"), (Some(Severity::Block), "Boom"));
         assert_eq!(split_priority("[P9] Boom"), (None, "[P9] Boom"));
         assert_eq!(split_priority("Plain"), (None, "Plain"));
+    }
+
+    fn rendered_error(text: &str) -> String {
+        parse_rendered(text).expect_err(text).to_string()
+    }
+
+    #[test]
+    fn rendered_lines_that_hold_a_tag_are_read_or_refused() {
+        let table = [
+            (
+                "Full review comments:\n\n- [P9] Bad — /r/a.rs:1-2\n  body\n",
+                "codex review: line 3: unknown severity `P9`; accepted: nit,",
+            ),
+            (
+                "- [P1] Good — /r/a.rs:1\n- [P1]\n",
+                "codex review: line 2: `[P1]` has no title",
+            ),
+            (
+                "- [P1] Good — /r/a.rs:1\n\nThe remaining [P2] is in a.rs:9.\n",
+                "codex review: line 3: `[P2]` is not at the start of the line",
+            ),
+            (
+                "- [P1] Good — /r/a.rs:1\n1. [bgu] src/b.rs:3: x\n",
+                "codex review: line 2: unknown severity `bgu`",
+            ),
+        ];
+        for (text, want) in table {
+            let err = rendered_error(text);
+            assert!(err.starts_with(want), "{text:?}: {err}");
+        }
+    }
+
+    #[test]
+    fn tagged_findings_among_bullets_are_findings() {
+        let drafts = parse_rendered(
+            "- [P1] Bullet — /r/a.rs:1-2\n  its body, which may say [P3]\n\n\
+             1. [P2] src/b.rs:3: numbered\n- [P3] No place\n- Untagged — /r/c.rs:4\n",
+        )
+        .expect("parses");
+        let got: Vec<(Option<Severity>, &str, Option<&str>)> = drafts
+            .findings
+            .iter()
+            .map(|d| (d.severity, d.title.as_str(), d.body.as_deref()))
+            .collect();
+        assert_eq!(
+            got,
+            vec![
+                (
+                    Some(Severity::Bug),
+                    "Bullet",
+                    Some("its body, which may say [P3]")
+                ),
+                (Some(Severity::Should), "numbered", None),
+                (Some(Severity::Nit), "No place", None),
+                (Some(Severity::Bug), "Untagged", None),
+            ]
+        );
+    }
+
+    #[test]
+    fn a_failure_after_the_last_message_is_no_review() {
+        let message =
+            r#"{"type":"item.completed","item":{"type":"agent_message","text":"No findings."}}"#;
+        let failed = r#"{"type":"turn.failed","error":{"message":"stream disconnected"}}"#;
+        let retried = r#"{"type":"error","message":"Reconnecting... 1/5"}"#;
+        let completed = r#"{"type":"turn.completed","usage":{}}"#;
+        let err = parse_stream(&format!("{message}\n{failed}\n"))
+            .expect_err("unfinished")
+            .to_string();
+        assert!(
+            err.starts_with(
+                "codex review: the turn failed after the last `agent_message` (line 1): \
+                 line 2: `turn.failed`: stream disconnected"
+            ),
+            "{err}"
+        );
+        // A retried stream error that the turn survived is no failure.
+        let drafts = parse_stream(&format!("{retried}\n{message}\n{retried}\n{completed}\n"))
+            .expect("completed");
+        assert!(drafts.findings.is_empty());
     }
 
     #[test]

@@ -3,9 +3,16 @@
 //! `classname::name`. Pure.
 //!
 //! Nested `<testsuites>`/`<testsuite>` are walked; skipped and passing cases
-//! are not findings, so an all-passing report is a clean round. The body is
-//! the failure message and text, bounded. `file`/`line` come from the test
-//! case's attributes (or its suite's `file`) as the tool wrote them.
+//! are not findings, and neither are surefire's and nextest's
+//! `<flakyFailure>`/`<flakyError>` (the test passed on a retry), so an
+//! all-passing report is a clean round. The body is the failure message and
+//! text, bounded. `file`/`line` come from the test case's attributes (or its
+//! suite's `file`) as the tool wrote them.
+//!
+//! Nothing is dropped without a word (SPEC §4.1): a `<failure>` or
+//! `<error>` outside a `<testcase>`, a `<testcase>` inside another, and a
+//! suite whose `failures` + `errors` count more than the `<failure>` and
+//! `<error>` elements it holds are errors naming the line.
 
 use quick_xml::XmlVersion;
 use quick_xml::escape::resolve_predefined_entity;
@@ -30,6 +37,17 @@ struct Case {
     failures: Vec<Failure>,
 }
 
+/// An open `<testsuite>`/`<testsuites>`.
+struct Suite {
+    file: Option<String>,
+    /// Its `failures` + `errors` attributes.
+    declared: u64,
+    /// `<failure>`/`<error>` elements found inside it so far.
+    found: u64,
+    line: usize,
+    column: usize,
+}
+
 struct Failure {
     error: bool,
     message: Option<String>,
@@ -41,7 +59,7 @@ pub(crate) fn parse(text: &str) -> Result<Drafts, FindingsError> {
     let mut drafts = Drafts::default();
     let mut open: Vec<String> = Vec::new();
     let mut seen_root = false;
-    let mut suite_files: Vec<Option<String>> = Vec::new();
+    let mut suites: Vec<Suite> = Vec::new();
     let mut case: Option<Case> = None;
     let mut in_failure = false;
 
@@ -71,16 +89,37 @@ pub(crate) fn parse(text: &str) -> Result<Drafts, FindingsError> {
                 }
                 let attrs = attributes(start, text, event_start)?;
                 match name.as_str() {
-                    "testsuite" | "testsuites" if !empty => {
-                        let inherited = suite_files.last().cloned().flatten();
-                        suite_files.push(attr(&attrs, "file").or(inherited));
+                    "testsuite" | "testsuites" => {
+                        let (line, column) = position();
+                        let inherited = suites.last().and_then(|suite| suite.file.clone());
+                        let suite = Suite {
+                            file: attr(&attrs, "file").or(inherited),
+                            declared: count(&attrs, "failures") + count(&attrs, "errors"),
+                            found: 0,
+                            line,
+                            column,
+                        };
+                        if empty {
+                            close_suite(suite, &mut suites)?;
+                        } else {
+                            suites.push(suite);
+                        }
                     }
                     "testcase" => {
+                        if case.is_some() {
+                            let (line, column) = position();
+                            return Err(FindingsError::Syntax {
+                                format: Format::Junit,
+                                line,
+                                column,
+                                message: "`<testcase>` inside another `<testcase>`".into(),
+                            });
+                        }
                         let new_case = Case {
                             classname: attr(&attrs, "classname").unwrap_or_default(),
                             name: attr(&attrs, "name").unwrap_or_default(),
                             file: attr(&attrs, "file")
-                                .or_else(|| suite_files.last().cloned().flatten()),
+                                .or_else(|| suites.last().and_then(|suite| suite.file.clone())),
                             line: attr(&attrs, "line").and_then(|line| line.trim().parse().ok()),
                             failures: Vec::new(),
                         };
@@ -91,13 +130,25 @@ pub(crate) fn parse(text: &str) -> Result<Drafts, FindingsError> {
                         }
                     }
                     "failure" | "error" => {
-                        if let Some(case) = case.as_mut() {
-                            case.failures.push(Failure {
-                                error: name == "error",
-                                message: attr(&attrs, "message").or_else(|| attr(&attrs, "type")),
-                                text: String::new(),
+                        let Some(case) = case.as_mut() else {
+                            let (line, column) = position();
+                            return Err(FindingsError::Syntax {
+                                format: Format::Junit,
+                                line,
+                                column,
+                                message: format!(
+                                    "`<{name}>` outside a `<testcase>`: a failure that names no test"
+                                ),
                             });
-                            in_failure = !empty;
+                        };
+                        case.failures.push(Failure {
+                            error: name == "error",
+                            message: attr(&attrs, "message").or_else(|| attr(&attrs, "type")),
+                            text: String::new(),
+                        });
+                        in_failure = !empty;
+                        if let Some(suite) = suites.last_mut() {
+                            suite.found += 1;
                         }
                     }
                     _ => {}
@@ -111,7 +162,9 @@ pub(crate) fn parse(text: &str) -> Result<Drafts, FindingsError> {
                 open.pop();
                 match name.as_str() {
                     "testsuite" | "testsuites" => {
-                        suite_files.pop();
+                        if let Some(suite) = suites.pop() {
+                            close_suite(suite, &mut suites)?;
+                        }
                     }
                     "testcase" => {
                         if let Some(done) = case.take() {
@@ -192,6 +245,33 @@ fn attributes(
         out.push((key, value));
     }
     Ok(out)
+}
+
+/// A count attribute (`failures`, `errors`); 0 when absent or unreadable.
+fn count(attrs: &[(String, String)], key: &str) -> u64 {
+    attr(attrs, key)
+        .and_then(|value| value.trim().parse().ok())
+        .unwrap_or(0)
+}
+
+/// Checks a closed suite's counts against the failures found in it, and
+/// hands them to the suite around it.
+fn close_suite(suite: Suite, outer: &mut [Suite]) -> Result<(), FindingsError> {
+    if suite.declared > suite.found {
+        return Err(FindingsError::Syntax {
+            format: Format::Junit,
+            line: suite.line,
+            column: suite.column,
+            message: format!(
+                "the suite counts {} failures and errors but holds {} `<failure>`/`<error>` elements",
+                suite.declared, suite.found
+            ),
+        });
+    }
+    if let Some(parent) = outer.last_mut() {
+        parent.found += suite.found;
+    }
+    Ok(())
 }
 
 fn attr(attrs: &[(String, String)], key: &str) -> Option<String> {
@@ -282,5 +362,78 @@ fn syntax_at(text: &str, at: usize, err: &dyn std::fmt::Display) -> FindingsErro
         line,
         column,
         message: err.to_string(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn ids(xml: &str) -> Result<Vec<String>, String> {
+        parse(xml)
+            .map(|drafts| drafts.findings.into_iter().filter_map(|d| d.id).collect())
+            .map_err(|err| err.to_string())
+    }
+
+    #[test]
+    fn only_failing_cases_are_findings() {
+        let table: [(&str, &[&str]); 5] = [
+            (
+                r#"<testsuite failures="1" errors="1"><testcase classname="c" name="a"><failure/></testcase>
+                   <testcase classname="c" name="b"><error message="boom"/></testcase>
+                   <testcase classname="c" name="ok"/><testcase classname="c" name="s"><skipped/></testcase></testsuite>"#,
+                &["c::a", "c::b"],
+            ),
+            // Passed on a retry: flaky, not failing.
+            (
+                r#"<testsuite failures="0"><testcase classname="c" name="f"><flakyFailure message="x"/></testcase></testsuite>"#,
+                &[],
+            ),
+            // Counts add up through nested suites.
+            (
+                r#"<testsuites failures="2"><testsuite failures="1"><testcase name="a"><failure/></testcase></testsuite>
+                   <testsuite failures="1"><testcase name="b"><failure/></testcase></testsuite></testsuites>"#,
+                &["a", "b"],
+            ),
+            // A case failing twice (call and teardown) counts twice.
+            (
+                r#"<testsuite failures="1" errors="1"><testcase name="a"><failure/><error/></testcase></testsuite>"#,
+                &["a"],
+            ),
+            (r#"<testsuite failures="0" errors="0"/>"#, &[]),
+        ];
+        for (xml, want) in table {
+            assert_eq!(
+                ids(xml),
+                Ok(want.iter().map(|s| s.to_string()).collect()),
+                "{xml}"
+            );
+        }
+    }
+
+    #[test]
+    fn failures_that_cannot_be_placed_are_errors_naming_the_line() {
+        let table = [
+            (
+                "<testsuite>\n<error message=\"setup failed\"/>\n</testsuite>",
+                "junit xml: line 2 column 1: `<error>` outside a `<testcase>`",
+            ),
+            (
+                "<testsuite>\n<testcase name=\"a\">\n  <testcase name=\"b\"><failure/></testcase>\n</testcase>\n</testsuite>",
+                "junit xml: line 3 column 3: `<testcase>` inside another `<testcase>`",
+            ),
+            (
+                "<testsuites>\n<testsuite name=\"s\" failures=\"2\">\n<testcase name=\"a\"><failure/></testcase>\n</testsuite>\n</testsuites>",
+                "junit xml: line 2 column 1: the suite counts 2 failures and errors but holds 1 `<failure>`/`<error>` elements",
+            ),
+            (
+                "<testsuite tests=\"3\" failures=\"3\"/>",
+                "junit xml: line 1 column 1: the suite counts 3 failures and errors but holds 0",
+            ),
+        ];
+        for (xml, want) in table {
+            let err = ids(xml).expect_err(xml);
+            assert!(err.starts_with(want), "{xml}: {err}");
+        }
     }
 }

@@ -1,17 +1,82 @@
 //! Native findings JSON (`{"findings": [...], "resolved": [...]}`, the shape
 //! of contracts/findings.schema.json), also inside a Claude Code
 //! `--output-format json` result's `structured_output`. Pure.
+//!
+//! Every element of `findings` is a finding or an error naming it. Other
+//! keys are ignored, except one that holds finding-shaped objects (an array
+//! of objects with a `title` or `severity`, like `"issues": [...]`): that
+//! is an error, since those findings would otherwise be dropped unread
+//! (SPEC §4.1).
+
+use std::fmt;
 
 use serde::Deserialize;
+use serde::de::{self, Deserializer, MapAccess, Visitor};
 use serde_json::Value;
 
 use super::{Draft, Drafts, FindingsError, Format, Severity};
 
-#[derive(Deserialize)]
 struct Document {
     findings: Option<Vec<NativeFinding>>,
-    #[serde(default)]
     resolved: Option<Vec<String>>,
+    /// The first other key that holds finding-shaped objects.
+    stray: Option<String>,
+}
+
+impl<'de> Deserialize<'de> for Document {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        struct DocumentVisitor;
+
+        impl<'de> Visitor<'de> for DocumentVisitor {
+            type Value = Document;
+
+            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str("a findings object")
+            }
+
+            fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Document, A::Error> {
+                let mut findings: Option<Option<Vec<NativeFinding>>> = None;
+                let mut resolved: Option<Option<Vec<String>>> = None;
+                let mut stray = None;
+                while let Some(key) = map.next_key::<String>()? {
+                    match key.as_str() {
+                        "findings" if findings.is_some() => {
+                            return Err(de::Error::duplicate_field("findings"));
+                        }
+                        "findings" => findings = Some(map.next_value()?),
+                        "resolved" if resolved.is_some() => {
+                            return Err(de::Error::duplicate_field("resolved"));
+                        }
+                        "resolved" => resolved = Some(map.next_value()?),
+                        _ => {
+                            let value: Value = map.next_value()?;
+                            if stray.is_none() && holds_findings(&value) {
+                                stray = Some(key);
+                            }
+                        }
+                    }
+                }
+                Ok(Document {
+                    findings: findings.flatten(),
+                    resolved: resolved.flatten(),
+                    stray,
+                })
+            }
+        }
+
+        deserializer.deserialize_map(DocumentVisitor)
+    }
+}
+
+/// An array of objects at least one of which has a `title` or `severity`.
+fn holds_findings(value: &Value) -> bool {
+    value.as_array().is_some_and(|items| {
+        items.iter().any(|item| {
+            item.as_object().is_some_and(|object| {
+                object.contains_key("title") || object.contains_key("severity")
+            })
+        })
+    })
 }
 
 #[derive(Deserialize)]
@@ -94,6 +159,14 @@ fn parse_claude(text: &str) -> Result<Drafts, FindingsError> {
 }
 
 fn convert(document: Document) -> Result<Drafts, FindingsError> {
+    if let Some(key) = document.stray {
+        return Err(FindingsError::invalid(
+            Format::Native,
+            format!("`{key}`"),
+            "holds finding-shaped objects, but only `findings` is read\n\
+             hint: move them into `findings`",
+        ));
+    }
     let Some(findings) = document.findings else {
         return Err(FindingsError::NotProven {
             format: Format::Native,
@@ -138,4 +211,47 @@ fn convert(document: Document) -> Result<Drafts, FindingsError> {
         findings: drafts,
         resolved,
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn findings_outside_findings_are_errors() {
+        let table = [
+            (
+                r#"{"findings": [], "issues": [{"severity": "bug", "title": "x"}]}"#,
+                "native json: `issues`: holds finding-shaped objects, but only `findings` is read\nhint:",
+            ),
+            (
+                r#"{"blocking": [{"title": "x"}]}"#,
+                "native json: `blocking`: holds finding-shaped objects",
+            ),
+            (
+                r#"{"findings": [], "findings": []}"#,
+                "native json: line 1 column 27: duplicate field `findings`",
+            ),
+        ];
+        for (text, want) in table {
+            let err = parse(text).expect_err(text).to_string();
+            assert!(err.starts_with(want), "{text}: {err}");
+        }
+    }
+
+    #[test]
+    fn other_keys_are_ignored() {
+        for text in [
+            r#"{"findings": [], "summary": "fine", "files": ["a.rs"], "checks": [{"name": "t", "ok": true}]}"#,
+            r#"{"findings": null, "resolved": null, "findings_count": 0}"#,
+        ] {
+            match parse(text) {
+                Ok(drafts) => assert!(drafts.findings.is_empty(), "{text}"),
+                Err(err) => assert!(
+                    err.to_string().contains("missing key `findings`"),
+                    "{text}: {err}"
+                ),
+            }
+        }
+    }
 }

@@ -54,6 +54,57 @@ pub fn accepted_words() -> String {
     WORDS.iter().map(|(w, _)| *w).collect::<Vec<_>>().join(", ")
 }
 
+/// The accepted words nearest to a typo: an optimal string alignment
+/// distance (a swap of two neighbours counts once) of at most 2, or 1 for a
+/// word of three letters or fewer (else `[ok]` would suggest `p0`), and only
+/// the nearest. Empty when nothing is that close.
+pub fn suggestions(word: &str) -> Vec<&'static str> {
+    let lower = word.trim().to_ascii_lowercase();
+    let limit = if lower.chars().count() <= 3 { 1 } else { 2 };
+    let scored: Vec<(usize, &'static str)> = WORDS
+        .iter()
+        .map(|(known, _)| (distance(&lower, known), *known))
+        .filter(|(score, _)| (1..=limit).contains(score))
+        .collect();
+    let Some(best) = scored.iter().map(|(score, _)| *score).min() else {
+        return Vec::new();
+    };
+    scored
+        .into_iter()
+        .filter(|(score, _)| *score == best)
+        .map(|(_, known)| known)
+        .collect()
+}
+
+/// Optimal string alignment distance between two short words.
+fn distance(a: &str, b: &str) -> usize {
+    let a: Vec<char> = a.chars().collect();
+    let b: Vec<char> = b.chars().collect();
+    // rows[i][j]: distance between a[..i] and b[..j].
+    let mut rows = vec![vec![0usize; b.len() + 1]; a.len() + 1];
+    for (i, row) in rows.iter_mut().enumerate() {
+        row[0] = i;
+    }
+    if let Some(first) = rows.first_mut() {
+        for (j, cell) in first.iter_mut().enumerate() {
+            *cell = j;
+        }
+    }
+    for i in 1..=a.len() {
+        for j in 1..=b.len() {
+            let cost = usize::from(a[i - 1] != b[j - 1]);
+            let mut best = (rows[i - 1][j] + 1)
+                .min(rows[i][j - 1] + 1)
+                .min(rows[i - 1][j - 1] + cost);
+            if i > 1 && j > 1 && a[i - 1] == b[j - 2] && a[i - 2] == b[j - 1] {
+                best = best.min(rows[i - 2][j - 2] + 1);
+            }
+            rows[i][j] = best;
+        }
+    }
+    rows[a.len()][b.len()]
+}
+
 impl Severity {
     pub const ALL: [Severity; 4] = [
         Severity::Nit,
@@ -119,6 +170,29 @@ mod tests {
         assert!(
             err.to_string()
                 .starts_with("unknown severity `urgent`; accepted: nit, style")
+        );
+    }
+
+    #[test]
+    fn typos_suggest_the_nearest_words() {
+        let table: [(&str, &[&str]); 9] = [
+            ("bgu", &["bug"]),
+            ("BGU", &["bug"]),
+            ("nti", &["nit"]),
+            ("shuold", &["should"]),
+            ("critcal", &["critical"]),
+            ("blokcer", &["blocker"]),
+            ("P4", &["p3", "p2", "p1", "p0"]),
+            ("ok", &[]),
+            ("urgent", &[]),
+        ];
+        for (word, want) in table {
+            assert_eq!(suggestions(word), want, "{word}");
+        }
+        assert_eq!(
+            suggestions("bug"),
+            Vec::<&str>::new(),
+            "a known word is no typo"
         );
     }
 

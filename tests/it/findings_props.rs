@@ -63,6 +63,76 @@ fn random_bytes_never_panic() {
     }
 }
 
+/// Lines built from the pieces the tagged and Codex text readers cut on:
+/// list markers, emphasis, brackets, places, dashes and multi-byte spaces,
+/// so that every slicing path meets odd neighbours.
+#[test]
+fn markdown_shaped_lines_never_panic() {
+    const PIECES: &[&str] = &[
+        "- ",
+        "* ",
+        "+ ",
+        "• ",
+        "1. ",
+        "12) ",
+        "(3) ",
+        "### ",
+        "> ",
+        "[ ] ",
+        "[x] ",
+        "**",
+        "*",
+        "_",
+        "`",
+        "[bug]",
+        "[P1]",
+        "[bgu]",
+        "[clean]",
+        "[resolved]",
+        "[severity: high]",
+        "[",
+        "]",
+        "(",
+        ")",
+        "src/a.rs",
+        "/abs/b.rs",
+        "e.g.",
+        ":",
+        "3",
+        "42-45",
+        "#L",
+        "L7",
+        "-",
+        " — ",
+        " – ",
+        " - ",
+        "—",
+        " ",
+        "\t",
+        "F1 ",
+        "F-1a2b ",
+        "title",
+        "🔴",
+        "\u{a0}",
+        "\u{3000}",
+        "é",
+        "\n",
+        "\n  ",
+        "\n\n",
+        "http://x.y/z",
+        "a[high]",
+        "[high](x)",
+    ];
+    let mut rng = XorShift(0x2545_f491_4f6c_dd1d);
+    for _ in 0..3000 {
+        let pieces = rng.below(24);
+        let input: String = (0..pieces)
+            .map(|_| PIECES[rng.below(PIECES.len())])
+            .collect();
+        check(input.as_bytes());
+    }
+}
+
 #[test]
 fn mutated_real_samples_never_panic() {
     let dir = format!("{}/tests/fixtures/findings", env!("CARGO_MANIFEST_DIR"));

@@ -78,6 +78,13 @@ fn tagged_clean_needs_proof() {
 }
 
 #[test]
+fn tagged_markdown_review_from_an_llm() {
+    // Numbered findings, bold tags wrapping the place, a backticked place,
+    // a range, bodies across blank lines that mention `[bug]`, prose.
+    insta::assert_snapshot!(render("tagged/llm-markdown.txt", REPO_ROOT));
+}
+
+#[test]
 fn sarif_from_ruff() {
     insta::assert_snapshot!(render("sarif/ruff.sarif", RUFF_ROOT));
 }
@@ -286,6 +293,15 @@ fn malformed_inputs_exit_1_with_a_precise_message() {
         ("latin1.txt", b"[bug] caf\xe9 is broken", &[], "input is not utf-8: invalid byte at offset 9"),
         ("stream.jsonl", b"{\"type\":\"thread.started\"}\n{\"type\":\"item.completed\",\"item\":{\n", &[], "codex review: line 2 column"),
         ("codex.json", b"{\"findings\": [{\"title\": \"x\", \"priority\": 7, \"code_location\": null}]}", &[], "codex review: findings[0].priority: `7` is not a priority"),
+        // No silent drops (SPEC §4.1): what cannot be read is named.
+        ("codex.txt", b"Full review comments:\n\n- [P7] Bad \xe2\x80\x94 /r/a.rs:1-2\n  body\n", &[], "codex review: line 3: unknown severity `P7`"),
+        ("codex-mixed.txt", b"- [P1] Bad \xe2\x80\x94 /r/a.rs:1-2\n1. [bgu] src/b.rs:3: x\n", &[], "codex review: line 2: unknown severity `bgu`"),
+        ("kind.sarif", b"{\"runs\": [{\"results\": [{\"kind\": \"failed\", \"message\": {\"text\": \"x\"}}]}]}", &[], "sarif: runs[0].results[0].kind: unknown kind `failed`"),
+        ("status.sarif", b"{\"runs\": [{\"results\": [{\"suppressions\": [{\"status\": \"pending\"}], \"message\": {\"text\": \"x\"}}]}]}", &[], "sarif: runs[0].results[0].suppressions[0].status: unknown status `pending`"),
+        ("noresults.sarif", b"{\"runs\": [{\"tool\": {\"driver\": {\"name\": \"t\"}}}]}", &[], "sarif: runs[0]: no `results`"),
+        ("suite.xml", b"<testsuite name=\"a\">\n<error message=\"setup failed\"/>\n</testsuite>", &[], "junit xml: line 2 column 1: `<error>` outside a `<testcase>`"),
+        ("counts.xml", b"<testsuite name=\"a\" failures=\"2\">\n<testcase name=\"t\"><failure/></testcase>\n</testsuite>", &[], "junit xml: line 1 column 1: the suite counts 2 failures and errors but holds 1"),
+        ("stray.json", b"{\"findings\": [], \"issues\": [{\"severity\": \"bug\", \"title\": \"x\"}]}", &[], "native json: `issues`: holds finding-shaped objects"),
     ];
     let repo = Repo::new();
     for (name, bytes, flags, want) in cases {
@@ -303,6 +319,115 @@ fn malformed_inputs_exit_1_with_a_precise_message() {
             "{name}: {stderr}"
         );
         assert!(!stderr.contains("panicked"), "{name}: {stderr}");
+    }
+}
+
+/// The false clean once seen: the numbered findings were skipped, the `-`
+/// nit made the text parse, and the round ended clean.
+#[test]
+fn parse_reads_numbered_findings() {
+    let repo = Repo::new();
+    let out = repo
+        .referee()
+        .args(["parse", &fixture_path("tagged/numbered.txt")])
+        .assert()
+        .success();
+    let json: serde_json::Value = serde_json::from_slice(&out.get_output().stdout).expect("json");
+    let got: Vec<(&str, &str, u64)> = json["findings"]
+        .as_array()
+        .expect("findings")
+        .iter()
+        .map(|f| {
+            (
+                f["severity"].as_str().expect("severity"),
+                f["file"].as_str().expect("file"),
+                f["line"].as_u64().expect("line"),
+            )
+        })
+        .collect();
+    assert_eq!(
+        got,
+        vec![
+            ("bug", "src/a.rs", 3),
+            ("bug", "src/b.rs", 10),
+            ("nit", "src/c.rs", 1)
+        ]
+    );
+}
+
+#[test]
+fn parse_reads_bold_tags() {
+    let repo = Repo::new();
+    let out = repo
+        .referee()
+        .args(["parse", "-"])
+        .write_stdin(
+            "Review:\n\
+             - **[P1]** src/a.rs:3: the lock is never released\n\
+             **[bug] src/b.rs:4**: the retry loop never ends\n\
+             1. **[nit]**: `src/c.rs:5`: spacing\n",
+        )
+        .assert()
+        .success();
+    let json: serde_json::Value = serde_json::from_slice(&out.get_output().stdout).expect("json");
+    assert_eq!(json["source_format"], "tagged");
+    let got: Vec<(&str, &str, u64, &str)> = json["findings"]
+        .as_array()
+        .expect("findings")
+        .iter()
+        .map(|f| {
+            (
+                f["severity"].as_str().expect("severity"),
+                f["file"].as_str().expect("file"),
+                f["line"].as_u64().expect("line"),
+                f["title"].as_str().expect("title"),
+            )
+        })
+        .collect();
+    assert_eq!(
+        got,
+        vec![
+            ("bug", "src/a.rs", 3, "the lock is never released"),
+            ("bug", "src/b.rs", 4, "the retry loop never ends"),
+            ("nit", "src/c.rs", 5, "spacing"),
+        ]
+    );
+}
+
+/// A line that holds a tag but cannot be read exits 1, names the line and
+/// records nothing; it is never skipped.
+#[test]
+fn parse_refuses_a_tagged_line_it_cannot_read() {
+    let cases: &[(&str, &str)] = &[
+        (
+            "[nit] src/a.rs:1: spacing\n1. [bgu] src/b.rs:2: the index can overflow\n",
+            "error: findings `stdin`: tagged text: line 2: unknown severity `bgu`; accepted: nit,",
+        ),
+        (
+            "[nit] src/a.rs:1: spacing\n\nsrc/b.rs:2 [bug] the index can overflow\n",
+            "error: findings `stdin`: tagged text: line 3: `[bug]` is not at the start of the line",
+        ),
+        (
+            "[nit] src/a.rs:1: spacing\n- **[bug]**\n",
+            "error: findings `stdin`: tagged text: line 2: `[bug]` has no title",
+        ),
+        (
+            "| severity | place |\n|---|---|\n| [High] | src/b.rs:2 |\n",
+            "error: findings `stdin`: tagged text: line 3: `[High]` is not at the start of the line",
+        ),
+    ];
+    let repo = Repo::new();
+    for (input, want) in cases {
+        let out = repo
+            .referee()
+            .args(["parse", "-"])
+            .write_stdin(*input)
+            .assert()
+            .code(1);
+        let stderr = text(&out.get_output().stderr);
+        assert!(stderr.starts_with(want), "{input:?}: {stderr}");
+        assert!(stderr.contains("\nhint: "), "{input:?}: {stderr}");
+        assert!(out.get_output().stdout.is_empty(), "{input:?}");
     }
 }
 
