@@ -29,6 +29,12 @@ pub fn run(state: &State, args: EscalateArgs) -> anyhow::Result<Exit> {
 pub(super) fn build(lp: &Loop, history: &History) -> anyhow::Result<Handoff> {
     let floor = lp.contract().severity_floor;
     let said = writer_responses(lp, history);
+    let last_reports: HashMap<&str, &crate::engine::decide::Reported> = history
+        .last
+        .iter()
+        .flat_map(|(_, s)| s.reported.iter())
+        .map(|r| (r.finding.id.as_str(), r))
+        .collect();
     // Open must-fix findings, and the earlier findings they say they undo:
     // a flip-flop has two sides.
     let open: Vec<&Tracked> = history
@@ -76,6 +82,13 @@ pub(super) fn build(lp: &Loop, history: &History) -> anyhow::Result<Handoff> {
                 rounds_contested: t.rounds.clone(),
                 reopened_in: t.reopened_in.clone(),
                 induced_by: t.induced_by,
+                back_after_skip: last_reports
+                    .get(f.id.as_str())
+                    .and_then(|r| r.back_after_skip),
+                stands_for: last_reports
+                    .get(f.id.as_str())
+                    .map(|r| r.stands_for.clone())
+                    .unwrap_or_default(),
             }
         })
         .collect();
@@ -130,6 +143,13 @@ pub(super) fn build(lp: &Loop, history: &History) -> anyhow::Result<Handoff> {
         carried_unconfirmed: last
             .map(|s| s.carried_unconfirmed.clone())
             .unwrap_or_default(),
+        skipped: history
+            .registry
+            .findings
+            .iter()
+            .filter(|t| t.standing == FindingStanding::Skipped && t.finding.severity >= floor)
+            .map(|t| t.finding.id.clone())
+            .collect(),
         spent_usd: history.spent_usd,
         spent_tokens: history.spent_tokens,
         decisions,

@@ -23,6 +23,29 @@ pub fn run(state: &State, args: LoopArgs) -> anyhow::Result<Exit> {
         .filter(|t| t.standing == FindingStanding::Open)
         .collect();
     open.sort_by_key(|t| std::cmp::Reverse(t.finding.severity));
+    let skipped: Vec<&Tracked> = history
+        .registry
+        .findings
+        .iter()
+        .filter(|t| {
+            t.standing == FindingStanding::Skipped && t.finding.severity >= c.severity_floor
+        })
+        .collect();
+    // What the last review said of each finding: open again after a skip,
+    // or standing for earlier ones it merged.
+    let last_reports: std::collections::HashMap<&str, &crate::engine::decide::Reported> = history
+        .last
+        .iter()
+        .flat_map(|(_, s)| s.reported.iter())
+        .map(|r| (r.finding.id.as_str(), r))
+        .collect();
+    let back_after_skip = |id: &str| last_reports.get(id).and_then(|r| r.back_after_skip);
+    let stands_for = |id: &str| {
+        last_reports
+            .get(id)
+            .map(|r| r.stands_for.clone())
+            .unwrap_or_default()
+    };
     let must_fix: Vec<&str> = open
         .iter()
         .filter(|t| t.finding.severity >= c.severity_floor)
@@ -83,6 +106,21 @@ pub fn run(state: &State, args: LoopArgs) -> anyhow::Result<Exit> {
                     "must_fix": t.finding.severity >= c.severity_floor,
                     "rounds": t.rounds,
                     "induced_by": t.induced_by,
+                    "back_after_skip": back_after_skip(&t.finding.id),
+                    "stands_for": stands_for(&t.finding.id),
+                })
+            })
+            .collect();
+        let skipped_json: Vec<_> = skipped
+            .iter()
+            .map(|t| {
+                json!({
+                    "id": t.finding.id,
+                    "severity": t.finding.severity,
+                    "title": t.finding.title,
+                    "file": t.finding.file,
+                    "line": t.finding.line,
+                    "skipped_in": t.skipped_in,
                 })
             })
             .collect();
@@ -108,6 +146,7 @@ pub fn run(state: &State, args: LoopArgs) -> anyhow::Result<Exit> {
             "spent": {"usd": history.spent_usd, "tokens": history.spent_tokens},
             "must_fix": must_fix,
             "open": findings,
+            "skipped": skipped_json,
             "next": next,
         });
         super::emit(format!("{}\n", serde_json::to_string_pretty(&value)?).as_bytes())?;
@@ -161,16 +200,44 @@ pub fn run(state: &State, args: LoopArgs) -> anyhow::Result<Exit> {
                 (Some(file), None) => format!("  {file}"),
                 _ => String::new(),
             };
-            let induced = t
-                .induced_by
-                .map(|n| format!("  (induced by round {n})"))
-                .unwrap_or_default();
+            let mut notes = String::new();
+            if let Some(n) = t.induced_by {
+                let _ = write!(notes, "  (induced by round {n})");
+            }
+            if let Some(n) = back_after_skip(&f.id) {
+                let _ = write!(
+                    notes,
+                    "  (open again: the reviewer skipped it in round {n})"
+                );
+            }
+            let merged = stands_for(&f.id);
+            if !merged.is_empty() {
+                let _ = write!(notes, "  (also stands for {})", merged.join(", "));
+            }
             let _ = writeln!(
                 out,
-                "  {:<6} {}{loc}  {}{induced}",
+                "  {:<6} {}{loc}  {}{notes}",
                 severity(f.severity),
                 f.id,
                 f.title
+            );
+        }
+    }
+    if !skipped.is_empty() {
+        let _ = writeln!(
+            out,
+            "skipped by the reviewer ({}), not counted as must-fix unless a review reports them again:",
+            skipped.len()
+        );
+        for t in &skipped {
+            let _ = writeln!(
+                out,
+                "  {:<6} {}  {}  (missing since round {})",
+                severity(t.finding.severity),
+                t.finding.id,
+                t.finding.title,
+                t.skipped_in
+                    .map_or_else(|| "?".to_string(), |n| n.to_string())
             );
         }
     }

@@ -25,6 +25,9 @@ pub struct Handoff {
     pub revert_to: Option<RevertTo>,
     pub out_of_scope: Vec<String>,
     pub carried_unconfirmed: Vec<String>,
+    /// Must-fix findings the reviewer skipped (missing while nothing touched
+    /// them): not counted, listed so a person knows.
+    pub skipped: Vec<String>,
     pub spent_usd: f64,
     pub spent_tokens: u64,
     pub decisions: Vec<Decision>,
@@ -49,6 +52,12 @@ pub struct Contested {
     pub rounds_contested: Vec<u32>,
     pub reopened_in: Vec<u32>,
     pub induced_by: Option<u32>,
+    /// Open again after the reviewer skipped it in this round.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub back_after_skip: Option<u32>,
+    /// Earlier findings the last review reported as part of this one.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub stands_for: Vec<String>,
 }
 
 /// A human decision on the loop.
@@ -96,9 +105,22 @@ fn rounds(list: &[u32]) -> String {
 }
 
 fn finding_line(c: &Contested, code: fn(&str) -> String) -> String {
-    let tag = match &c.undone_by {
-        Some(by) => format!("[{} {}, closed, undone by {by}]", c.id, c.severity),
-        None => format!("[{} {}]", c.id, c.severity),
+    let mut notes = Vec::new();
+    if let Some(by) = &c.undone_by {
+        notes.push(format!("closed, undone by {by}"));
+    }
+    if let Some(round) = c.back_after_skip {
+        notes.push(format!(
+            "open again after the reviewer skipped it in round {round}"
+        ));
+    }
+    if !c.stands_for.is_empty() {
+        notes.push(format!("also stands for {}", c.stands_for.join(", ")));
+    }
+    let tag = if notes.is_empty() {
+        format!("[{} {}]", c.id, c.severity)
+    } else {
+        format!("[{} {}, {}]", c.id, c.severity, notes.join(", "))
     };
     match &c.location {
         Some(loc) => format!("{} ({}) {tag}", c.title, code(loc)),
@@ -124,6 +146,13 @@ fn extras(h: &Handoff, code: fn(&str) -> String) -> Vec<String> {
         out.push(format!(
             "unconfirmed: {} carried from earlier rounds, neither reported again nor resolved",
             h.carried_unconfirmed.join(", ")
+        ));
+    }
+    if !h.skipped.is_empty() {
+        out.push(format!(
+            "skipped by the reviewer: {} (missing from a review while nothing touched {}; not counted as must-fix unless reported again)",
+            h.skipped.join(", "),
+            if h.skipped.len() == 1 { "it" } else { "them" }
         ));
     }
     if let Some(judge) = &h.judge {

@@ -898,3 +898,53 @@ fn concurrent_records_on_one_loop_and_on_sixteen_loops_keep_every_row() {
             .stdout(predicates::str::contains("1 rows (1 rounds) verified"));
     }
 }
+
+#[test]
+fn a_skipped_finding_is_listed_and_comes_back_open_not_reopened() {
+    let repo = loop_with(&["--max-rounds", "5"]);
+    repo.write("src/a.rs", "fn a() {}\n\n\n\n\n\n\n\n\n\nfn b() {}\n");
+    let two = r#"{"findings":[
+        {"id":"F1","severity":"bug","title":"a panics on empty input","file":"src/a.rs","line":1},
+        {"id":"F2","severity":"bug","title":"b leaks the handle","file":"src/a.rs","line":11}]}"#;
+    assert_outcome(&record(&repo, two, &[]), 10, "");
+    // The writer fixes line 1 only; the reviewer forgets F2.
+    repo.write(
+        "src/a.rs",
+        "fn a() { check() }\n\n\n\n\n\n\n\n\n\nfn b() {}\n",
+    );
+    let out = record(
+        &repo,
+        r#"{"findings":[{"id":"F3","severity":"bug","title":"check() is undefined","file":"src/a.rs","line":1}]}"#,
+        &["--json"],
+    );
+    assert_eq!(out.code, 10, "{}", out.stderr);
+    let json: Value = serde_json::from_str(&out.stdout).unwrap();
+    assert_eq!(json["closed"], 1);
+    assert_eq!(json["must_fix_left"], 1);
+    assert_eq!(json["skipped"], serde_json::json!(["F2"]));
+    let status = repo.referee().args(["status"]).output().unwrap();
+    let status = String::from_utf8_lossy(&status.stdout).to_string();
+    assert!(status.contains("skipped by the reviewer (1)"), "{status}");
+    assert!(
+        status.contains("F2  b leaks the handle  (missing since round 2)"),
+        "{status}"
+    );
+    // F2 comes back: open again, not reopened; the loop goes on.
+    repo.write(
+        "src/a.rs",
+        "fn a() { check() }\nfn check() {}\n\n\n\n\n\n\n\n\n\nfn b() {}\n",
+    );
+    let out = record(
+        &repo,
+        r#"{"findings":[{"id":"F2","severity":"bug","title":"b leaks the handle","file":"src/a.rs","line":12}]}"#,
+        &[],
+    );
+    assert_outcome(&out, 10, "");
+    assert!(
+        out.stdout.contains("open     F2 [bug] src/a.rs:12 b leaks the handle (open again: the reviewer skipped it in round 2)"),
+        "{}",
+        out.stdout
+    );
+    let rows = rounds(&repo);
+    assert_eq!(rows[2]["reopened"], 0);
+}

@@ -264,6 +264,44 @@ fn the_scope_guard_ends_the_round_before_the_review() {
 }
 
 #[test]
+fn a_writer_that_changes_nothing_is_stalled_before_the_review() {
+    let f = Fake::new("max_rounds = 5", "", "");
+    f.file("writer-1.sh", &fix("a"))
+        .file("reviewer-1.print", BUG)
+        // Round 2: no edit, no dispute.
+        .file(
+            "writer-2.out",
+            r#"{"responses":[{"id":"F1","status":"wontfix","note":"later"}]}"#,
+        );
+    let (code, stdout, _) = f.run(&["--task", "t"]);
+    assert_eq!(code, 20, "{stdout}");
+    assert!(stdout.contains("stop: stalled"), "{stdout}");
+    assert!(
+        stdout.contains("the writer changed nothing while 1 must-fix finding was open and disputed none; the reviewer was not called"),
+        "{stdout}"
+    );
+    assert!(f.calls().contains("call reviewer 1"));
+    assert!(
+        !f.calls().contains("call reviewer 2"),
+        "no review is spent on an unchanged tree"
+    );
+    // A dispute is an answer: the reviewer gets its say, and insisting stops
+    // the loop on `disputed`.
+    let f = Fake::new("max_rounds = 5", "", "");
+    f.file("writer-1.sh", &fix("a"))
+        .file("reviewer-1.print", BUG)
+        .file(
+            "writer-2.out",
+            r#"{"responses":[{"id":"F1","status":"disputed","note":"the spec says exclusive"}]}"#,
+        )
+        .file("reviewer-2.print", BUG);
+    let (code, stdout, _) = f.run(&["--task", "t"]);
+    assert_eq!(code, 20, "{stdout}");
+    assert!(stdout.contains("stop: disputed"), "{stdout}");
+    assert!(f.calls().contains("call reviewer 2"));
+}
+
+#[test]
 fn the_budget_guard_stops_before_the_review_when_the_writer_spends_it() {
     let f = Fake::new("[budget]\nusd = 1.0", "", "");
     f.file("writer-1.sh", &fix("x"))
