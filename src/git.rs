@@ -54,6 +54,34 @@ pub fn run_unchecked<S: AsRef<OsStr>>(
     cmd.output().map_err(GitError::Spawn)
 }
 
+/// Runs `git ARGS` in `repo` with `input` on its stdin; returns its output
+/// when it exits 0. The input is written from a thread, so a git that
+/// answers while it reads never deadlocks on a full pipe.
+pub fn run_with_input(repo: &Path, args: &[&str], input: Vec<u8>) -> Result<Output, GitError> {
+    use std::io::Write;
+    let mut child = Command::new("git")
+        .args(args)
+        .current_dir(repo)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .map_err(GitError::Spawn)?;
+    let stdin = child.stdin.take();
+    let writer = std::thread::spawn(move || {
+        if let Some(mut stdin) = stdin {
+            let _ = stdin.write_all(&input);
+        }
+    });
+    let out = child.wait_with_output().map_err(GitError::Spawn)?;
+    let _ = writer.join();
+    if out.status.success() {
+        Ok(out)
+    } else {
+        Err(failed(args, &out))
+    }
+}
+
 /// The error for a git command that exited non-zero.
 pub fn failed<S: AsRef<OsStr>>(args: &[S], out: &Output) -> GitError {
     GitError::Failed {

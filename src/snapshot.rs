@@ -106,24 +106,13 @@ pub fn round_ref(loop_name: &str, round: u32) -> Result<String, SnapshotError> {
     }
 }
 
-/// Snapshots the working tree of `repo` (tracked and untracked files, not
-/// ignored ones, leaving out the repo-relative directories in `exclude`) as a
-/// commit with parent `parent`, stored at `refs/referee/<loop>/round-<round>`
-/// (replacing what a retried round left there).
-pub fn take(
-    repo: &Path,
-    loop_name: &str,
-    round: u32,
-    parent: Option<&str>,
-    exclude: &[&str],
-    message: &str,
-) -> Result<Snapshot, SnapshotError> {
-    let tree = worktree_tree(repo, exclude)?;
-    commit(repo, loop_name, round, parent, &tree, message)
-}
+/// Git's id for "no object": as the old value of `update-ref`, the ref must
+/// not exist.
+const ZERO_OID: &str = "0000000000000000000000000000000000000000";
 
 /// Stores `tree` (from [`worktree_tree`]) as round `round`'s snapshot: a
-/// commit with parent `parent` at `refs/referee/<loop>/round-<round>`.
+/// commit with parent `parent`, to be published at
+/// `refs/referee/<loop>/round-<round>` by [`publish`] under the loop's lock.
 pub fn commit(
     repo: &Path,
     loop_name: &str,
@@ -143,7 +132,27 @@ pub fn commit(
     let out = git::run(repo, &args, &env)?;
     let commit = object_id(&out.stdout, "commit-tree")?;
 
-    let update = || git::run(repo, ["update-ref", "-m", message, &r#ref, &commit], &[]);
+    Ok(Snapshot {
+        commit,
+        tree,
+        r#ref,
+    })
+}
+
+/// Points the round's ref at its snapshot. The caller holds the loop's
+/// ledger lock, so no other referee moves this ref meanwhile; the update is
+/// still made from the value read here (`update-ref <ref> <new> <old>`), so
+/// a writer outside referee is refused, never overwritten.
+pub fn publish(repo: &Path, snap: &Snapshot, message: &str) -> Result<(), SnapshotError> {
+    let old = verify(repo, &format!("{}^{{commit}}", snap.r#ref))?
+        .unwrap_or_else(|| ZERO_OID.to_string());
+    let update = || {
+        git::run(
+            repo,
+            ["update-ref", "-m", message, &snap.r#ref, &snap.commit, &old],
+            &[],
+        )
+    };
     if let Err(err) = update() {
         // A `git update-ref` killed with its referee (a closed terminal, a
         // cancelled job) leaves `<ref>.lock` behind. The caller holds the
@@ -151,7 +160,7 @@ pub fn commit(
         // once and try again.
         let lock = git::run(
             repo,
-            ["rev-parse", "--git-path", &format!("{}.lock", r#ref)],
+            ["rev-parse", "--git-path", &format!("{}.lock", snap.r#ref)],
             &[],
         )
         .ok()
@@ -165,11 +174,61 @@ pub fn commit(
             _ => return Err(err.into()),
         }
     }
-    Ok(Snapshot {
-        commit,
-        tree,
-        r#ref,
-    })
+    Ok(())
+}
+
+/// Of `commits`, those that are not commit objects in the repository: one
+/// `git cat-file --batch-check` for all of them.
+pub fn missing_commits(
+    repo: &Path,
+    commits: &[&str],
+) -> Result<std::collections::HashSet<String>, SnapshotError> {
+    let mut input = Vec::with_capacity(commits.len() * 41);
+    for commit in commits {
+        input.extend_from_slice(commit.as_bytes());
+        input.push(b'\n');
+    }
+    let out = git::run_with_input(
+        repo,
+        &["cat-file", "--batch-check=%(objectname) %(objecttype)"],
+        input,
+    )?;
+    let text = String::from_utf8_lossy(&out.stdout);
+    Ok(commits
+        .iter()
+        .zip(text.lines())
+        .filter(|(_, line)| !line.ends_with(" commit"))
+        .map(|(commit, _)| commit.to_string())
+        .collect())
+}
+
+/// Every round ref of `loop_name`: round number to commit id.
+pub fn round_refs(
+    repo: &Path,
+    loop_name: &str,
+) -> Result<std::collections::HashMap<u32, String>, SnapshotError> {
+    let prefix = round_ref(loop_name, 0)?;
+    let prefix = prefix
+        .strip_suffix("round-0")
+        .unwrap_or(&prefix)
+        .to_string();
+    let out = git::run(
+        repo,
+        ["for-each-ref", "--format=%(refname) %(objectname)", &prefix],
+        &[],
+    )?;
+    Ok(String::from_utf8_lossy(&out.stdout)
+        .lines()
+        .filter_map(|line| {
+            let (name, id) = line.split_once(' ')?;
+            let round = name
+                .strip_prefix(&prefix)?
+                .strip_prefix("round-")?
+                .parse()
+                .ok()?;
+            Some((round, id.to_string()))
+        })
+        .collect())
 }
 
 /// The tree id the working tree would snapshot to, without writing a ref or
@@ -511,6 +570,47 @@ mod tests {
     ];
 
     const EXCLUDE: &[&str] = &[".referee"];
+
+    /// A round's snapshot as `record` makes it: the tree, the commit, and
+    /// (under the loop's lock, in the engine) its published ref.
+    fn take(
+        repo: &Path,
+        loop_name: &str,
+        round: u32,
+        parent: Option<&str>,
+        exclude: &[&str],
+        message: &str,
+    ) -> Result<Snapshot, SnapshotError> {
+        let tree = worktree_tree(repo, exclude)?;
+        let snap = commit(repo, loop_name, round, parent, &tree, message)?;
+        publish(repo, &snap, message)?;
+        Ok(snap)
+    }
+
+    #[test]
+    fn publish_is_refused_when_the_ref_moved_under_it() {
+        let repo = Repo::new();
+        let first = take(repo.path(), "demo", 1, None, EXCLUDE, "m").expect("snapshot");
+        assert_eq!(
+            read_ref(repo.path(), "demo", 1).expect("ref"),
+            Some(first.commit.clone())
+        );
+        assert!(
+            missing_commits(repo.path(), &[&first.commit])
+                .expect("check")
+                .is_empty()
+        );
+        let gone = "1111111111111111111111111111111111111111";
+        assert!(
+            missing_commits(repo.path(), &[gone])
+                .expect("check")
+                .contains(gone)
+        );
+        assert_eq!(
+            round_refs(repo.path(), "demo").expect("refs").get(&1),
+            Some(&first.commit)
+        );
+    }
 
     struct Repo {
         dir: tempfile::TempDir,

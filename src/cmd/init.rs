@@ -98,10 +98,18 @@ pub(super) fn write(
             .map_err(|e| anyhow::anyhow!("contract field `judge.questions`: {e}"))?;
     }
     let path = state.contract_path(&name);
-    if path.exists() {
-        refuse_overwrite(state, &name, &path, args.force)?;
-    }
     let text = render::to_toml(&contract);
+    // Replacing a contract happens under the ledger's lock, so that a first
+    // `record` either sees the old contract pinned before this check, or
+    // waits and then finds the file changed (it re-reads it under the lock).
+    let store = Store::new(state.ledger_path(&name), state.evidence_dir(&name), "");
+    let _locked = if path.exists() {
+        let mut locked = store.lock()?;
+        refuse_overwrite(&name, &path, args.force, !locked.rows()?.is_empty())?;
+        Some(locked)
+    } else {
+        None
+    };
     write_atomically(&path, text.as_bytes())?;
     Ok((name, path, contract, text))
 }
@@ -216,13 +224,12 @@ fn resolve_base(state: &State, rev: &str, explicit: bool) -> anyhow::Result<Stri
 }
 
 fn refuse_overwrite(
-    state: &State,
     name: &LoopName,
     path: &std::path::Path,
     force: bool,
+    started: bool,
 ) -> anyhow::Result<()> {
-    let store = Store::new(state.ledger_path(name), state.evidence_dir(name), "");
-    if store.has_rows()? {
+    if started {
         anyhow::bail!(
             "loop `{name}` has started: its contract `{}` is frozen by the ledger\n\
              hint: `referee contract amend --loop {name} --max-rounds N --by NAME --reason TEXT` raises the cap; \

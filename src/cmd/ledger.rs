@@ -30,7 +30,14 @@ pub fn show(state: &State, args: LedgerShowArgs) -> anyhow::Result<Exit> {
 
 pub fn verify(state: &State, args: LoopArgs) -> anyhow::Result<Exit> {
     let (name, store) = store_of(state, &args.select)?;
-    match store.verify() {
+    let checked = store
+        .verify()
+        .map_err(anyhow::Error::from)
+        .and_then(|summary| {
+            snapshots_hold(state, &name, &store)?;
+            Ok(summary)
+        });
+    match checked {
         Ok(summary) => {
             let text = if args.json {
                 format!(
@@ -61,9 +68,59 @@ pub fn verify(state: &State, args: LoopArgs) -> anyhow::Result<Exit> {
                 let json = serde_json::json!({"loop": name.as_str(), "ok": false, "problem": err.to_string()});
                 super::emit(format!("{json}\n").as_bytes())?;
             }
-            Err(err.into())
+            Err(err)
         }
     }
+}
+
+/// Every round row's snapshot commit is in the repository, and its round
+/// ref points at it: a snapshot a race or a `git gc` lost is named here,
+/// not discovered by the next `record`.
+fn snapshots_hold(
+    state: &State,
+    name: &crate::contract::LoopName,
+    store: &Store,
+) -> anyhow::Result<()> {
+    use crate::snapshot;
+    let rows = store.read()?.rows;
+    let rounds: Vec<(usize, &crate::ledger::Row)> = rows
+        .iter()
+        .enumerate()
+        .filter(|(_, r)| r.kind == crate::ledger::Kind::Round && !r.snapshot.is_empty())
+        .map(|(i, r)| (i + 1, r))
+        .collect();
+    if rounds.is_empty() {
+        return Ok(());
+    }
+    let ids: Vec<&str> = rounds.iter().map(|(_, r)| r.snapshot.as_str()).collect();
+    let missing = snapshot::missing_commits(&state.repo, &ids)?;
+    let refs = snapshot::round_refs(&state.repo, name.as_str())?;
+    for (n, row) in rounds {
+        let short = row.snapshot.get(..12).unwrap_or(&row.snapshot);
+        if missing.contains(&row.snapshot) {
+            anyhow::bail!(
+                "row {n}: round {}'s snapshot commit `{short}` is not in this repository\n\
+                 hint: a clone without referee's refs lacks them: `git fetch origin 'refs/referee/*:refs/referee/*'`",
+                row.round
+            );
+        }
+        let reference = snapshot::round_ref(name.as_str(), row.round)?;
+        match refs.get(&row.round) {
+            Some(commit) if *commit == row.snapshot => {}
+            Some(commit) => anyhow::bail!(
+                "row {n}: `{reference}` points at `{}`, but the row pins round {}'s snapshot `{short}`",
+                commit.get(..12).unwrap_or(commit),
+                row.round
+            ),
+            None => anyhow::bail!(
+                "row {n}: `{reference}` is missing (the row pins round {}'s snapshot `{short}`)\n\
+                 hint: `git update-ref {reference} {}` puts it back",
+                row.round,
+                row.snapshot
+            ),
+        }
+    }
+    Ok(())
 }
 
 pub fn repair(state: &State, args: LoopArgs) -> anyhow::Result<Exit> {

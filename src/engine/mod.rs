@@ -179,6 +179,7 @@ pub fn finish(
     snapped: Snapped,
     sub: Submission,
 ) -> anyhow::Result<Recorded> {
+    ensure_contract_unchanged(lp)?;
     let round = history.round() + 1;
     let terms = Terms::of(&history.contract, history.max_rounds)
         .map_err(|e| anyhow::anyhow!("contract field `scope`: {e}"))?;
@@ -274,6 +275,12 @@ pub fn finish(
         .as_deref()
         .map(crate::ledger::row::one_line)
         .unwrap_or_default();
+    // The round's ref moves only here, under the lock, right before its row.
+    snapshot::publish(
+        &lp.repo,
+        &snapped.snap,
+        &format!("referee: loop {} round {round}", lp.name),
+    )?;
     let row = locked.append(draft, Some(evidence))?;
     Ok(Recorded {
         row,
@@ -281,6 +288,26 @@ pub fn finish(
         already: false,
         max_rounds: history.max_rounds,
     })
+}
+
+/// Refuses to record when the contract file is not the one this process
+/// loaded: an `init --force` that won the ledger lock first replaced it, and
+/// a row chained to the old bytes would brick the loop.
+fn ensure_contract_unchanged(lp: &Loop) -> anyhow::Result<()> {
+    let path = &lp.loaded.path;
+    let bytes = std::fs::read(path)
+        .map_err(|e| anyhow::anyhow!("cannot read contract `{}`: {e}", path.display()))?;
+    let now = sha256_hex(&bytes);
+    if now != lp.loaded.sha256 {
+        anyhow::bail!(
+            "contract `{}` changed while this command waited for the ledger lock (sha256 `{}` when read, `{}` now); nothing was recorded\n\
+             hint: run the command again: it reads the contract anew",
+            crate::state::shown(path),
+            lp.loaded.sha256.get(..12).unwrap_or(&lp.loaded.sha256),
+            now.get(..12).unwrap_or(&now)
+        );
+    }
+    Ok(())
 }
 
 fn round_state(

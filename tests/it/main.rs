@@ -16,6 +16,7 @@ mod findings_props;
 mod judge;
 mod ledger;
 mod parse;
+mod races;
 mod record;
 mod reliability;
 mod report;
