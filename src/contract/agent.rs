@@ -161,7 +161,7 @@ impl Agent {
         agent.env = fields.env("env")?.unwrap_or_default();
         agent.timeout = fields.timeout("timeout")?.unwrap_or(Timeout::DEFAULT);
         agent.command = fields.argv("command")?;
-        agent.junit = fields.text("junit")?;
+        agent.junit = fields.repo_path("junit")?;
         agent.cwd = fields.text("cwd")?;
         agent.allowed_tools = fields.strings("allowed_tools")?.unwrap_or_default();
         agent.max_turns = fields.int("max_turns", 1, 10_000)?.map(|n| n as u32);
@@ -331,7 +331,7 @@ impl Judge {
         };
         let judge = Judge {
             engine,
-            replay: fields.text("replay")?,
+            replay: fields.repo_path("replay")?,
             command: fields.argv("command")?,
             model: fields.text("model")?,
             bin: fields.text("bin")?,
@@ -343,7 +343,7 @@ impl Judge {
             what: fields
                 .text("what")?
                 .unwrap_or_else(|| "the patch".to_string()),
-            questions: fields.text("questions")?,
+            questions: fields.repo_path("questions")?,
             max_state_bytes: fields
                 .int("max_state_bytes", 256, 16 * 1024 * 1024)?
                 .map_or(Self::DEFAULT_MAX_STATE_BYTES, |n| n as u64),

@@ -153,6 +153,30 @@ const TOP_FIELDS: &[&str] = &[
 ];
 
 impl Contract {
+    /// The files the contract names and referee reads during the loop, with
+    /// the field that names each: pinned at round 1 like the contract.
+    pub fn named_files(&self) -> Vec<(&'static str, &str)> {
+        let mut out = Vec::new();
+        if let Some(f) = &self.prompt.writer_file {
+            out.push(("prompt.writer_file", f.as_str()));
+        }
+        if let Some(f) = &self.prompt.reviewer_file {
+            out.push(("prompt.reviewer_file", f.as_str()));
+        }
+        if let Some(judge) = &self.judge {
+            if let Some(f) = &judge.questions {
+                out.push(("judge.questions", f.as_str()));
+            }
+            if judge.engine == JudgeEngine::Replay {
+                out.push((
+                    "judge.replay",
+                    judge.replay.as_deref().unwrap_or("judge.json"),
+                ));
+            }
+        }
+        out
+    }
+
     /// A contract with every default, for loop `name` starting at `base`.
     pub fn with_defaults(name: LoopName, base: String) -> Contract {
         Contract {
@@ -243,8 +267,8 @@ impl Contract {
             contract.prompt = Prompts {
                 writer: p.text("writer")?,
                 reviewer: p.text("reviewer")?,
-                writer_file: p.text("writer_file")?,
-                reviewer_file: p.text("reviewer_file")?,
+                writer_file: p.repo_path("writer_file")?,
+                reviewer_file: p.repo_path("reviewer_file")?,
             };
             for role in ["writer", "reviewer"] {
                 let file = format!("{role}_file");

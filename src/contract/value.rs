@@ -75,6 +75,26 @@ impl<'a> Fields<'a> {
         }
     }
 
+    /// A path of a file inside the repository, relative to its top: the
+    /// writer must not be able to point referee at `/etc/hostname` or
+    /// `../elsewhere` through a file the contract names.
+    pub fn repo_path(&self, key: &str) -> Result<Option<String>, ContractError> {
+        let Some(path) = self.text(key)? else {
+            return Ok(None);
+        };
+        let escapes = path.starts_with(['/', '\\', '~'])
+            || path.get(1..3) == Some(":\\")
+            || path.split(['/', '\\']).any(|part| part == "..");
+        if escapes {
+            return Err(self.invalid(
+                key,
+                &Value::String(path),
+                "a file inside the repository, relative to its top (no `..`, not absolute)",
+            ));
+        }
+        Ok(Some(path))
+    }
+
     pub fn int(&self, key: &str, min: i64, max: i64) -> Result<Option<i64>, ContractError> {
         let allowed = if max == i64::MAX {
             format!("a whole number >= {min}")

@@ -88,6 +88,11 @@ pub struct RoundState {
     /// What the judge said, when it was consulted.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub judge: Option<crate::judge::engine::Outcome>,
+    /// The sha256 of each file the contract names (prompt files, the
+    /// judge's question set and replay file), pinned at round 1 and carried
+    /// by every round: `absent` for a file that did not exist.
+    #[serde(default, skip_serializing_if = "std::collections::BTreeMap::is_empty")]
+    pub pinned: std::collections::BTreeMap<String, String>,
 }
 
 /// Where the loop stands for the next `record`.
@@ -150,6 +155,9 @@ impl History {
             }
             None => None,
         };
+        if let Some((_, state)) = &last {
+            check_pinned_files(lp, state)?;
+        }
         let mut registry = last
             .as_ref()
             .map(|(_, s)| s.registry.clone())
@@ -368,6 +376,42 @@ pub fn check_pinned(lp: &Loop, rows: &[Row]) -> anyhow::Result<()> {
             first.prev_sha256,
             lp.loaded.sha256
         );
+    }
+    Ok(())
+}
+
+/// The current sha256 of each file the contract names (`absent` for a
+/// missing one), keyed by its path.
+pub fn file_pins(lp: &Loop) -> std::collections::BTreeMap<String, String> {
+    lp.contract()
+        .named_files()
+        .into_iter()
+        .map(|(_, rel)| {
+            let pin = match std::fs::read(lp.repo.join(rel)) {
+                Ok(bytes) => crate::digest::sha256_hex(&bytes),
+                Err(_) => "absent".to_string(),
+            };
+            (rel.to_string(), pin)
+        })
+        .collect()
+}
+
+/// Refuses a file the contract names that changed since round 1 pinned it:
+/// the writer must not rewrite the reviewer's prompt or the judge's answers.
+fn check_pinned_files(lp: &Loop, state: &RoundState) -> anyhow::Result<()> {
+    let now = file_pins(lp);
+    for (field, rel) in lp.contract().named_files() {
+        let (Some(then), Some(current)) = (state.pinned.get(rel), now.get(rel)) else {
+            continue;
+        };
+        if then != current {
+            anyhow::bail!(
+                "file `{rel}` (contract field `{field}`) changed since round 1 pinned it: sha256 `{}` then, `{}` now\n\
+                 hint: put the file back as it was; files the contract names are frozen with it",
+                short(then),
+                short(current)
+            );
+        }
     }
     Ok(())
 }

@@ -209,7 +209,12 @@ pub fn finish(
     let asked = consult_judge(lp, history, round, &decision, &sub);
     let outcome = Outcome::of(&decision, asked.as_ref(), round);
     let counts = decision.counts;
-    let mut state = round_state(lp, round, &snapped, decision, &outcome, &sub);
+    // Files the contract names are pinned at round 1 and carried after.
+    let pinned = match &history.last {
+        Some((_, last)) => last.pinned.clone(),
+        None => history::file_pins(lp),
+    };
+    let mut state = round_state(lp, pinned, round, &snapped, decision, &outcome, &sub);
     // Stored evidence is redacted, and what later rounds read is what was
     // stored: redact the state itself, then keep it in hand.
     redact_state(&mut state);
@@ -312,6 +317,7 @@ fn ensure_contract_unchanged(lp: &Loop) -> anyhow::Result<()> {
 
 fn round_state(
     lp: &Loop,
+    pinned: std::collections::BTreeMap<String, String>,
     round: u32,
     snapped: &Snapped,
     decision: Decision,
@@ -348,6 +354,7 @@ fn round_state(
         responses: sub.responses.clone(),
         registry: decision.registry,
         judge: outcome.judge.clone(),
+        pinned,
     };
     state.exit = i32::from(exit_of(&state).code());
     state
