@@ -365,9 +365,12 @@ pub fn touched(patch: &ParsedPatch) -> Touched {
             // A new file: nothing of it existed before.
             out.whole.insert(key.to_string());
         }
-        let entry = out.lines.entry(key.to_string()).or_default();
-        entry.extend(ranges);
-        *entry = merge(std::mem::take(entry));
+        // A file whose changes were all whitespace is not touched at all.
+        if !ranges.is_empty() {
+            let entry = out.lines.entry(key.to_string()).or_default();
+            entry.extend(ranges);
+            *entry = merge(std::mem::take(entry));
+        }
     }
     out
 }

@@ -41,7 +41,7 @@ pub fn to_toml(contract: &Contract) -> String {
     );
     comment_kv(
         &mut out,
-        "absent: a finding the reviewer stops reporting is closed; explicit: only when marked resolved",
+        "absent: a finding the reviewer stops reporting is closed if the writer touched its place (else skipped); explicit: only when marked resolved",
         "closure",
         &string(c.closure.as_str()),
     );

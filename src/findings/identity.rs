@@ -264,13 +264,20 @@ const NOT_A_SUBJECT: &[&str] = &[
     "after",
 ];
 
-/// The words of a title that name its subject, cut to a common stem (the
-/// first five letters: `expired`, `expiry` and `expires` are one word).
+/// The words of a title that name its subject, cut to a common stem: a
+/// plural `s` dropped, then the first five letters (`expired`, `expiry` and
+/// `expires` are one word; so are `test` and `tests`).
 pub fn subject_words(title: &str) -> HashSet<String> {
     normalize_title(title)
         .split(|ch: char| !ch.is_alphanumeric())
         .filter(|word| word.chars().count() >= 3 && !NOT_A_SUBJECT.contains(word))
-        .map(|word| word.chars().take(5).collect())
+        .map(|word| {
+            let singular = match word.strip_suffix('s') {
+                Some(stem) if stem.chars().count() >= 3 && !stem.ends_with('s') => stem,
+                _ => word,
+            };
+            singular.chars().take(5).collect()
+        })
         .collect()
 }
 
