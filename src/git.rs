@@ -58,15 +58,27 @@ pub fn run_unchecked<S: AsRef<OsStr>>(
 /// when it exits 0. The input is written from a thread, so a git that
 /// answers while it reads never deadlocks on a full pipe.
 pub fn run_with_input(repo: &Path, args: &[&str], input: Vec<u8>) -> Result<Output, GitError> {
+    run_with_input_env(repo, args, &[], input)
+}
+
+/// [`run_with_input`] with extra environment `env`.
+pub fn run_with_input_env(
+    repo: &Path,
+    args: &[&str],
+    env: &[(&str, &OsStr)],
+    input: Vec<u8>,
+) -> Result<Output, GitError> {
     use std::io::Write;
-    let mut child = Command::new("git")
-        .args(args)
+    let mut cmd = Command::new("git");
+    cmd.args(args)
         .current_dir(repo)
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .map_err(GitError::Spawn)?;
+        .stderr(Stdio::piped());
+    for (k, v) in env {
+        cmd.env(k, v);
+    }
+    let mut child = cmd.spawn().map_err(GitError::Spawn)?;
     let stdin = child.stdin.take();
     let writer = std::thread::spawn(move || {
         if let Some(mut stdin) = stdin {

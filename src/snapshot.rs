@@ -237,6 +237,10 @@ pub fn round_refs(
 /// The temporary index starts as a copy of the user's, so `git add` only
 /// rehashes files whose stat data changed: as fast as `git status`.
 pub fn worktree_tree(repo: &Path, exclude: &[&str]) -> Result<String, SnapshotError> {
+    worktree_tree_at(repo, exclude, 0)
+}
+
+fn worktree_tree_at(repo: &Path, exclude: &[&str], depth: u32) -> Result<String, SnapshotError> {
     let tmp_name = temp_index_name();
     let out = git::run(
         repo,
@@ -273,6 +277,7 @@ pub fn worktree_tree(repo: &Path, exclude: &[&str]) -> Result<String, SnapshotEr
     // with an exclude pathspec would leave them in, so drop them first.
     if copied {
         drop_excluded(repo, &exclude, &env)?;
+        clear_index_flags(repo, &env)?;
     }
     let mut args: Vec<OsString> = [
         "-c",
@@ -290,9 +295,105 @@ pub fn worktree_tree(repo: &Path, exclude: &[&str]) -> Result<String, SnapshotEr
             .map(|d| OsString::from(format!(":(top,exclude,literal){d}"))),
     );
     git::run(repo, &args, &env)?;
+    if depth < MAX_SUBMODULE_DEPTH && repo.join(".gitmodules").is_file() {
+        dirty_submodules(repo, &env, depth)?;
+    }
 
     let out = git::run(repo, ["write-tree"], &env)?;
     object_id(&out.stdout, "write-tree")
+}
+
+/// How deep snapshots look into submodules of submodules.
+const MAX_SUBMODULE_DEPTH: u32 = 3;
+
+/// Index flags must not hide a change from a snapshot: in the temporary
+/// index, `assume-unchanged` is cleared everywhere and `skip-worktree` on
+/// every file that is in the work tree (a sparse checkout's absent files
+/// keep it: they are not deleted).
+fn clear_index_flags(repo: &Path, env: &[(&str, &OsStr)]) -> Result<(), SnapshotError> {
+    let out = git::run(repo, ["ls-files", "-v", "-z"], env)?;
+    let mut assumed: Vec<u8> = Vec::new();
+    let mut skipped: Vec<u8> = Vec::new();
+    for entry in out.stdout.split(|&b| b == 0) {
+        let (Some(&tag), Some(path)) = (entry.first(), entry.get(2..)) else {
+            continue;
+        };
+        if tag.is_ascii_lowercase() {
+            assumed.extend_from_slice(path);
+            assumed.push(0);
+        }
+        if tag.eq_ignore_ascii_case(&b's')
+            && repo.join(String::from_utf8_lossy(path).as_ref()).exists()
+        {
+            skipped.extend_from_slice(path);
+            skipped.push(0);
+        }
+    }
+    for (flag, paths) in [
+        ("--no-assume-unchanged", assumed),
+        ("--no-skip-worktree", skipped),
+    ] {
+        if !paths.is_empty() {
+            git::run_with_input_env(repo, &["update-index", flag, "-z", "--stdin"], env, paths)?;
+        }
+    }
+    Ok(())
+}
+
+/// A submodule whose work tree differs from its commit counts as a change
+/// to its path: its gitlink in the snapshot points at a commit made (in the
+/// submodule's object store, no ref) of its work tree, with a fixed identity
+/// and date, so the same content always gives the same snapshot.
+fn dirty_submodules(repo: &Path, env: &[(&str, &OsStr)], depth: u32) -> Result<(), SnapshotError> {
+    let out = git::run(repo, ["ls-files", "-s", "-z"], env)?;
+    for entry in out.stdout.split(|&b| b == 0) {
+        let Some(rest) = entry.strip_prefix(b"160000 ") else {
+            continue;
+        };
+        let Some(tab) = rest.iter().position(|&b| b == b'\t') else {
+            continue;
+        };
+        let path = String::from_utf8_lossy(&rest[tab + 1..]).into_owned();
+        let sub = repo.join(&path);
+        if !sub.join(".git").exists() {
+            continue;
+        }
+        let tree = worktree_tree_at(&sub, &[], depth + 1)?;
+        let head = verify(&sub, "HEAD^{commit}")?;
+        let head_tree = match &head {
+            Some(h) => verify(&sub, &format!("{h}^{{tree}}"))?,
+            None => None,
+        };
+        if head_tree.as_deref() == Some(tree.as_str()) {
+            continue;
+        }
+        let mut args: Vec<&str> = vec![
+            "commit-tree",
+            "--no-gpg-sign",
+            "-m",
+            "referee: the submodule's work tree",
+        ];
+        if let Some(h) = &head {
+            args.extend(["-p", h]);
+        }
+        args.push(&tree);
+        let mut ident: Vec<(&str, &OsStr)> =
+            IDENTITY.iter().map(|(k, v)| (*k, OsStr::new(v))).collect();
+        ident.push(("GIT_AUTHOR_DATE", OsStr::new("2000-01-01T00:00:00Z")));
+        ident.push(("GIT_COMMITTER_DATE", OsStr::new("2000-01-01T00:00:00Z")));
+        let made = git::run(&sub, &args, &ident)?;
+        let commit = object_id(&made.stdout, "commit-tree")?;
+        git::run(
+            repo,
+            [
+                "update-index",
+                "--cacheinfo",
+                &format!("160000,{commit},{path}"),
+            ],
+            env,
+        )?;
+    }
+    Ok(())
 }
 
 /// The tree id of `rev` (a commit, a ref, or a tree).

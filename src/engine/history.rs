@@ -383,23 +383,52 @@ pub fn check_pinned(lp: &Loop, rows: &[Row]) -> anyhow::Result<()> {
 /// The current sha256 of each file the contract names (`absent` for a
 /// missing one), keyed by its path.
 pub fn file_pins(lp: &Loop) -> std::collections::BTreeMap<String, String> {
-    lp.contract()
+    let pin = |path: &Path| match std::fs::read(path) {
+        Ok(bytes) => crate::digest::sha256_hex(&bytes),
+        Err(_) => "absent".to_string(),
+    };
+    let mut pins: std::collections::BTreeMap<String, String> = lp
+        .contract()
         .named_files()
         .into_iter()
-        .map(|(_, rel)| {
-            let pin = match std::fs::read(lp.repo.join(rel)) {
-                Ok(bytes) => crate::digest::sha256_hex(&bytes),
-                Err(_) => "absent".to_string(),
-            };
-            (rel.to_string(), pin)
-        })
-        .collect()
+        .map(|(_, rel)| (rel.to_string(), pin(&lp.repo.join(rel))))
+        .collect();
+    if let Some(path) = info_exclude(&lp.repo) {
+        pins.insert(INFO_EXCLUDE.to_string(), pin(&path));
+    }
+    pins
+}
+
+/// The pin key of the repository's `info/exclude` file: what it hides is
+/// invisible to snapshots, the scope guard and the reviewer, so it may not
+/// change during a loop.
+const INFO_EXCLUDE: &str = ".git/info/exclude";
+
+/// Where the repository's `info/exclude` file is.
+fn info_exclude(repo: &Path) -> Option<PathBuf> {
+    let dot_git = repo.join(".git");
+    if dot_git.is_dir() {
+        return Some(dot_git.join("info").join("exclude"));
+    }
+    let out = crate::git::run(repo, ["rev-parse", "--git-path", "info/exclude"], &[]).ok()?;
+    let rel = String::from_utf8_lossy(&out.stdout).trim().to_string();
+    Some(repo.join(rel))
 }
 
 /// Refuses a file the contract names that changed since round 1 pinned it:
 /// the writer must not rewrite the reviewer's prompt or the judge's answers.
 fn check_pinned_files(lp: &Loop, state: &RoundState) -> anyhow::Result<()> {
     let now = file_pins(lp);
+    if let (Some(then), Some(current)) = (state.pinned.get(INFO_EXCLUDE), now.get(INFO_EXCLUDE))
+        && then != current
+    {
+        anyhow::bail!(
+            "`{INFO_EXCLUDE}` changed since round 1: files it hides are invisible to the snapshot, the scope guard and the reviewer (sha256 `{}` then, `{}` now)\n\
+             hint: put it back as it was; to ignore a file during a loop, use a `.gitignore` the patch shows",
+            short(then),
+            short(current)
+        );
+    }
     for (field, rel) in lp.contract().named_files() {
         let (Some(then), Some(current)) = (state.pinned.get(rel), now.get(rel)) else {
             continue;

@@ -454,6 +454,17 @@ fn place_pass(
     for list in files.values_mut() {
         list.sort_by_key(|&index| known[index].line.unwrap_or(0));
     }
+    // How far up a known finding's range may start and still reach a line:
+    // its file's longest reported range, capped.
+    let span = |list: &[usize]| -> u64 {
+        list.iter()
+            .filter_map(|&k| Some(known[k].end_line?.saturating_sub(known[k].line?)))
+            .max()
+            .unwrap_or(0)
+            .min(MAX_SPAN)
+    };
+    let spans: HashMap<&str, u64> = files.iter().map(|(f, list)| (*f, span(list))).collect();
+    let mut words: HashMap<usize, HashSet<String>> = HashMap::new();
     let mut pairs = Vec::new();
     for (i, finding) in new.iter().enumerate() {
         if !open[i] {
@@ -469,10 +480,8 @@ fn place_pass(
         if mine.is_empty() {
             continue;
         }
-        // Known findings that start far enough up to still reach this line
-        // (ranges longer than `MAX_SPAN` count from their first lines).
-        let from =
-            list.partition_point(|&k| known[k].line.unwrap_or(0) + NEAR_LINES + MAX_SPAN < line);
+        let reach = NEAR_LINES + spans.get(file).copied().unwrap_or(0);
+        let from = list.partition_point(|&k| known[k].line.unwrap_or(0) + reach < line);
         for &k in list[from..].iter().take(MAX_CANDIDATES) {
             let other = &known[k];
             if other
@@ -490,10 +499,12 @@ fn place_pass(
             {
                 continue;
             }
-            let theirs = subject_words(&other.title);
-            let shared = mine.intersection(&theirs).count();
+            let theirs = words
+                .entry(k)
+                .or_insert_with(|| subject_words(&other.title));
+            let shared = mine.intersection(theirs).count();
             if shared > 0 {
-                pairs.push((jaccard(&mine, &theirs), distance, i, k));
+                pairs.push((jaccard(&mine, theirs), distance, i, k));
             }
         }
     }

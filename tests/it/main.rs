@@ -7,6 +7,7 @@ mod common;
 
 mod agents_real;
 mod approval;
+mod blind_spots;
 mod ci;
 mod cli;
 mod contract;
