@@ -23,6 +23,7 @@ mod parse;
 mod record;
 mod replay;
 mod report;
+mod round;
 mod run;
 mod skill;
 mod status;

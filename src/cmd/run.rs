@@ -4,26 +4,24 @@
 //! round that fails or is interrupted records nothing, and the next `run`
 //! starts it again.
 
-use std::fs::File;
 use std::io::{IsTerminal, Write};
-use std::path::{Path, PathBuf};
 use std::sync::atomic::AtomicBool;
 use std::time::Duration;
 
 use anyhow::Context as _;
 use serde_json::json;
 
-use crate::agent::output::{self, Reply};
-use crate::agent::preset::{self, Files, Role};
-use crate::agent::process::{self, Call, Finished, ProcessError};
+use super::round::{Caller, Progress, RunLock, Spend, WorkDir};
+use crate::agent::output::Reply;
+use crate::agent::preset::Role;
+use crate::agent::process::{self, Call, Finished};
 use crate::agent::prompt;
 use crate::cli::{HandoffFormat, RunArgs};
-use crate::contract::{Agent, Preset};
+use crate::contract::Agent;
 use crate::engine::decide::Terms;
-use crate::engine::{self, History, Loop, Recorded, Review, Submission};
+use crate::engine::{self, History, Loop, Recorded, Submission};
 use crate::exit::{Exit, UsageError};
-use crate::findings::{self, Finding, Format};
-use crate::redact::redact;
+use crate::findings::Finding;
 use crate::report::round::{self, RoundView};
 use crate::snapshot;
 use crate::state::State;
@@ -47,7 +45,7 @@ pub fn run(state: &State, mut args: RunArgs) -> anyhow::Result<Exit> {
             super::shown(&lp.loaded.path)
         );
     };
-    let _driver = DriverLock::take(&lp)?;
+    let _driver = RunLock::take(&lp)?;
     let task = task(&lp, &args)?;
     let out = Printer::new(&args);
     let interrupt = process::interrupt_flag();
@@ -154,51 +152,6 @@ fn task(lp: &Loop, args: &RunArgs) -> anyhow::Result<String> {
     }
 }
 
-/// One `run` per loop at a time: a lock file beside the ledger, held for the
-/// whole run. The ledger itself is locked only while a round is appended, so
-/// `status` and `escalate` work during a run.
-struct DriverLock(#[allow(dead_code)] File);
-
-impl DriverLock {
-    fn take(lp: &Loop) -> anyhow::Result<DriverLock> {
-        let path = lp.store.path().with_extension("run.lock");
-        if let Some(dir) = path.parent() {
-            std::fs::create_dir_all(dir)
-                .with_context(|| format!("cannot create `{}`", dir.display()))?;
-        }
-        let file = File::options()
-            .create(true)
-            .truncate(false)
-            .write(true)
-            .open(&path)
-            .with_context(|| format!("cannot open `{}`", path.display()))?;
-        match file.try_lock() {
-            Ok(()) => {
-                // No other run drives this loop: scratch folders left by a
-                // killed one (prompts, findings) go now.
-                if let Some(dir) = lp.store.evidence_dir(0).parent()
-                    && let Ok(entries) = std::fs::read_dir(dir)
-                {
-                    for entry in entries.flatten() {
-                        if entry.file_name().to_string_lossy().starts_with(".work-") {
-                            let _ = std::fs::remove_dir_all(entry.path());
-                        }
-                    }
-                }
-                Ok(DriverLock(file))
-            }
-            Err(std::fs::TryLockError::WouldBlock) => anyhow::bail!(
-                "another `referee run` is driving loop `{}` (`{}` is locked)",
-                lp.name,
-                super::shown(&path)
-            ),
-            Err(std::fs::TryLockError::Error(e)) => {
-                Err(anyhow::anyhow!("cannot lock `{}`: {e}", path.display()))
-            }
-        }
-    }
-}
-
 struct Driver<'a> {
     lp: &'a Loop,
     writer: &'a Agent,
@@ -206,24 +159,6 @@ struct Driver<'a> {
     task: &'a str,
     out: &'a Printer,
     interrupt: &'a std::sync::Arc<AtomicBool>,
-}
-
-/// What the round's calls spent so far.
-#[derive(Default)]
-struct Spend {
-    usd: Option<f64>,
-    tokens: Option<u64>,
-}
-
-impl Spend {
-    fn add(&mut self, reply: &Reply) {
-        if let Some(usd) = reply.cost_usd {
-            self.usd = Some(self.usd.unwrap_or(0.0) + usd);
-        }
-        if let Some(tokens) = reply.tokens {
-            self.tokens = Some(self.tokens.unwrap_or(0) + tokens);
-        }
-    }
 }
 
 impl Driver<'_> {
@@ -252,34 +187,20 @@ impl Driver<'_> {
             .copied()
             .filter(|f| f.severity >= floor)
             .collect();
-        let scope = contract
-            .scope
-            .iter()
-            .map(|g| format!("`{g}`"))
-            .collect::<Vec<_>>()
-            .join(", ");
-        let round_text = round.to_string();
-        let max_text = history.max_rounds.to_string();
-        let base_vars = [
-            ("loop", lp.name.as_str()),
-            ("round", round_text.as_str()),
-            ("max_rounds", max_text.as_str()),
-            ("task", self.task),
-            ("scope", scope.as_str()),
-            ("floor", floor.as_str()),
-            ("schema", prompt::SCHEMA),
-        ];
+        let owned = super::round::base_vars(lp, history, round, self.task);
+        let base_vars: Vec<(&str, &str)> = owned.iter().map(|(k, v)| (*k, v.as_str())).collect();
+        let caller = self.caller();
 
         let mut responses = Vec::new();
         if !skip_writer {
             let list = prompt::findings_list(&must_fix);
             let mut vars = base_vars.to_vec();
             vars.push(("findings", list.as_str()));
-            let text = prompt::render(&self.template(Role::Writer)?, &vars);
+            let text = prompt::render(&caller.template(Role::Writer)?, &vars);
             let doc = json!({ "findings": must_fix });
             std::fs::write(&files.findings, serde_json::to_vec_pretty(&doc)?)
                 .with_context(|| format!("cannot write `{}`", files.findings.display()))?;
-            let reply = self.call(
+            let reply = caller.call(
                 Role::Writer,
                 self.writer,
                 history,
@@ -316,56 +237,16 @@ impl Driver<'_> {
         let review = if out_of_scope || over_budget || stalled {
             None
         } else {
-            std::fs::write(&files.patch, &patch.text)
-                .with_context(|| format!("cannot write `{}`", files.patch.display()))?;
-            let list = prompt::findings_list(&open);
-            let excerpt = prompt::patch_excerpt(&patch.text);
-            let mut vars = base_vars.to_vec();
-            vars.push(("open_findings", list.as_str()));
-            vars.push(("patch", excerpt.as_str()));
-            let text = prompt::render(&self.template(Role::Reviewer)?, &vars);
-            let reply = self.call(
-                Role::Reviewer,
+            Some(caller.review(
                 self.reviewer,
                 history,
-                &spend,
+                &mut spend,
                 round,
-                &text,
+                &base_vars,
+                &patch.text,
                 &files,
                 &mut evidence,
-            )?;
-            spend.add(&reply);
-            let raw = reply.review.unwrap_or_default();
-            let format = match self.reviewer.preset {
-                Preset::Tests => Format::Junit,
-                Preset::CodexReview => Format::Codex,
-                _ => Format::Auto,
-            };
-            let parsed = match findings::parse(&raw, format, &lp.repo.to_string_lossy()) {
-                Ok(parsed) => parsed,
-                // `codex exec review` prints only its explanation when it has no
-                // comment; its exit status 0 (checked above) is the proof there.
-                Err(findings::FindingsError::NotProven { .. })
-                    if self.reviewer.preset == Preset::CodexReview
-                        && !String::from_utf8_lossy(&raw).trim().is_empty() =>
-                {
-                    findings::Parsed {
-                        source_format: Format::Codex,
-                        findings: Vec::new(),
-                        resolved: Vec::new(),
-                    }
-                }
-                Err(err) => {
-                    let kept = keep_failure(lp, round, Role::Reviewer, &[("review", &raw)])?;
-                    anyhow::bail!(
-                        "round {round}: reviewer `{}` gave no readable review: {err}\n\
-                         nothing was recorded; its output is in `{}`",
-                        self.reviewer.preset.as_str(),
-                        super::shown(&kept)
-                    );
-                }
-            };
-            Some(Review::new(raw, parsed))
+            )?)
         };
 
         let mut locked = lp.store.lock()?;
@@ -397,227 +278,12 @@ impl Driver<'_> {
         )
     }
 
-    /// The contract's template for `role`, or the built-in one.
-    fn template(&self, role: Role) -> anyhow::Result<String> {
-        let p = &self.lp.contract().prompt;
-        let (inline, file, builtin) = match role {
-            Role::Writer => (&p.writer, &p.writer_file, prompt::WRITER),
-            Role::Reviewer => (&p.reviewer, &p.reviewer_file, prompt::REVIEWER),
-        };
-        match (inline, file) {
-            (Some(text), _) => Ok(text.clone()),
-            (None, Some(rel)) => {
-                let path = self.lp.repo.join(rel);
-                std::fs::read_to_string(&path).with_context(|| {
-                    format!(
-                        "contract field `prompt.{}_file`: cannot read `{}`",
-                        role.as_str(),
-                        path.display()
-                    )
-                })
-            }
-            (None, None) => Ok(builtin.to_string()),
+    fn caller(&self) -> Caller<'_> {
+        Caller {
+            lp: self.lp,
+            progress: self.out,
+            interrupt: self.interrupt,
         }
-    }
-
-    #[allow(clippy::too_many_arguments)]
-    fn call(
-        &self,
-        role: Role,
-        agent: &Agent,
-        history: &History,
-        spend: &Spend,
-        round: u32,
-        text: &str,
-        files: &Files,
-        evidence: &mut Vec<(String, Vec<u8>)>,
-    ) -> anyhow::Result<Reply> {
-        let lp = self.lp;
-        let contract = lp.contract();
-        std::fs::write(&files.prompt, text)
-            .with_context(|| format!("cannot write `{}`", files.prompt.display()))?;
-        let _ = std::fs::remove_file(&files.output);
-        let spent = history.spent_usd + spend.usd.unwrap_or(0.0);
-        let head = crate::git::resolve_commit(&lp.repo, "HEAD").ok().flatten();
-        let review_base = (head.as_deref() != Some(contract.base.as_str())
-            && contract.base != crate::git::EMPTY_TREE)
-            .then_some(contract.base.as_str());
-        let call = preset::build(
-            agent,
-            &preset::Context {
-                role,
-                loop_name: lp.name.as_str(),
-                round,
-                repo: &lp.repo,
-                prompt: text,
-                files,
-                schema: &prompt::schema_for_agents(),
-                remaining_usd: history.contract.budget.usd.map(|cap| cap - spent),
-                review_base,
-            },
-        );
-        let junit = agent.junit.as_ref().map(|rel| call.cwd.join(rel));
-        let started = std::time::SystemTime::now();
-        let label = agent.preset.as_str();
-        self.out.call_started(round, role, label, &call);
-        let result = process::run(&call, self.interrupt, &mut |elapsed| {
-            self.out.tick(round, role, label, elapsed, spent);
-        });
-        let finished = match result {
-            Ok(finished) => finished,
-            Err(err) => {
-                self.out.call_failed();
-                let (stdout, stderr) = match &err {
-                    ProcessError::TimedOut { stdout, stderr, .. }
-                    | ProcessError::Interrupted { stdout, stderr } => {
-                        (stdout.bytes.clone(), stderr.bytes.clone())
-                    }
-                    _ => (Vec::new(), Vec::new()),
-                };
-                let kept = keep_failure(
-                    lp,
-                    round,
-                    role,
-                    &[
-                        ("call.txt", call.display().as_bytes()),
-                        ("stdout", &stdout),
-                        ("stderr", &stderr),
-                    ],
-                )?;
-                anyhow::bail!(
-                    "round {round}: {} `{label}` {err}; nothing was recorded\nevidence: `{}`",
-                    role.as_str(),
-                    super::shown(&kept)
-                );
-            }
-        };
-        let output_file = read_capped(&files.output)?;
-        let report = match &junit {
-            Some(path) => written_since(path, started)?,
-            None => None,
-        };
-        let reply = output::interpret(
-            agent.preset,
-            role,
-            &finished,
-            output_file.as_deref(),
-            report.as_deref(),
-        );
-        self.out
-            .call_finished(round, role, label, &finished, reply.as_ref().ok());
-        let prefix = role.as_str();
-        let mut kept: Vec<(String, Vec<u8>)> = vec![
-            (format!("{prefix}.call.txt"), call.display().into_bytes()),
-            (format!("{prefix}.prompt.md"), text.as_bytes().to_vec()),
-            (format!("{prefix}.stdout"), finished.stdout.bytes.clone()),
-            (format!("{prefix}.stderr"), finished.stderr.bytes.clone()),
-        ];
-        if let Some(bytes) = &output_file {
-            kept.push((format!("{prefix}.output"), bytes.clone()));
-        }
-        if let Some(bytes) = &report {
-            kept.push((format!("{prefix}.junit.xml"), bytes.clone()));
-        }
-        match reply {
-            Ok(reply) => {
-                evidence.extend(kept);
-                Ok(reply)
-            }
-            Err(why) => {
-                let refs: Vec<(&str, &[u8])> = kept
-                    .iter()
-                    .map(|(n, b)| (n.as_str(), b.as_slice()))
-                    .collect();
-                let dir = keep_failure(lp, round, role, &refs)?;
-                anyhow::bail!(
-                    "round {round}: {} `{label}` failed: {why}; nothing was recorded\nevidence: `{}`",
-                    role.as_str(),
-                    super::shown(&dir)
-                );
-            }
-        }
-    }
-}
-
-/// A file the call may have written, read whole up to the output cap.
-fn read_capped(path: &Path) -> anyhow::Result<Option<Vec<u8>>> {
-    match std::fs::metadata(path) {
-        Ok(meta) if meta.len() > process::OUTPUT_CAP as u64 => anyhow::bail!(
-            "`{}` is larger than {} MiB",
-            path.display(),
-            process::OUTPUT_CAP / 1024 / 1024
-        ),
-        Ok(_) => {
-            Ok(Some(std::fs::read(path).with_context(|| {
-                format!("cannot read `{}`", path.display())
-            })?))
-        }
-        Err(_) => Ok(None),
-    }
-}
-
-/// The report at `path` if this call wrote it (not a stale one from before).
-fn written_since(path: &Path, since: std::time::SystemTime) -> anyhow::Result<Option<Vec<u8>>> {
-    let fresh = std::fs::metadata(path)
-        .and_then(|m| m.modified())
-        .is_ok_and(|t| t + Duration::from_secs(1) >= since);
-    if fresh { read_capped(path) } else { Ok(None) }
-}
-
-/// Keeps a failed call's output (redacted) where a person can read it:
-/// `<ledgers>/<loop>/failed/round-<n>-<role>-<time>/`. Not evidence of any
-/// round: nothing was recorded.
-fn keep_failure(
-    lp: &Loop,
-    round: u32,
-    role: Role,
-    files: &[(&str, &[u8])],
-) -> anyhow::Result<PathBuf> {
-    let stamp = chrono::Utc::now().format("%Y%m%dT%H%M%S%.3fZ");
-    let dir = lp
-        .store
-        .evidence_dir(round)
-        .with_file_name("failed")
-        .join(format!("round-{round}-{}-{stamp}", role.as_str()));
-    std::fs::create_dir_all(&dir).with_context(|| format!("cannot create `{}`", dir.display()))?;
-    for (name, bytes) in files {
-        let name = name.rsplit('/').next().unwrap_or(name);
-        std::fs::write(dir.join(name), redact(bytes))
-            .with_context(|| format!("cannot write `{}`", dir.join(name).display()))?;
-    }
-    Ok(dir)
-}
-
-/// The round's scratch folder under the state folder (left out of snapshots),
-/// removed when the round ends.
-struct WorkDir(PathBuf);
-
-impl WorkDir {
-    fn new(lp: &Loop, round: u32) -> anyhow::Result<WorkDir> {
-        let dir = lp
-            .store
-            .evidence_dir(round)
-            .with_file_name(format!(".work-{}-round-{round}", std::process::id()));
-        let _ = std::fs::remove_dir_all(&dir);
-        std::fs::create_dir_all(&dir)
-            .with_context(|| format!("cannot create `{}`", dir.display()))?;
-        Ok(WorkDir(dir))
-    }
-
-    fn files(&self) -> Files {
-        Files {
-            prompt: self.0.join("prompt.md"),
-            patch: self.0.join("patch.diff"),
-            findings: self.0.join("findings.json"),
-            schema: self.0.join("findings.schema.json"),
-            output: self.0.join("output"),
-        }
-    }
-}
-
-impl Drop for WorkDir {
-    fn drop(&mut self) {
-        let _ = std::fs::remove_dir_all(&self.0);
     }
 }
 
@@ -659,6 +325,74 @@ impl Printer {
         let _ = out.flush();
     }
 
+    fn round(&self, lp: &Loop, recorded: &Recorded) -> anyhow::Result<()> {
+        let history = History::read(lp, lp.store.read()?.rows)?;
+        let view = RoundView {
+            loop_name: lp.name.as_str(),
+            row: &recorded.row,
+            state: &recorded.state,
+            max_rounds: history.max_rounds,
+            already: false,
+            floor: lp.contract().severity_floor,
+            driven: true,
+        };
+        match self.mode {
+            Mode::Json => {
+                let mut value = round::json(&view, i32::from(recorded.exit().code()));
+                if let serde_json::Value::Object(map) = &mut value {
+                    map.insert("event".into(), json!("round"));
+                }
+                self.json_line(value);
+            }
+            Mode::Plain | Mode::Live => super::emit(round::text(&view).as_bytes())?,
+            Mode::Quiet => {}
+        }
+        Ok(())
+    }
+
+    fn end(&self, lp: &Loop, recorded: &Recorded, exit: Exit) -> anyhow::Result<()> {
+        match self.mode {
+            Mode::Json => self.json_line(json!({
+                "event": "end", "loop": lp.name.as_str(), "round": recorded.row.round,
+                "rule": recorded.state.rule, "reason": recorded.state.reason, "exit": exit.code(),
+            })),
+            _ => {
+                if self.mode == Mode::Quiet {
+                    super::emit(
+                        format!(
+                            "loop `{}` stopped at round {} on `{}`: {}\n",
+                            lp.name,
+                            recorded.row.round,
+                            recorded.state.rule.as_deref().unwrap_or_default(),
+                            recorded.state.reason
+                        )
+                        .as_bytes(),
+                    )?;
+                }
+                if recorded.state.rule.as_deref().is_some_and(|r| r != "clean") {
+                    let history = History::read(lp, lp.store.read()?.rows)?;
+                    let handoff = super::escalate::build(lp, &history)?;
+                    let mut text = b"\n".to_vec();
+                    text.extend(crate::report::handoff::render(
+                        &handoff,
+                        HandoffFormat::Text,
+                    ));
+                    super::emit(&text)?;
+                }
+            }
+        }
+        Ok(())
+    }
+
+    fn error(&self, err: &anyhow::Error) {
+        self.call_failed();
+        if self.mode == Mode::Json {
+            self.json_line(json!({"event": "error", "message": format!("{err:#}")}));
+        }
+    }
+}
+
+impl Progress for Printer {
     fn call_started(&self, round: u32, role: Role, agent: &str, call: &Call) {
         match self.mode {
             Mode::Json => self.json_line(json!({
@@ -730,72 +464,6 @@ impl Printer {
                 );
             }
             Mode::Quiet => {}
-        }
-    }
-
-    fn round(&self, lp: &Loop, recorded: &Recorded) -> anyhow::Result<()> {
-        let history = History::read(lp, lp.store.read()?.rows)?;
-        let view = RoundView {
-            loop_name: lp.name.as_str(),
-            row: &recorded.row,
-            state: &recorded.state,
-            max_rounds: history.max_rounds,
-            already: false,
-            floor: lp.contract().severity_floor,
-            driven: true,
-        };
-        match self.mode {
-            Mode::Json => {
-                let mut value = round::json(&view, i32::from(recorded.exit().code()));
-                if let serde_json::Value::Object(map) = &mut value {
-                    map.insert("event".into(), json!("round"));
-                }
-                self.json_line(value);
-            }
-            Mode::Plain | Mode::Live => super::emit(round::text(&view).as_bytes())?,
-            Mode::Quiet => {}
-        }
-        Ok(())
-    }
-
-    fn end(&self, lp: &Loop, recorded: &Recorded, exit: Exit) -> anyhow::Result<()> {
-        match self.mode {
-            Mode::Json => self.json_line(json!({
-                "event": "end", "loop": lp.name.as_str(), "round": recorded.row.round,
-                "rule": recorded.state.rule, "reason": recorded.state.reason, "exit": exit.code(),
-            })),
-            _ => {
-                if self.mode == Mode::Quiet {
-                    super::emit(
-                        format!(
-                            "loop `{}` stopped at round {} on `{}`: {}\n",
-                            lp.name,
-                            recorded.row.round,
-                            recorded.state.rule.as_deref().unwrap_or_default(),
-                            recorded.state.reason
-                        )
-                        .as_bytes(),
-                    )?;
-                }
-                if recorded.state.rule.as_deref().is_some_and(|r| r != "clean") {
-                    let history = History::read(lp, lp.store.read()?.rows)?;
-                    let handoff = super::escalate::build(lp, &history)?;
-                    let mut text = b"\n".to_vec();
-                    text.extend(crate::report::handoff::render(
-                        &handoff,
-                        HandoffFormat::Text,
-                    ));
-                    super::emit(&text)?;
-                }
-            }
-        }
-        Ok(())
-    }
-
-    fn error(&self, err: &anyhow::Error) {
-        self.call_failed();
-        if self.mode == Mode::Json {
-            self.json_line(json!({"event": "error", "message": format!("{err:#}")}));
         }
     }
 }

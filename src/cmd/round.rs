@@ -1,0 +1,473 @@
+//! The pieces of an agent-driven round that `run` and `hook stop` share: the
+//! loop's run lock, the round's scratch folder, one agent call with its
+//! evidence, the reviewer's call and reading, and where a failed call's
+//! output is kept. Does I/O (files, agent processes).
+
+use std::fs::File;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use std::sync::atomic::AtomicBool;
+use std::time::{Duration, Instant};
+
+use anyhow::Context as _;
+
+use crate::agent::output::{self, Reply};
+use crate::agent::preset::{self, Files, Role};
+use crate::agent::process::{self, Call, Finished, ProcessError};
+use crate::agent::prompt;
+use crate::contract::{Agent, Preset};
+use crate::engine::{History, Loop, Review};
+use crate::findings::{self, Finding, Format};
+use crate::redact::redact;
+
+/// One driver per loop at a time (`run`, or a `hook stop` round): a lock
+/// file beside the ledger, held while rounds are driven. The ledger itself
+/// is locked only while a round is appended, so `status` and `escalate` work
+/// meanwhile.
+pub(super) struct RunLock(#[allow(dead_code)] File);
+
+impl RunLock {
+    /// Takes the lock, or says who holds it.
+    pub(super) fn take(lp: &Loop) -> anyhow::Result<RunLock> {
+        let (file, path) = Self::open(lp)?;
+        match file.try_lock() {
+            Ok(()) => Ok(Self::taken(lp, file)),
+            Err(std::fs::TryLockError::WouldBlock) => anyhow::bail!(
+                "another `referee run` (or `referee hook stop`) is driving loop `{}` (`{}` is locked)",
+                lp.name,
+                super::shown(&path)
+            ),
+            Err(std::fs::TryLockError::Error(e)) => {
+                Err(anyhow::anyhow!("cannot lock `{}`: {e}", path.display()))
+            }
+        }
+    }
+
+    /// Takes the lock, waiting up to `patience` for the holder to finish;
+    /// `None` when it is still held then.
+    pub(super) fn wait(lp: &Loop, patience: Duration) -> anyhow::Result<Option<RunLock>> {
+        let (file, path) = Self::open(lp)?;
+        let start = Instant::now();
+        loop {
+            match file.try_lock() {
+                Ok(()) => return Ok(Some(Self::taken(lp, file))),
+                Err(std::fs::TryLockError::WouldBlock) if start.elapsed() < patience => {
+                    std::thread::sleep(Duration::from_millis(200));
+                }
+                Err(std::fs::TryLockError::WouldBlock) => return Ok(None),
+                Err(std::fs::TryLockError::Error(e)) => {
+                    anyhow::bail!("cannot lock `{}`: {e}", path.display())
+                }
+            }
+        }
+    }
+
+    fn open(lp: &Loop) -> anyhow::Result<(File, PathBuf)> {
+        let path = lp.store.path().with_extension("run.lock");
+        if let Some(dir) = path.parent() {
+            std::fs::create_dir_all(dir)
+                .with_context(|| format!("cannot create `{}`", dir.display()))?;
+        }
+        let file = File::options()
+            .create(true)
+            .truncate(false)
+            .write(true)
+            .open(&path)
+            .with_context(|| format!("cannot open `{}`", path.display()))?;
+        Ok((file, path))
+    }
+
+    fn taken(lp: &Loop, file: File) -> RunLock {
+        // No other driver holds this loop: scratch folders left by a killed
+        // one (prompts, findings) go now.
+        if let Some(dir) = lp.store.evidence_dir(0).parent()
+            && let Ok(entries) = std::fs::read_dir(dir)
+        {
+            for entry in entries.flatten() {
+                if entry.file_name().to_string_lossy().starts_with(".work-") {
+                    let _ = std::fs::remove_dir_all(entry.path());
+                }
+            }
+        }
+        RunLock(file)
+    }
+}
+
+/// What the round's calls spent so far.
+#[derive(Default)]
+pub(super) struct Spend {
+    pub usd: Option<f64>,
+    pub tokens: Option<u64>,
+}
+
+impl Spend {
+    pub(super) fn add(&mut self, reply: &Reply) {
+        self.add_parts(reply.cost_usd, reply.tokens);
+    }
+
+    pub(super) fn add_parts(&mut self, usd: Option<f64>, tokens: Option<u64>) {
+        if let Some(usd) = usd {
+            self.usd = Some(self.usd.unwrap_or(0.0) + usd);
+        }
+        if let Some(tokens) = tokens {
+            self.tokens = Some(self.tokens.unwrap_or(0) + tokens);
+        }
+    }
+}
+
+/// What a driver shows while an agent runs. `hook stop` shows nothing: its
+/// stdout is the agent's protocol.
+pub(super) trait Progress {
+    fn call_started(&self, _round: u32, _role: Role, _agent: &str, _call: &Call) {}
+    fn tick(&self, _round: u32, _role: Role, _agent: &str, _elapsed: Duration, _spent: f64) {}
+    fn call_failed(&self) {}
+    fn call_finished(
+        &self,
+        _round: u32,
+        _role: Role,
+        _agent: &str,
+        _f: &Finished,
+        _reply: Option<&Reply>,
+    ) {
+    }
+}
+
+/// Shows nothing.
+pub(super) struct Silent;
+
+impl Progress for Silent {}
+
+/// Calls the loop's agents, keeping what they said as evidence.
+pub(super) struct Caller<'a> {
+    pub lp: &'a Loop,
+    pub progress: &'a dyn Progress,
+    pub interrupt: &'a Arc<AtomicBool>,
+}
+
+impl Caller<'_> {
+    /// The contract's template for `role`, or the built-in one.
+    pub(super) fn template(&self, role: Role) -> anyhow::Result<String> {
+        let p = &self.lp.contract().prompt;
+        let (inline, file, builtin) = match role {
+            Role::Writer => (&p.writer, &p.writer_file, prompt::WRITER),
+            Role::Reviewer => (&p.reviewer, &p.reviewer_file, prompt::REVIEWER),
+        };
+        match (inline, file) {
+            (Some(text), _) => Ok(text.clone()),
+            (None, Some(rel)) => {
+                let path = self.lp.repo.join(rel);
+                std::fs::read_to_string(&path).with_context(|| {
+                    format!(
+                        "contract field `prompt.{}_file`: cannot read `{}`",
+                        role.as_str(),
+                        path.display()
+                    )
+                })
+            }
+            (None, None) => Ok(builtin.to_string()),
+        }
+    }
+
+    /// One agent call: its prompt, process, output and evidence. A failed
+    /// call keeps its output under `failed/` and records nothing.
+    #[allow(clippy::too_many_arguments)]
+    pub(super) fn call(
+        &self,
+        role: Role,
+        agent: &Agent,
+        history: &History,
+        spend: &Spend,
+        round: u32,
+        text: &str,
+        files: &Files,
+        evidence: &mut Vec<(String, Vec<u8>)>,
+    ) -> anyhow::Result<Reply> {
+        let lp = self.lp;
+        let contract = lp.contract();
+        std::fs::write(&files.prompt, text)
+            .with_context(|| format!("cannot write `{}`", files.prompt.display()))?;
+        let _ = std::fs::remove_file(&files.output);
+        let spent = history.spent_usd + spend.usd.unwrap_or(0.0);
+        let head = crate::git::resolve_commit(&lp.repo, "HEAD").ok().flatten();
+        let review_base = (head.as_deref() != Some(contract.base.as_str())
+            && contract.base != crate::git::EMPTY_TREE)
+            .then_some(contract.base.as_str());
+        let call = preset::build(
+            agent,
+            &preset::Context {
+                role,
+                loop_name: lp.name.as_str(),
+                round,
+                repo: &lp.repo,
+                prompt: text,
+                files,
+                schema: &prompt::schema_for_agents(),
+                remaining_usd: history.contract.budget.usd.map(|cap| cap - spent),
+                review_base,
+            },
+        );
+        let junit = agent.junit.as_ref().map(|rel| call.cwd.join(rel));
+        let started = std::time::SystemTime::now();
+        let label = agent.preset.as_str();
+        self.progress.call_started(round, role, label, &call);
+        let result = process::run(&call, self.interrupt, &mut |elapsed| {
+            self.progress.tick(round, role, label, elapsed, spent);
+        });
+        let finished = match result {
+            Ok(finished) => finished,
+            Err(err) => {
+                self.progress.call_failed();
+                let (stdout, stderr) = match &err {
+                    ProcessError::TimedOut { stdout, stderr, .. }
+                    | ProcessError::Interrupted { stdout, stderr } => {
+                        (stdout.bytes.clone(), stderr.bytes.clone())
+                    }
+                    _ => (Vec::new(), Vec::new()),
+                };
+                let kept = keep_failure(
+                    lp,
+                    round,
+                    role,
+                    &[
+                        ("call.txt", call.display().as_bytes()),
+                        ("stdout", &stdout),
+                        ("stderr", &stderr),
+                    ],
+                )?;
+                anyhow::bail!(
+                    "round {round}: {} `{label}` {err}; nothing was recorded\nevidence: `{}`",
+                    role.as_str(),
+                    super::shown(&kept)
+                );
+            }
+        };
+        let output_file = read_capped(&files.output)?;
+        let report = match &junit {
+            Some(path) => written_since(path, started)?,
+            None => None,
+        };
+        let reply = output::interpret(
+            agent.preset,
+            role,
+            &finished,
+            output_file.as_deref(),
+            report.as_deref(),
+        );
+        self.progress
+            .call_finished(round, role, label, &finished, reply.as_ref().ok());
+        let prefix = role.as_str();
+        let mut kept: Vec<(String, Vec<u8>)> = vec![
+            (format!("{prefix}.call.txt"), call.display().into_bytes()),
+            (format!("{prefix}.prompt.md"), text.as_bytes().to_vec()),
+            (format!("{prefix}.stdout"), finished.stdout.bytes.clone()),
+            (format!("{prefix}.stderr"), finished.stderr.bytes.clone()),
+        ];
+        if let Some(bytes) = &output_file {
+            kept.push((format!("{prefix}.output"), bytes.clone()));
+        }
+        if let Some(bytes) = &report {
+            kept.push((format!("{prefix}.junit.xml"), bytes.clone()));
+        }
+        match reply {
+            Ok(reply) => {
+                evidence.extend(kept);
+                Ok(reply)
+            }
+            Err(why) => {
+                let refs: Vec<(&str, &[u8])> = kept
+                    .iter()
+                    .map(|(n, b)| (n.as_str(), b.as_slice()))
+                    .collect();
+                let dir = keep_failure(lp, round, role, &refs)?;
+                anyhow::bail!(
+                    "round {round}: {} `{label}` failed: {why}; nothing was recorded\nevidence: `{}`",
+                    role.as_str(),
+                    super::shown(&dir)
+                );
+            }
+        }
+    }
+
+    /// The reviewer's call on the round's patch and its findings: the patch
+    /// goes to `REFEREE_PATCH_FILE` and into the prompt with the open
+    /// findings. An output that reads as no review keeps it under `failed/`.
+    #[allow(clippy::too_many_arguments)]
+    pub(super) fn review(
+        &self,
+        reviewer: &Agent,
+        history: &History,
+        spend: &mut Spend,
+        round: u32,
+        vars: &[(&str, &str)],
+        patch: &[u8],
+        files: &Files,
+        evidence: &mut Vec<(String, Vec<u8>)>,
+    ) -> anyhow::Result<Review> {
+        let lp = self.lp;
+        std::fs::write(&files.patch, patch)
+            .with_context(|| format!("cannot write `{}`", files.patch.display()))?;
+        let open: Vec<&Finding> = history
+            .registry
+            .findings
+            .iter()
+            .filter(|t| t.standing == crate::engine::accounting::Standing::Open)
+            .map(|t| &t.finding)
+            .collect();
+        let list = prompt::findings_list(&open);
+        let excerpt = prompt::patch_excerpt(patch);
+        let mut vars = vars.to_vec();
+        vars.push(("open_findings", list.as_str()));
+        vars.push(("patch", excerpt.as_str()));
+        let text = prompt::render(&self.template(Role::Reviewer)?, &vars);
+        let reply = self.call(
+            Role::Reviewer,
+            reviewer,
+            history,
+            spend,
+            round,
+            &text,
+            files,
+            evidence,
+        )?;
+        spend.add(&reply);
+        let raw = reply.review.unwrap_or_default();
+        let format = match reviewer.preset {
+            Preset::Tests => Format::Junit,
+            Preset::CodexReview => Format::Codex,
+            _ => Format::Auto,
+        };
+        let parsed = match findings::parse(&raw, format, &lp.repo.to_string_lossy()) {
+            Ok(parsed) => parsed,
+            // `codex exec review` prints only its explanation when it has no
+            // comment; its exit status 0 (checked above) is the proof there.
+            Err(findings::FindingsError::NotProven { .. })
+                if reviewer.preset == Preset::CodexReview
+                    && !String::from_utf8_lossy(&raw).trim().is_empty() =>
+            {
+                findings::Parsed {
+                    source_format: Format::Codex,
+                    findings: Vec::new(),
+                    resolved: Vec::new(),
+                }
+            }
+            Err(err) => {
+                let kept = keep_failure(lp, round, Role::Reviewer, &[("review", &raw)])?;
+                anyhow::bail!(
+                    "round {round}: reviewer `{}` gave no readable review: {err}\n\
+                     nothing was recorded; its output is in `{}`",
+                    reviewer.preset.as_str(),
+                    super::shown(&kept)
+                );
+            }
+        };
+        Ok(Review::new(raw, parsed))
+    }
+}
+
+/// The placeholders every prompt of round `round` fills: the loop, the
+/// round and its cap, the task, the scope, the floor and the schema.
+pub(super) fn base_vars(
+    lp: &Loop,
+    history: &History,
+    round: u32,
+    task: &str,
+) -> Vec<(&'static str, String)> {
+    let contract = lp.contract();
+    let scope = contract
+        .scope
+        .iter()
+        .map(|g| format!("`{g}`"))
+        .collect::<Vec<_>>()
+        .join(", ");
+    vec![
+        ("loop", lp.name.to_string()),
+        ("round", round.to_string()),
+        ("max_rounds", history.max_rounds.to_string()),
+        ("task", task.to_string()),
+        ("scope", scope),
+        ("floor", contract.severity_floor.as_str().to_string()),
+        ("schema", prompt::SCHEMA.to_string()),
+    ]
+}
+
+/// A file the call may have written, read whole up to the output cap.
+fn read_capped(path: &Path) -> anyhow::Result<Option<Vec<u8>>> {
+    match std::fs::metadata(path) {
+        Ok(meta) if meta.len() > process::OUTPUT_CAP as u64 => anyhow::bail!(
+            "`{}` is larger than {} MiB",
+            path.display(),
+            process::OUTPUT_CAP / 1024 / 1024
+        ),
+        Ok(_) => {
+            Ok(Some(std::fs::read(path).with_context(|| {
+                format!("cannot read `{}`", path.display())
+            })?))
+        }
+        Err(_) => Ok(None),
+    }
+}
+
+/// The report at `path` if this call wrote it (not a stale one from before).
+fn written_since(path: &Path, since: std::time::SystemTime) -> anyhow::Result<Option<Vec<u8>>> {
+    let fresh = std::fs::metadata(path)
+        .and_then(|m| m.modified())
+        .is_ok_and(|t| t + Duration::from_secs(1) >= since);
+    if fresh { read_capped(path) } else { Ok(None) }
+}
+
+/// Keeps a failed call's output (redacted) where a person can read it:
+/// `<ledgers>/<loop>/failed/round-<n>-<role>-<time>/`. Not evidence of any
+/// round: nothing was recorded.
+pub(super) fn keep_failure(
+    lp: &Loop,
+    round: u32,
+    role: Role,
+    files: &[(&str, &[u8])],
+) -> anyhow::Result<PathBuf> {
+    let stamp = chrono::Utc::now().format("%Y%m%dT%H%M%S%.3fZ");
+    let dir = lp
+        .store
+        .evidence_dir(round)
+        .with_file_name("failed")
+        .join(format!("round-{round}-{}-{stamp}", role.as_str()));
+    std::fs::create_dir_all(&dir).with_context(|| format!("cannot create `{}`", dir.display()))?;
+    for (name, bytes) in files {
+        let name = name.rsplit('/').next().unwrap_or(name);
+        std::fs::write(dir.join(name), redact(bytes))
+            .with_context(|| format!("cannot write `{}`", dir.join(name).display()))?;
+    }
+    Ok(dir)
+}
+
+/// The round's scratch folder under the state folder (left out of snapshots),
+/// removed when the round ends.
+pub(super) struct WorkDir(PathBuf);
+
+impl WorkDir {
+    pub(super) fn new(lp: &Loop, round: u32) -> anyhow::Result<WorkDir> {
+        let dir = lp
+            .store
+            .evidence_dir(round)
+            .with_file_name(format!(".work-{}-round-{round}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        std::fs::create_dir_all(&dir)
+            .with_context(|| format!("cannot create `{}`", dir.display()))?;
+        Ok(WorkDir(dir))
+    }
+
+    pub(super) fn files(&self) -> Files {
+        Files {
+            prompt: self.0.join("prompt.md"),
+            patch: self.0.join("patch.diff"),
+            findings: self.0.join("findings.json"),
+            schema: self.0.join("findings.schema.json"),
+            output: self.0.join("output"),
+        }
+    }
+}
+
+impl Drop for WorkDir {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir_all(&self.0);
+    }
+}
