@@ -237,10 +237,36 @@ pub fn round_refs(
 /// The temporary index starts as a copy of the user's, so `git add` only
 /// rehashes files whose stat data changed: as fast as `git status`.
 pub fn worktree_tree(repo: &Path, exclude: &[&str]) -> Result<String, SnapshotError> {
-    worktree_tree_at(repo, exclude, 0)
+    worktree_tree_at(repo, exclude, None, 0)
 }
 
-fn worktree_tree_at(repo: &Path, exclude: &[&str], depth: u32) -> Result<String, SnapshotError> {
+/// Files a snapshot takes from a fixed commit instead of the work tree (the
+/// agent settings that `referee hook install` edited): a change to them is
+/// never part of a round's patch.
+#[derive(Debug, Clone, Copy)]
+pub struct Frozen<'a> {
+    /// The commit (or tree) whose version of each file is taken; a file it
+    /// does not have is left out.
+    pub from: &'a str,
+    /// Repo-relative file paths.
+    pub paths: &'a [String],
+}
+
+/// [`worktree_tree`], with the `frozen` files as `frozen.from` has them.
+pub fn worktree_tree_frozen(
+    repo: &Path,
+    exclude: &[&str],
+    frozen: Option<Frozen<'_>>,
+) -> Result<String, SnapshotError> {
+    worktree_tree_at(repo, exclude, frozen, 0)
+}
+
+fn worktree_tree_at(
+    repo: &Path,
+    exclude: &[&str],
+    frozen: Option<Frozen<'_>>,
+    depth: u32,
+) -> Result<String, SnapshotError> {
     let tmp_name = temp_index_name();
     let out = git::run(
         repo,
@@ -268,11 +294,14 @@ fn worktree_tree_at(repo: &Path, exclude: &[&str], depth: u32) -> Result<String,
     }
     let env = [("GIT_INDEX_FILE", tmp.0.as_os_str())];
 
-    let exclude: Vec<&str> = exclude
+    let mut exclude: Vec<&str> = exclude
         .iter()
         .map(|d| d.trim_matches('/'))
         .filter(|d| !d.is_empty())
         .collect();
+    if let Some(f) = &frozen {
+        exclude.extend(f.paths.iter().map(String::as_str));
+    }
     // The copied index may track files under an excluded directory; `add`
     // with an exclude pathspec would leave them in, so drop them first.
     if copied {
@@ -298,9 +327,46 @@ fn worktree_tree_at(repo: &Path, exclude: &[&str], depth: u32) -> Result<String,
     if depth < MAX_SUBMODULE_DEPTH && repo.join(".gitmodules").is_file() {
         dirty_submodules(repo, &env, depth)?;
     }
+    if let Some(f) = &frozen {
+        put_back(repo, f, &env)?;
+    }
 
     let out = git::run(repo, ["write-tree"], &env)?;
     object_id(&out.stdout, "write-tree")
+}
+
+/// Puts the frozen files, as `frozen.from` has them, into the index that
+/// `env` names (they were left out of it).
+fn put_back(repo: &Path, frozen: &Frozen<'_>, env: &[(&str, &OsStr)]) -> Result<(), SnapshotError> {
+    if frozen.paths.is_empty() {
+        return Ok(());
+    }
+    let mut args: Vec<OsString> = [
+        "ls-tree",
+        "-z",
+        "--full-tree",
+        "--end-of-options",
+        frozen.from,
+        "--",
+    ]
+    .map(OsString::from)
+    .to_vec();
+    // `ls-tree` takes plain paths (no pathspec magic); `--full-tree` reads
+    // them from the top.
+    args.extend(frozen.paths.iter().map(OsString::from));
+    let listed = git::run(repo, &args, &[])?;
+    // Only blobs (and symlinks): a frozen path that is a folder in
+    // `from` is left out rather than half-taken.
+    let entries: Vec<u8> = listed
+        .stdout
+        .split(|&b| b == 0)
+        .filter(|e| e.windows(6).any(|w| w == b" blob "))
+        .flat_map(|e| e.iter().copied().chain([0]))
+        .collect();
+    if !entries.is_empty() {
+        git::run_with_input_env(repo, &["update-index", "-z", "--index-info"], env, entries)?;
+    }
+    Ok(())
 }
 
 /// How deep snapshots look into submodules of submodules.
@@ -358,7 +424,7 @@ fn dirty_submodules(repo: &Path, env: &[(&str, &OsStr)], depth: u32) -> Result<(
         if !sub.join(".git").exists() {
             continue;
         }
-        let tree = worktree_tree_at(&sub, &[], depth + 1)?;
+        let tree = worktree_tree_at(&sub, &[], None, depth + 1)?;
         let head = verify(&sub, "HEAD^{commit}")?;
         let head_tree = match &head {
             Some(h) => verify(&sub, &format!("{h}^{{tree}}"))?,
@@ -415,12 +481,25 @@ pub fn tree_of_excluding(
     rev: &str,
     exclude: &[&str],
 ) -> Result<String, SnapshotError> {
+    tree_of_frozen(repo, rev, exclude, None)
+}
+
+/// [`tree_of_excluding`], with the `frozen` files as `frozen.from` has them.
+pub fn tree_of_frozen(
+    repo: &Path,
+    rev: &str,
+    exclude: &[&str],
+    frozen: Option<Frozen<'_>>,
+) -> Result<String, SnapshotError> {
     let tree = tree_of(repo, rev)?;
-    let exclude: Vec<&str> = exclude
+    let mut exclude: Vec<&str> = exclude
         .iter()
         .map(|d| d.trim_matches('/'))
         .filter(|d| !d.is_empty())
         .collect();
+    if let Some(f) = &frozen {
+        exclude.extend(f.paths.iter().map(String::as_str));
+    }
     if exclude.is_empty() {
         return Ok(tree);
     }
@@ -430,6 +509,9 @@ pub fn tree_of_excluding(
     let env = [("GIT_INDEX_FILE", tmp.0.as_os_str())];
     git::run(repo, ["read-tree", &tree], &env)?;
     drop_excluded(repo, &exclude, &env)?;
+    if let Some(f) = &frozen {
+        put_back(repo, f, &env)?;
+    }
     let out = git::run(repo, ["write-tree"], &env)?;
     object_id(&out.stdout, "write-tree")
 }

@@ -35,14 +35,8 @@ pub fn check(state: &State, args: ApprovalCheckArgs) -> anyhow::Result<Exit> {
     };
     let exclude: Vec<&str> = lp.exclude.iter().map(String::as_str).collect();
     let (what, tree) = match &args.rev {
-        Some(rev) => (
-            format!("`{rev}`"),
-            snapshot::tree_of_excluding(&lp.repo, rev, &exclude)?,
-        ),
-        None => (
-            "the working tree".to_string(),
-            snapshot::worktree_tree(&lp.repo, &exclude)?,
-        ),
+        Some(rev) => (format!("`{rev}`"), lp.tree_of(rev)?),
+        None => ("the working tree".to_string(), lp.worktree_tree()?),
     };
     let approved = &approval.subject;
     // `None`: the trees differ but the approved tree is not in this clone
@@ -56,9 +50,10 @@ pub fn check(state: &State, args: ApprovalCheckArgs) -> anyhow::Result<Exit> {
                 paths
                     .into_iter()
                     .filter(|p| {
-                        !exclude
-                            .iter()
-                            .any(|d| p == d || p.starts_with(&format!("{d}/")))
+                        !lp.frozen.contains(p)
+                            && !exclude
+                                .iter()
+                                .any(|d| p == d || p.starts_with(&format!("{d}/")))
                     })
                     .collect()
             })

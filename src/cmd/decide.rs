@@ -44,8 +44,7 @@ fn decide(state: &State, args: DecisionArgs, kind: Kind) -> anyhow::Result<Exit>
         "reject"
     };
     if kind == Kind::Approve {
-        let exclude: Vec<&str> = lp.exclude.iter().map(String::as_str).collect();
-        let now = snapshot::worktree_tree(&lp.repo, &exclude)?;
+        let now = lp.worktree_tree()?;
         if now != last.snapshot.tree {
             let changed = snapshot::changed_paths(&lp.repo, &last.snapshot.tree, &now)?;
             anyhow::bail!(

@@ -135,5 +135,6 @@ fn open_loop(state: &State, select: &crate::cli::LoopSelect) -> anyhow::Result<L
         store,
         repo: state.repo.clone(),
         exclude: state.inside_repo().into_iter().collect(),
+        frozen: Vec::new(),
     })
 }

@@ -101,6 +101,7 @@ fn with_contract(state: &State, name: &LoopName) -> anyhow::Result<LoopSummary> 
         store,
         repo: state.repo.clone(),
         exclude: Vec::new(),
+        frozen: Vec::new(),
     };
     // A loop whose contract changed since round 1 still reports its rows.
     let (rounds, status, rule, must_fix) = match History::read(&lp, rows.clone()) {

@@ -23,7 +23,6 @@ use crate::engine::{self, History, Loop, Recorded, Submission};
 use crate::exit::{Exit, UsageError};
 use crate::findings::Finding;
 use crate::report::round::{self, RoundView};
-use crate::snapshot;
 use crate::state::State;
 
 pub fn run(state: &State, mut args: RunArgs) -> anyhow::Result<Exit> {
@@ -214,8 +213,7 @@ impl Driver<'_> {
             responses = reply.responses;
         }
 
-        let exclude: Vec<&str> = lp.exclude.iter().map(String::as_str).collect();
-        let tree = snapshot::worktree_tree(&lp.repo, &exclude)?;
+        let tree = lp.worktree_tree()?;
         let snapped = engine::snap(lp, history, &tree)?;
         let patch = &snapped.patch;
 

@@ -22,11 +22,33 @@ pub struct Loop {
     pub repo: PathBuf,
     /// Repo-relative folders snapshots leave out (the state folder).
     pub exclude: Vec<String>,
+    /// Repo-relative files snapshots take from the loop's base, not the work
+    /// tree: the agent settings `referee hook install` edited.
+    pub frozen: Vec<String>,
 }
 
 impl Loop {
     pub fn contract(&self) -> &Contract {
         &self.loaded.contract
+    }
+
+    /// The tree the working tree snapshots to (see `snapshot::worktree_tree`).
+    pub fn worktree_tree(&self) -> Result<String, crate::snapshot::SnapshotError> {
+        let exclude: Vec<&str> = self.exclude.iter().map(String::as_str).collect();
+        crate::snapshot::worktree_tree_frozen(&self.repo, &exclude, self.frozen_files())
+    }
+
+    /// The tree `rev` would snapshot to.
+    pub fn tree_of(&self, rev: &str) -> Result<String, crate::snapshot::SnapshotError> {
+        let exclude: Vec<&str> = self.exclude.iter().map(String::as_str).collect();
+        crate::snapshot::tree_of_frozen(&self.repo, rev, &exclude, self.frozen_files())
+    }
+
+    fn frozen_files(&self) -> Option<crate::snapshot::Frozen<'_>> {
+        (!self.frozen.is_empty()).then(|| crate::snapshot::Frozen {
+            from: self.contract().base.as_str(),
+            paths: &self.frozen,
+        })
     }
 }
 

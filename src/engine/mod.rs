@@ -111,8 +111,7 @@ pub fn record(lp: &Loop, sub: Submission) -> anyhow::Result<Recorded> {
         });
     }
 
-    let exclude: Vec<&str> = lp.exclude.iter().map(String::as_str).collect();
-    let tree = snapshot::worktree_tree(&lp.repo, &exclude)?;
+    let tree = lp.worktree_tree()?;
     let findings_sha256 = sub
         .review
         .as_ref()
