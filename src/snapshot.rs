@@ -1022,6 +1022,57 @@ mod tests {
     }
 
     #[test]
+    fn frozen_files_are_taken_from_the_base_whatever_the_work_tree_says() {
+        let repo = Repo::new();
+        repo.write(".claude/settings.json", "{\"model\": \"opus\"}\n");
+        repo.git(&["add", "-A"]);
+        repo.git(&["commit", "-q", "-m", "settings"]);
+        let base = repo.git(&["rev-parse", "HEAD"]).trim().to_string();
+        let base_tree = repo.git(&["rev-parse", "HEAD^{tree}"]).trim().to_string();
+        let paths = [
+            ".claude/settings.json".to_string(),
+            ".codex/hooks.json".to_string(),
+        ];
+        let frozen = Some(Frozen {
+            from: &base,
+            paths: &paths,
+        });
+        // A hook installed in both (one tracked at the base, one not), and
+        // the tracked one staged too: neither reaches the tree.
+        repo.write(
+            ".claude/settings.json",
+            "{\"model\": \"opus\", \"hooks\": {}}\n",
+        );
+        repo.git(&["add", ".claude/settings.json"]);
+        repo.write(".codex/hooks.json", "{\"hooks\": {}}\n");
+        let tree = worktree_tree_frozen(repo.path(), EXCLUDE, frozen).unwrap();
+        assert_eq!(tree, base_tree);
+        // Other changes still show.
+        repo.write("README.md", "changed\n");
+        let tree = worktree_tree_frozen(repo.path(), EXCLUDE, frozen).unwrap();
+        assert_ne!(tree, base_tree);
+        assert_eq!(
+            changed_paths(repo.path(), &base_tree, &tree).unwrap(),
+            ["README.md"]
+        );
+        // A commit holding the hook reads as the base has it too.
+        repo.git(&["add", "-A"]);
+        repo.git(&["commit", "-q", "-m", "hook"]);
+        assert_eq!(
+            tree_of_frozen(repo.path(), "HEAD", EXCLUDE, frozen).unwrap(),
+            tree
+        );
+        // From the empty tree, a frozen file is absent.
+        let empty = Some(Frozen {
+            from: git::EMPTY_TREE,
+            paths: &paths,
+        });
+        let tree = worktree_tree_frozen(repo.path(), EXCLUDE, empty).unwrap();
+        let out = repo.git(&["ls-tree", "-r", "--name-only", &tree]);
+        assert_eq!(out, "README.md\n");
+    }
+
+    #[test]
     fn works_from_a_subdirectory() {
         let repo = Repo::new();
         repo.write("sub/x.txt", "x\n");
