@@ -80,6 +80,9 @@ pub enum Command {
     /// Install the agent skill into a repository.
     #[command(subcommand)]
     Skill(SkillCommand),
+    /// The Stop hook of an interactive agent session (Claude Code, Codex).
+    #[command(subcommand)]
+    Hook(HookCommand),
 }
 
 /// Selects a loop; may be left out when exactly one loop exists.
@@ -425,6 +428,66 @@ pub struct SkillInstallArgs {
     /// Only the Codex `AGENTS.md` section.
     #[arg(long)]
     pub codex: bool,
+    /// Print JSON.
+    #[arg(long)]
+    pub json: bool,
+}
+
+#[derive(Debug, Subcommand)]
+pub enum HookCommand {
+    /// Referee one stop of the agent: read its Stop payload on stdin; when
+    /// the work tree changed since the last round, review the change with
+    /// the contract's reviewer, record the round, and answer on stdout:
+    /// block the stop with the must-fix findings, or let it end with the
+    /// verdict. Always exits 0: a hook must never wedge the agent.
+    Stop(HookStopArgs),
+    /// Add referee's Stop hook to the project's `.claude/settings.json`
+    /// (`--agent claude`) or `.codex/hooks.json` (`--agent codex`), merged
+    /// with what is there. Idempotent.
+    Install(HookInstallArgs),
+    /// Take out the entry `hook install` added; the file's other bytes stay.
+    Uninstall(HookUninstallArgs),
+}
+
+/// The agents whose Stop hook referee serves.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum HookAgent {
+    Claude,
+    Codex,
+}
+
+#[derive(Debug, Args)]
+pub struct HookStopArgs {
+    #[command(flatten)]
+    pub select: LoopSelect,
+    /// The agent sending the payload (default: told from the payload).
+    #[arg(long, value_enum)]
+    pub agent: Option<HookAgent>,
+}
+
+#[derive(Debug, Args)]
+pub struct HookInstallArgs {
+    /// The agent whose settings get the hook.
+    #[arg(long, value_enum)]
+    pub agent: HookAgent,
+    /// The loop the hook referees (default: the one loop in progress when
+    /// the agent stops).
+    #[arg(long = "loop", value_name = "LOOP")]
+    pub name: Option<String>,
+    /// How the agent runs referee (default: `referee` when that is this
+    /// program on PATH, else this program's absolute path).
+    #[arg(long, value_name = "PROGRAM")]
+    pub program: Option<String>,
+    /// Print JSON.
+    #[arg(long)]
+    pub json: bool,
+}
+
+#[derive(Debug, Args)]
+pub struct HookUninstallArgs {
+    /// The agent whose settings lose the hook.
+    #[arg(long, value_enum)]
+    pub agent: HookAgent,
     /// Print JSON.
     #[arg(long)]
     pub json: bool,

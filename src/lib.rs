@@ -9,6 +9,7 @@ pub mod engine;
 pub mod exit;
 pub mod findings;
 pub mod git;
+pub mod hook;
 pub mod judge;
 pub mod ledger;
 pub mod patch;

@@ -4,7 +4,8 @@
 use std::io::Write;
 
 use crate::cli::{
-    ApprovalCommand, Cli, Command, ContractCommand, JudgeCommand, LedgerCommand, SkillCommand,
+    ApprovalCommand, Cli, Command, ContractCommand, HookCommand, JudgeCommand, LedgerCommand,
+    SkillCommand,
 };
 use crate::engine::Loop;
 use crate::exit::{Exit, UsageError};
@@ -16,6 +17,7 @@ mod contract;
 mod decide;
 mod escalate;
 mod findings;
+mod hook;
 mod init;
 mod judge;
 mod ledger;
@@ -69,6 +71,9 @@ fn dispatch(cli: Cli) -> anyhow::Result<Exit> {
         Command::Completions(args) => completions::run(args),
         Command::Man => completions::man(),
         Command::Skill(SkillCommand::Install(args)) => skill::install(dir, args),
+        Command::Hook(HookCommand::Stop(args)) => Ok(hook::stop(dir, args)),
+        Command::Hook(HookCommand::Install(args)) => hook::install(&State::locate(dir)?, args),
+        Command::Hook(HookCommand::Uninstall(args)) => hook::uninstall(&State::locate(dir)?, args),
     }
 }
 
@@ -135,6 +140,6 @@ fn open_loop(state: &State, select: &crate::cli::LoopSelect) -> anyhow::Result<L
         store,
         repo: state.repo.clone(),
         exclude: state.inside_repo().into_iter().collect(),
-        frozen: Vec::new(),
+        frozen: hook::frozen_files(state),
     })
 }

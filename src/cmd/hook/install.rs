@@ -1,0 +1,451 @@
+//! `referee hook install|uninstall`: adds referee's Stop hook to the
+//! project's `.claude/settings.json` or `.codex/hooks.json`, merged with what
+//! is there, and takes it out again. What an install did is kept in
+//! `<state>/hooks/<agent>.json` (no copy of the file: settings may hold
+//! secrets), so an uninstall right after puts the original bytes back, and
+//! snapshots know to take the file from the loop's base (docs/hooks.md).
+
+use std::path::{Path, PathBuf};
+
+use anyhow::Context as _;
+use serde::{Deserialize, Serialize};
+use serde_json::json;
+
+use crate::cli::{HookAgent, HookInstallArgs, HookUninstallArgs, LoopSelect};
+use crate::digest::sha256_hex;
+use crate::engine::Loop;
+use crate::exit::Exit;
+use crate::hook::json_edit::Edit;
+use crate::hook::settings::{self, CAP_VAR, Entry, Made};
+use crate::state::State;
+
+/// What the hook needs besides the reviewer's call: the snapshot, waiting
+/// for another stop of the same loop, the record.
+const MARGIN_SECS: u64 = 300;
+/// The reviewer timeout when no loop names one (the contract's default).
+const DEFAULT_TIMEOUT_SECS: u64 = 30 * 60;
+/// How many consecutive Stop-hook blocks Claude Code honours by default.
+const CLAUDE_BLOCK_CAP: u32 = 8;
+
+/// What `hook install` did to one agent's settings file.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+struct Record {
+    agent: String,
+    /// The settings file, repo-relative.
+    file: String,
+    command: String,
+    /// The file as the install left it.
+    written_sha256: String,
+    /// The edits that made it, in order (undone in reverse).
+    edits: Vec<Edit>,
+    made: Made,
+    /// Folders the install created for the file, deepest first.
+    created_dirs: Vec<String>,
+}
+
+fn file_of(agent: HookAgent) -> &'static str {
+    match agent {
+        HookAgent::Claude => ".claude/settings.json",
+        HookAgent::Codex => ".codex/hooks.json",
+    }
+}
+
+fn name_of(agent: HookAgent) -> &'static str {
+    match agent {
+        HookAgent::Claude => "claude",
+        HookAgent::Codex => "codex",
+    }
+}
+
+fn record_path(state: &State, agent: HookAgent) -> PathBuf {
+    state
+        .root
+        .join("hooks")
+        .join(format!("{}.json", name_of(agent)))
+}
+
+fn read_record(state: &State, agent: HookAgent) -> anyhow::Result<Option<Record>> {
+    let path = record_path(state, agent);
+    match std::fs::read(&path) {
+        Ok(bytes) => serde_json::from_slice(&bytes)
+            .map(Some)
+            .with_context(|| format!("`{}` is not a hook install record", path.display())),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(None),
+        Err(e) => Err(e).with_context(|| format!("cannot read `{}`", path.display())),
+    }
+}
+
+/// The settings files hook installs edited: snapshots take them from the
+/// loop's base, so the hook's own entry is in no round's patch.
+pub fn frozen_files(state: &State) -> Vec<String> {
+    let mut files: Vec<String> = [HookAgent::Claude, HookAgent::Codex]
+        .into_iter()
+        .filter_map(|agent| read_record(state, agent).ok().flatten())
+        .map(|r| r.file)
+        .collect();
+    files.sort();
+    files.dedup();
+    files
+}
+
+pub fn install(state: &State, args: HookInstallArgs) -> anyhow::Result<Exit> {
+    let agent = args.agent;
+    let file = file_of(agent);
+    let path = state.repo.join(file);
+    let loops = loops(state, args.name.as_deref())?;
+    let mut warnings = Vec::new();
+    if loops.is_empty() {
+        warnings.push(format!(
+            "no loop in `{}` yet: the hook lets every stop through until `referee init` writes one",
+            super::super::shown(&state.root)
+        ));
+    }
+    let mut timeout = 0u64;
+    let mut max_rounds = 0u32;
+    for (lp, rounds) in &loops {
+        match &lp.contract().reviewer {
+            Some(reviewer) => timeout = timeout.max(reviewer.timeout.as_duration().as_secs()),
+            None => warnings.push(format!(
+                "loop `{}` has no `[reviewer]`: the hook cannot review its rounds\n\
+                 hint: `referee init --loop {} --reviewer PRESET --force` (before round 1)",
+                lp.name, lp.name
+            )),
+        }
+        max_rounds = max_rounds.max(*rounds);
+    }
+    if timeout == 0 {
+        timeout = DEFAULT_TIMEOUT_SECS;
+    }
+    // Every round but the last may block a stop, all in one turn.
+    let cap = (agent == HookAgent::Claude && max_rounds.saturating_sub(1) > CLAUDE_BLOCK_CAP)
+        .then_some(max_rounds);
+    let program = match &args.program {
+        Some(p) => p.clone(),
+        None => default_program()?,
+    };
+    let mut command = format!(
+        "{} hook stop --agent {}",
+        shell_word(&program),
+        name_of(agent)
+    );
+    if let Some(name) = &args.name {
+        command.push_str(&format!(" --loop {}", shell_word(name)));
+    }
+    let entry = Entry {
+        command: command.clone(),
+        timeout_secs: timeout + MARGIN_SECS,
+    };
+
+    let before = read_text(&path)?;
+    let installed = settings::install(before.as_deref().unwrap_or_default(), &entry, cap)
+        .with_context(|| format!("`{}`", super::super::shown(&path)))?;
+    let mut created_dirs = Vec::new();
+    let result = if installed.edits.is_empty() {
+        "unchanged"
+    } else {
+        created_dirs = create_parents(&state.repo, &path)?;
+        write_text(&path, &installed.text)?;
+        if before.is_some() {
+            "updated"
+        } else {
+            "created"
+        }
+    };
+
+    let old = read_record(state, agent)?;
+    let before_sha = sha256_hex(before.as_deref().unwrap_or_default().as_bytes());
+    let record = match old {
+        // This install continues the last one: both sets of edits undo.
+        Some(old) if old.file == file && old.written_sha256 == before_sha => Record {
+            edits: old.edits.into_iter().chain(installed.edits).collect(),
+            made: old.made.and(installed.made.clone()),
+            created_dirs: old.created_dirs.into_iter().chain(created_dirs).collect(),
+            ..new_record(agent, &command, &installed.text)
+        },
+        _ => Record {
+            edits: installed.edits,
+            made: installed.made.clone(),
+            created_dirs,
+            ..new_record(agent, &command, &installed.text)
+        },
+    };
+    let record_file = record_path(state, agent);
+    if let Some(dir) = record_file.parent() {
+        std::fs::create_dir_all(dir)
+            .with_context(|| format!("cannot create `{}`", dir.display()))?;
+    }
+    std::fs::write(&record_file, serde_json::to_vec_pretty(&record)?)
+        .with_context(|| format!("cannot write `{}`", record_file.display()))?;
+
+    let cap_line = installed.made.cap.as_ref().map(|c| {
+        format!(
+            "set `{CAP_VAR}` to {} in its `env`: a loop of {max_rounds} rounds may block {} stops in a row, and Claude Code honours {CLAUDE_BLOCK_CAP} unless told",
+            c.after,
+            max_rounds - 1
+        )
+    });
+    let next = next_steps(agent, &state.repo);
+    if args.json {
+        let value = json!({
+            "agent": name_of(agent),
+            "file": path.display().to_string(),
+            "result": result,
+            "command": command,
+            "timeout": entry.timeout_secs,
+            "block_cap": installed.made.cap.as_ref().map(|c| c.after.clone()),
+            "warnings": warnings,
+            "next": next,
+        });
+        super::super::emit(format!("{}\n", serde_json::to_string_pretty(&value)?).as_bytes())?;
+        return Ok(Exit::Success);
+    }
+    let mut out = format!(
+        "{result} `{}`: Stop hook `{command}` (timeout {} s: the reviewer's {} s and {MARGIN_SECS} s for the rest)\n",
+        super::super::shown(&path),
+        entry.timeout_secs,
+        timeout
+    );
+    if let Some(line) = cap_line {
+        out.push_str(&format!("{line}\n"));
+    }
+    out.push_str(&format!(
+        "snapshots take `{file}` from the loop's base: the hook's entry is part of no round's patch\n"
+    ));
+    for w in &warnings {
+        out.push_str(&format!("warning: {w}\n"));
+    }
+    out.push('\n');
+    out.push_str(&next.join("\n"));
+    out.push('\n');
+    super::super::emit(out.as_bytes())?;
+    Ok(Exit::Success)
+}
+
+fn new_record(agent: HookAgent, command: &str, written: &str) -> Record {
+    Record {
+        agent: name_of(agent).to_string(),
+        file: file_of(agent).to_string(),
+        command: command.to_string(),
+        written_sha256: sha256_hex(written.as_bytes()),
+        edits: Vec::new(),
+        made: Made::default(),
+        created_dirs: Vec::new(),
+    }
+}
+
+pub fn uninstall(state: &State, args: HookUninstallArgs) -> anyhow::Result<Exit> {
+    let agent = args.agent;
+    let path = state.repo.join(file_of(agent));
+    let record = read_record(state, agent)?;
+    let current = read_text(&path)?;
+    let result = match &current {
+        None => "absent",
+        Some(current) => {
+            let text = match &record {
+                // Nothing changed since the install: undo its edits exactly.
+                Some(r) if r.written_sha256 == sha256_hex(current.as_bytes()) => {
+                    let mut text = current.clone();
+                    for edit in r.edits.iter().rev() {
+                        text = edit.inverse().apply(&text).with_context(|| {
+                            format!(
+                                "`{}`: the install's edits do not undo (this is a bug in referee)",
+                                path.display()
+                            )
+                        })?;
+                    }
+                    if settings::installed_command(&text).is_some() {
+                        text = settings::uninstall(&text, &Made::default())
+                            .with_context(|| format!("`{}`", path.display()))?;
+                    }
+                    text
+                }
+                _ => settings::uninstall(
+                    current,
+                    &record.as_ref().map(|r| r.made.clone()).unwrap_or_default(),
+                )
+                .with_context(|| format!("`{}`", path.display()))?,
+            };
+            let made_file = record.as_ref().is_some_and(|r| r.made.file);
+            if made_file && (text.trim().is_empty() || settings::is_empty_object(&text)) {
+                std::fs::remove_file(&path)
+                    .with_context(|| format!("cannot remove `{}`", path.display()))?;
+                for dir in record.iter().flat_map(|r| &r.created_dirs) {
+                    // Only when empty: something else may live there now.
+                    let _ = std::fs::remove_dir(state.repo.join(dir));
+                }
+                "removed"
+            } else if &text != current {
+                write_text(&path, &text)?;
+                "updated"
+            } else {
+                "unchanged"
+            }
+        }
+    };
+    if record.is_some() {
+        let file = record_path(state, agent);
+        std::fs::remove_file(&file)
+            .with_context(|| format!("cannot remove `{}`", file.display()))?;
+    }
+    if args.json {
+        let value = json!({
+            "agent": name_of(agent),
+            "file": path.display().to_string(),
+            "result": result,
+        });
+        super::super::emit(format!("{}\n", serde_json::to_string_pretty(&value)?).as_bytes())?;
+    } else {
+        let shown = super::super::shown(&path);
+        let line = match result {
+            "absent" => format!("`{shown}` does not exist: no hook to remove"),
+            "unchanged" => format!("`{shown}` holds no referee hook: unchanged"),
+            "removed" => format!("removed `{shown}`: the install had created it"),
+            _ => format!("updated `{shown}`: referee's Stop hook is out"),
+        };
+        super::super::emit(format!("{line}\n").as_bytes())?;
+    }
+    Ok(Exit::Success)
+}
+
+/// The loops the hook serves, with their round caps in force.
+fn loops(state: &State, name: Option<&str>) -> anyhow::Result<Vec<(Loop, u32)>> {
+    let names: Vec<String> = match name {
+        Some(name) => {
+            let select = LoopSelect {
+                name: Some(name.to_string()),
+            };
+            vec![state.select(&select)?.to_string()]
+        }
+        None => state.loops()?.iter().map(|n| n.to_string()).collect(),
+    };
+    let mut out = Vec::new();
+    for name in names {
+        let lp = super::super::open_loop(state, &LoopSelect { name: Some(name) })?;
+        let rows = lp.store.read()?.rows;
+        let cap = crate::engine::history::effective_max_rounds(lp.contract(), &rows);
+        out.push((lp, cap));
+    }
+    Ok(out)
+}
+
+/// What the person does next for the hook to run.
+fn next_steps(agent: HookAgent, repo: &Path) -> Vec<String> {
+    match agent {
+        HookAgent::Claude => vec![
+            "next: start a new Claude Code session in this repository (it reads hooks when a session starts);".into(),
+            "      `/hooks` in the session lists referee's Stop hook.".into(),
+        ],
+        HookAgent::Codex => {
+            let repo = repo.display();
+            vec![
+                "next: Codex runs a project's hook only in a trusted project, and only once you trust the hook itself;".into(),
+                "      until then it skips the hook without a word.".into(),
+                "  1. trust the project: `codex exec --trust` once in it, or add to ~/.codex/config.toml ($CODEX_HOME/config.toml):".into(),
+                format!("       [projects.\"{repo}\"]"),
+                "       trust_level = \"trusted\"".into(),
+                format!("  2. trust the hook: run `codex` in {repo}, open `/hooks`, review referee's Stop hook and trust it."),
+                "     Trust covers the hook's exact text: after `referee hook install` changes it, trust it again.".into(),
+                "  Automation that vetted the hook may run `codex exec --dangerously-bypass-hook-trust …` instead of step 2.".into(),
+            ]
+        }
+    }
+}
+
+/// `referee` when that is this program on PATH, else this program's path.
+fn default_program() -> anyhow::Result<String> {
+    let exe = std::env::current_exe().context("cannot tell where this program is")?;
+    let exe = std::fs::canonicalize(&exe).unwrap_or(exe);
+    let on_path = std::env::var_os("PATH").and_then(|path| {
+        std::env::split_paths(&path)
+            .map(|dir| dir.join("referee"))
+            .find(|p| p.is_file())
+    });
+    if let Some(found) = on_path
+        && std::fs::canonicalize(&found).is_ok_and(|f| f == exe)
+    {
+        return Ok("referee".to_string());
+    }
+    Ok(exe.display().to_string())
+}
+
+/// `word` as one shell word: as is when it is plain, else single-quoted.
+fn shell_word(word: &str) -> String {
+    let plain = !word.is_empty()
+        && word
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || "_./+-:@%=,".contains(c));
+    if plain {
+        word.to_string()
+    } else {
+        format!("'{}'", word.replace('\'', r"'\''"))
+    }
+}
+
+/// The file's text, or `None` when it does not exist.
+fn read_text(path: &Path) -> anyhow::Result<Option<String>> {
+    match std::fs::read(path) {
+        Ok(bytes) => String::from_utf8(bytes)
+            .map(Some)
+            .map_err(|_| anyhow::anyhow!("`{}` is not UTF-8 text", path.display())),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(None),
+        Err(e) => Err(e).with_context(|| format!("cannot read `{}`", path.display())),
+    }
+}
+
+/// Writes through a temporary file and a rename, so an agent starting a
+/// session meanwhile reads the old file or the new one, never half of one.
+fn write_text(path: &Path, text: &str) -> anyhow::Result<()> {
+    let dir = path.parent().context("the settings file has no folder")?;
+    let name = path
+        .file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_default();
+    let tmp = dir.join(format!(".{name}.referee-{}", std::process::id()));
+    std::fs::write(&tmp, text).with_context(|| format!("cannot write `{}`", tmp.display()))?;
+    if let Ok(meta) = std::fs::metadata(path) {
+        let _ = std::fs::set_permissions(&tmp, meta.permissions());
+    }
+    std::fs::rename(&tmp, path).with_context(|| format!("cannot write `{}`", path.display()))
+}
+
+/// Creates the folders `path` needs; the ones it made, repo-relative,
+/// deepest first.
+fn create_parents(repo: &Path, path: &Path) -> anyhow::Result<Vec<String>> {
+    let mut missing = Vec::new();
+    let mut dir = path.parent();
+    while let Some(d) = dir {
+        if d.exists() || d == repo {
+            break;
+        }
+        missing.push(d.to_path_buf());
+        dir = d.parent();
+    }
+    if let Some(parent) = path.parent() {
+        std::fs::create_dir_all(parent)
+            .with_context(|| format!("cannot create `{}`", parent.display()))?;
+    }
+    Ok(missing
+        .iter()
+        .filter_map(|d| d.strip_prefix(repo).ok())
+        .map(|d| d.to_string_lossy().replace('\\', "/"))
+        .collect())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn program_paths_become_one_shell_word() {
+        assert_eq!(shell_word("referee"), "referee");
+        assert_eq!(
+            shell_word("/home/me/.cargo/bin/referee"),
+            "/home/me/.cargo/bin/referee"
+        );
+        assert_eq!(
+            shell_word("/opt/my tools/referee"),
+            "'/opt/my tools/referee'"
+        );
+        assert_eq!(shell_word("it's"), r"'it'\''s'");
+    }
+}

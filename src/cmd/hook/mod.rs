@@ -1,0 +1,8 @@
+//! `referee hook stop|install|uninstall`: the Stop hook of an interactive
+//! agent session (docs/hooks.md).
+
+mod install;
+mod stop;
+
+pub(super) use install::{frozen_files, install, uninstall};
+pub(super) use stop::stop;

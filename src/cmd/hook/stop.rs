@@ -1,0 +1,527 @@
+//! `referee hook stop`: the agent's Stop hook. Reads the payload on stdin,
+//! finds the repository and its loop, and — only when the work tree changed
+//! since the last round — runs the contract's reviewer on the round's patch
+//! as `run` does, records the round through the same engine, and answers on
+//! stdout: block the stop with the must-fix findings, or let it end with
+//! the verdict. Every path out exits 0 (docs/hooks.md).
+
+use std::collections::BTreeMap;
+use std::io::Read as _;
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+use anyhow::Context as _;
+use serde::{Deserialize, Serialize};
+
+use super::super::round::{self, Caller, RunLock, Silent, Spend, WorkDir};
+use crate::agent::prompt;
+use crate::cli::{HookAgent, HookStopArgs, LoopSelect};
+use crate::engine::accounting::Standing as FindingStanding;
+use crate::engine::decide::Terms;
+use crate::engine::{self, History, Loop, Recorded, Standing, Submission};
+use crate::exit::Exit;
+use crate::findings::{Finding, responses};
+use crate::hook::answer::{self, Answer};
+use crate::hook::transcript::{self, Transcript};
+use crate::hook::{Agent, Payload};
+use crate::state::State;
+
+/// The largest payload read; agents send a few kilobytes.
+const MAX_PAYLOAD: u64 = 4 * 1024 * 1024;
+/// The largest transcript read for the writer's spend and requests.
+const MAX_TRANSCRIPT: u64 = 256 * 1024 * 1024;
+/// The most of the person's requests given to the reviewer as the task.
+const MAX_TASK: usize = 16 * 1024;
+/// The evidence file holding what the hook saw of the session.
+const HOOK_FILE: &str = "hook.json";
+
+pub fn stop(dir: Option<&Path>, args: HookStopArgs) -> Exit {
+    let mut input = Vec::new();
+    if let Err(err) = std::io::stdin()
+        .take(MAX_PAYLOAD + 1)
+        .read_to_end(&mut input)
+    {
+        eprintln!(
+            "referee hook stop: cannot read the payload on stdin: {err}; the stop is allowed"
+        );
+        return Exit::Success;
+    }
+    if input.len() as u64 > MAX_PAYLOAD {
+        eprintln!(
+            "referee hook stop: the payload is larger than {} MiB; the stop is allowed",
+            MAX_PAYLOAD / 1024 / 1024
+        );
+        return Exit::Success;
+    }
+    let agent = args.agent.map(|a| match a {
+        HookAgent::Claude => Agent::Claude,
+        HookAgent::Codex => Agent::Codex,
+    });
+    let payload = match Payload::parse(&input, agent) {
+        Ok(payload) => payload,
+        Err(err) => {
+            eprintln!(
+                "referee hook stop: {err}; the stop is allowed\n\
+                 hint: the agent sends a JSON object with `cwd` on stdin; `referee hook install` writes the entry that runs this"
+            );
+            return Exit::Success;
+        }
+    };
+    let answer = match referee(dir, &args.select, &payload, &input) {
+        Ok(answer) => answer,
+        Err(err) => {
+            eprintln!("referee hook stop: {err:#}");
+            Answer::Tell(answer::failed_message(&format!("{err:#}")))
+        }
+    };
+    if let Some(line) = answer.json() {
+        // A closed stdout leaves nothing to tell; the stop goes through.
+        let _ = super::super::emit(format!("{line}\n").as_bytes());
+    }
+    Exit::Success
+}
+
+/// The answer to one stop. Cheap checks first: most stops end a turn with
+/// no loop in progress or nothing changed.
+fn referee(
+    dir: Option<&Path>,
+    select: &LoopSelect,
+    payload: &Payload,
+    input: &[u8],
+) -> anyhow::Result<Answer> {
+    if !payload.is_stop() {
+        return Ok(Answer::Allow);
+    }
+    let Some(repo) = toplevel(&payload.cwd) else {
+        return Ok(Answer::Allow);
+    };
+    let root = match dir {
+        Some(d) if d.is_absolute() => d.to_path_buf(),
+        Some(d) => payload.cwd.join(d),
+        None => repo.join(".referee"),
+    };
+    let state = State { root, repo };
+    let Some(lp) = choose_loop(&state, select)? else {
+        return Ok(Answer::Allow);
+    };
+    let history = History::read(&lp, lp.store.read()?.rows)?;
+    if !matches!(
+        history.standing(),
+        Standing::Fresh | Standing::Running { .. }
+    ) {
+        return Ok(Answer::Allow);
+    }
+    let tree = lp.worktree_tree()?;
+    if !is_round(&lp, &history, &tree, payload)? {
+        return Ok(Answer::Allow);
+    }
+    let Some(reviewer) = lp.contract().reviewer.clone() else {
+        return Ok(Answer::Tell(format!(
+            "referee: loop `{}` has no `[reviewer]` in its contract, so the hook cannot review this change\n\
+             hint: `referee init --loop {} --reviewer PRESET --force` (before round 1), or record rounds with `referee record`",
+            lp.name, lp.name
+        )));
+    };
+
+    // One driver per loop: a second stop waits for the first, then answers
+    // from the round it recorded instead of recording it again.
+    let patience = reviewer.timeout.as_duration() + Duration::from_secs(60);
+    let Some(_lock) = RunLock::wait(&lp, patience)? else {
+        return Ok(Answer::Tell(format!(
+            "referee: loop `{}` is busy: another `referee run` or `referee hook stop` held it for {} s; this stop was not refereed",
+            lp.name,
+            patience.as_secs()
+        )));
+    };
+    let fresh = History::read(&lp, lp.store.read()?.rows)?;
+    if fresh.rows.len() != history.rows.len() {
+        if let Some((_, last)) = &fresh.last
+            && last.snapshot.tree == tree
+        {
+            let recorded = recorded_last(&fresh)?;
+            return answer_for(&lp, &recorded);
+        }
+        if !matches!(fresh.standing(), Standing::Fresh | Standing::Running { .. }) {
+            return Ok(Answer::Allow);
+        }
+    }
+    Hook {
+        lp: &lp,
+        payload,
+        input,
+        reviewer: &reviewer,
+    }
+    .round(&fresh, &tree)
+}
+
+/// The repository holding `cwd`, when it is in one.
+fn toplevel(cwd: &Path) -> Option<PathBuf> {
+    let out = crate::git::run(cwd, ["rev-parse", "--show-toplevel"], &[]).ok()?;
+    let text = String::from_utf8(out.stdout).ok()?;
+    let top = text.trim_end_matches(['\n', '\r']);
+    (!top.is_empty()).then(|| PathBuf::from(top))
+}
+
+/// The loop this stop is for: `--loop`, the only one, or the only one
+/// still taking rounds. `None`: no loop to referee.
+fn choose_loop(state: &State, select: &LoopSelect) -> anyhow::Result<Option<Loop>> {
+    if select.name.is_some() {
+        return Ok(Some(super::super::open_loop(state, select)?));
+    }
+    let names = state.loops()?;
+    if names.len() <= 1 {
+        return names
+            .first()
+            .map(|name| open(state, name.as_str()))
+            .transpose();
+    }
+    let mut open_loops = Vec::new();
+    for name in &names {
+        let lp = open(state, name.as_str())?;
+        let history = History::read(&lp, lp.store.read()?.rows)?;
+        if matches!(
+            history.standing(),
+            Standing::Fresh | Standing::Running { .. }
+        ) {
+            open_loops.push(lp);
+        }
+    }
+    if open_loops.len() > 1 {
+        anyhow::bail!(
+            "{} loops take rounds here ({}): the hook cannot tell which one this session works on\n\
+             hint: `referee hook install --agent AGENT --loop NAME` names it",
+            open_loops.len(),
+            open_loops
+                .iter()
+                .map(|l| format!("`{}`", l.name))
+                .collect::<Vec<_>>()
+                .join(", ")
+        );
+    }
+    Ok(open_loops.pop())
+}
+
+fn open(state: &State, name: &str) -> anyhow::Result<Loop> {
+    super::super::open_loop(
+        state,
+        &LoopSelect {
+            name: Some(name.to_string()),
+        },
+    )
+}
+
+/// Whether this stop is a round: the tree changed since the last round (or
+/// since the base, before round 1); or the writer, blocked by this loop in
+/// this session, stops again without changing anything — it answers the
+/// findings (a responses file) or stalls, and either is a round.
+fn is_round(lp: &Loop, history: &History, tree: &str, payload: &Payload) -> anyhow::Result<bool> {
+    let Some((row, last)) = &history.last else {
+        return Ok(tree != lp.tree_of(&lp.contract().base)?);
+    };
+    if last.snapshot.tree != tree {
+        return Ok(true);
+    }
+    let blocked_here = payload.stop_hook_active
+        && last.verdict == crate::ledger::Verdict::Continue.as_str()
+        && payload.session_id.is_some()
+        && seen(lp, row.round).session_id == payload.session_id;
+    Ok(blocked_here)
+}
+
+/// What the hook saw of the session at a round, kept in its evidence.
+#[derive(Debug, Default, Serialize, Deserialize)]
+struct Seen {
+    agent: String,
+    session_id: Option<String>,
+    transcript_path: Option<String>,
+    /// The writer's tokens this round, from the transcript (`None`: it
+    /// reports none the referee can read).
+    writer_tokens: Option<u64>,
+    /// Each session's running token total when its tokens were last
+    /// counted, so no token is counted twice.
+    counted: BTreeMap<String, u64>,
+}
+
+/// The hook's record of round `round` (empty for a round it did not drive).
+fn seen(lp: &Loop, round: u32) -> Seen {
+    std::fs::read(lp.store.evidence_dir(round).join(HOOK_FILE))
+        .ok()
+        .and_then(|bytes| serde_json::from_slice(&bytes).ok())
+        .unwrap_or_default()
+}
+
+/// The last round, as `record` would report a retry of it.
+fn recorded_last(history: &History) -> anyhow::Result<Recorded> {
+    let (row, state) = history.last.clone().context("the ledger has no round")?;
+    Ok(Recorded {
+        row,
+        state,
+        already: true,
+        max_rounds: history.max_rounds,
+    })
+}
+
+/// Where the writer answers findings it disputes; the next round reads it
+/// and keeps it in its evidence.
+pub(super) fn responses_file(lp: &Loop) -> PathBuf {
+    lp.store.evidence_dir(0).with_file_name("responses.json")
+}
+
+struct Hook<'a> {
+    lp: &'a Loop,
+    payload: &'a Payload,
+    input: &'a [u8],
+    reviewer: &'a crate::contract::Agent,
+}
+
+impl Hook<'_> {
+    /// One round, as `run` makes it with the writer already done: snapshot,
+    /// guards, review, record, answer.
+    fn round(&self, history: &History, tree: &str) -> anyhow::Result<Answer> {
+        let lp = self.lp;
+        let round = history.round() + 1;
+        let work = WorkDir::new(lp, round)?;
+        let files = work.files();
+        std::fs::write(&files.schema, prompt::schema_for_agents())
+            .with_context(|| format!("cannot write `{}`", files.schema.display()))?;
+
+        let session = self.transcript();
+        let (seen, writer_tokens) = self.count(history, &session);
+        let task = task_of(&session);
+        let mut evidence: Vec<(String, Vec<u8>)> = vec![
+            ("task.md".into(), task.clone().into_bytes()),
+            ("hook.payload.json".into(), self.input.to_vec()),
+            (HOOK_FILE.into(), serde_json::to_vec_pretty(&seen)?),
+        ];
+
+        let responses_path = responses_file(lp);
+        let responses = match std::fs::read(&responses_path) {
+            Ok(bytes) => match responses::parse(&bytes) {
+                Ok(list) => list,
+                Err(err) => {
+                    return Ok(Answer::Tell(format!(
+                        "referee: loop `{}`: `{}` is not a responses file: {err}; this stop was not refereed\n\
+                         hint: {{\"responses\": [{{\"id\": \"F1\", \"status\": \"disputed\", \"note\": \"...\"}}]}}",
+                        lp.name,
+                        responses_path.display()
+                    )));
+                }
+            },
+            Err(_) => Vec::new(),
+        };
+
+        let mut spend = Spend::default();
+        spend.add_parts(None, writer_tokens);
+        let snapped = engine::snap(lp, history, tree)?;
+        let patch = &snapped.patch;
+        let terms = Terms::of(&history.contract, history.max_rounds)
+            .map_err(|e| anyhow::anyhow!("contract field `scope`: {e}"))?;
+        let out_of_scope = !terms.out_of_scope(&patch.files).is_empty();
+        let over_budget = terms
+            .budget_reached(
+                history.spent_usd,
+                history.spent_tokens + spend.tokens.unwrap_or(0),
+            )
+            .is_some();
+        let stalled = terms.stalled(&history.registry, patch.files.is_empty(), &responses);
+        let review = if out_of_scope || over_budget || stalled {
+            None
+        } else {
+            let owned = round::base_vars(lp, history, round, &task);
+            let vars: Vec<(&str, &str)> = owned.iter().map(|(k, v)| (*k, v.as_str())).collect();
+            let interrupt = crate::agent::process::interrupt_flag();
+            let caller = Caller {
+                lp,
+                progress: &Silent,
+                interrupt: &interrupt,
+            };
+            match caller.review(
+                self.reviewer,
+                history,
+                &mut spend,
+                round,
+                &vars,
+                &patch.text,
+                &files,
+                &mut evidence,
+            ) {
+                Ok(review) => Some(review),
+                Err(err) => {
+                    eprintln!("referee hook stop: {err:#}");
+                    return Ok(Answer::Tell(answer::failed_message(&format!(
+                        "loop `{}`: {err:#}",
+                        lp.name
+                    ))));
+                }
+            }
+        };
+
+        let mut locked = lp.store.lock()?;
+        let rows = locked.rows()?;
+        if rows.len() != history.rows.len() {
+            anyhow::bail!(
+                "loop `{}` changed while round {round} was reviewed (another process appended to its ledger); nothing was recorded",
+                lp.name
+            );
+        }
+        let history = History::read(lp, rows)?;
+        let recorded = engine::finish(
+            lp,
+            &mut locked,
+            &history,
+            snapped,
+            Submission {
+                review,
+                responses,
+                cost_usd: spend.usd,
+                tokens: spend.tokens,
+                idempotency_key: None,
+                at: super::super::now()?,
+                evidence,
+                interrupt: None,
+                stalled: stalled && !out_of_scope && !over_budget,
+            },
+        )?;
+        drop(locked);
+        // The responses went into the round's evidence; the next round
+        // starts without them.
+        let _ = std::fs::remove_file(&responses_path);
+        eprintln!(
+            "referee: loop `{}` round {}: {}",
+            lp.name,
+            recorded.row.round,
+            recorded.state.rule.as_deref().unwrap_or("continue")
+        );
+        answer_for(lp, &recorded)
+    }
+
+    /// The session's transcript as far as it reads.
+    fn transcript(&self) -> Transcript {
+        let Some(path) = &self.payload.transcript_path else {
+            return Transcript::default();
+        };
+        let mut bytes = Vec::new();
+        match std::fs::File::open(path) {
+            Ok(file) => {
+                if file.take(MAX_TRANSCRIPT).read_to_end(&mut bytes).is_err() {
+                    return Transcript::default();
+                }
+            }
+            Err(_) => return Transcript::default(),
+        }
+        transcript::read(self.payload.agent, &bytes)
+    }
+
+    /// The writer's tokens since the last time they were counted, and what
+    /// to keep so the next round counts from here.
+    fn count(&self, history: &History, session: &Transcript) -> (Seen, Option<u64>) {
+        let mut counted = history
+            .last
+            .as_ref()
+            .map(|(row, _)| seen(self.lp, row.round).counted)
+            .unwrap_or_default();
+        let writer_tokens = match (&self.payload.session_id, session.tokens) {
+            (Some(id), Some(total)) => {
+                let before = counted.insert(id.clone(), total).unwrap_or(0);
+                Some(total.saturating_sub(before))
+            }
+            _ => None,
+        };
+        let seen = Seen {
+            agent: self.payload.agent.as_str().to_string(),
+            session_id: self.payload.session_id.clone(),
+            transcript_path: self
+                .payload
+                .transcript_path
+                .as_ref()
+                .map(|p| p.display().to_string()),
+            writer_tokens,
+            counted,
+        };
+        (seen, writer_tokens)
+    }
+}
+
+/// The task the reviewer reads: what the person asked in the session,
+/// latest last, cut from the front to fit.
+fn task_of(session: &Transcript) -> String {
+    if session.requests.is_empty() {
+        return "(An interactive session: the person's request was not in the agent's transcript. \
+                Review the change on its own merits.)"
+            .to_string();
+    }
+    let mut text = String::from("The person's requests in the agent's session, oldest first:\n");
+    for r in &session.requests {
+        text.push_str(&format!("\n---\n{r}\n"));
+    }
+    if text.len() > MAX_TASK {
+        let mut cut = text.len() - MAX_TASK;
+        while !text.is_char_boundary(cut) {
+            cut += 1;
+        }
+        text = format!("(earlier requests cut)\n{}", &text[cut..]);
+    }
+    text
+}
+
+/// The answer a recorded round gives the agent.
+fn answer_for(lp: &Loop, recorded: &Recorded) -> anyhow::Result<Answer> {
+    let state = &recorded.state;
+    let floor = lp.contract().severity_floor;
+    match recorded.exit() {
+        Exit::Continue => {
+            let must_fix: Vec<&Finding> = state
+                .registry
+                .findings
+                .iter()
+                .filter(|t| t.standing == FindingStanding::Open && t.finding.severity >= floor)
+                .map(|t| &t.finding)
+                .collect();
+            Ok(Answer::Block(answer::block_reason(
+                lp.name.as_str(),
+                recorded.row.round,
+                recorded.max_rounds,
+                &must_fix,
+                &responses_file(lp).display().to_string(),
+            )))
+        }
+        Exit::Success => Ok(Answer::Tell(answer::done_message(
+            lp.name.as_str(),
+            recorded.row.round,
+            recorded.max_rounds,
+            state.rule.as_deref().unwrap_or("clean"),
+            &state.reason,
+        ))),
+        _ => {
+            let history = History::read(lp, lp.store.read()?.rows)?;
+            let handoff = super::super::escalate::build(lp, &history)?;
+            Ok(Answer::Tell(answer::escalated_message(&handoff)))
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_task_is_the_persons_requests_cut_from_the_front() {
+        let none = task_of(&Transcript::default());
+        assert!(none.contains("not in the agent's transcript"), "{none}");
+        let two = task_of(&Transcript {
+            tokens: None,
+            requests: vec!["add a.txt".into(), "now make it é".into()],
+        });
+        assert!(
+            two.ends_with("---\nadd a.txt\n\n---\nnow make it é\n"),
+            "{two}"
+        );
+        let long = task_of(&Transcript {
+            tokens: None,
+            requests: vec!["é".repeat(MAX_TASK), "the latest".into()],
+        });
+        assert!(long.starts_with("(earlier requests cut)\n"));
+        assert!(long.ends_with("the latest\n"));
+        assert!(long.len() <= MAX_TASK + 40);
+    }
+}

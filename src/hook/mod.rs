@@ -1,0 +1,14 @@
+//! The Stop hook of an interactive agent session (Claude Code, Codex), its
+//! pure parts: the payload the agent sends, the answer referee gives, the
+//! writer's spend and requests in the agent's transcript, and the entry in
+//! the agent's settings file. Nothing here touches the file system,
+//! processes or the clock (docs/hooks.md).
+
+pub mod answer;
+pub mod json_edit;
+pub mod payload;
+pub mod settings;
+pub mod transcript;
+
+pub use answer::Answer;
+pub use payload::{Agent, Payload};
