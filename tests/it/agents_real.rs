@@ -18,7 +18,7 @@ use serde_json::{Value, json};
 use crate::common::{Repo, text};
 
 /// The tool's path, or `None` (skip) when it is not installed here.
-fn tool(name: &str) -> Option<PathBuf> {
+pub(crate) fn tool(name: &str) -> Option<PathBuf> {
     let var = format!("REFEREE_TEST_{}", name.to_uppercase());
     let found = std::env::var_os(&var).map(PathBuf::from).or_else(|| {
         std::env::var_os("PATH").and_then(|path| {
@@ -42,14 +42,14 @@ fn tool(name: &str) -> Option<PathBuf> {
 }
 
 /// The scripted model server, stopped on drop.
-struct Server {
+pub(crate) struct Server {
     child: Child,
-    port: u16,
+    pub(crate) port: u16,
     log: PathBuf,
 }
 
 impl Server {
-    fn start(dir: &Path, script: &Value) -> Server {
+    pub(crate) fn start(dir: &Path, script: &Value) -> Server {
         let script_path = dir.join("script.json");
         std::fs::write(&script_path, serde_json::to_vec_pretty(script).unwrap()).unwrap();
         let log = dir.join("model.log.jsonl");
@@ -77,7 +77,7 @@ impl Server {
     }
 
     /// Every request the tools sent, as logged.
-    fn requests(&self) -> Vec<Value> {
+    pub(crate) fn requests(&self) -> Vec<Value> {
         std::fs::read_to_string(&self.log)
             .unwrap_or_default()
             .lines()
@@ -85,7 +85,7 @@ impl Server {
             .collect()
     }
 
-    fn bodies(&self, path: &str) -> Vec<Value> {
+    pub(crate) fn bodies(&self, path: &str) -> Vec<Value> {
         self.requests()
             .into_iter()
             .filter(|r| r["path"].as_str().is_some_and(|p| p.starts_with(path)))
@@ -130,7 +130,7 @@ fn section(role: &str, preset: &str, bin: &Path, model: &str, home: &Path, port:
 }
 
 /// A CODEX_HOME whose config points codex at the server.
-fn codex_home(home: &Path, port: u16) {
+pub(crate) fn codex_home(home: &Path, port: u16) {
     let dir = home.join("codex");
     std::fs::create_dir_all(&dir).unwrap();
     std::fs::create_dir_all(home.join("claude")).unwrap();

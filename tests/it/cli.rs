@@ -24,6 +24,7 @@ fn help_lists_every_spec_command() {
         "approval",
         "report",
         "completions",
+        "hook",
     ] {
         assert!(
             help.contains(&format!("  {command} ")),

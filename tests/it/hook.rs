@@ -1,0 +1,1009 @@
+//! `referee hook stop|install|uninstall`. First the answers to stops as
+//! Claude Code and Codex send them, with a scripted reviewer
+//! (tests/fixtures/agents/fake-agent.sh); then the real Claude Code and
+//! Codex running the installed hook in print mode against the loopback
+//! mock model server (tests/mock/model_server.py), which plays the writer.
+//! The real CLIs skip when missing, as in agents_real.rs
+//! (`REFEREE_REQUIRE_TOOLS=1` makes that a failure).
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output, Stdio};
+use std::time::{Duration, Instant};
+
+use serde_json::{Value, json};
+
+use crate::agents_real::{Server, codex_home, tool};
+use crate::common::{GIT_ENV, Repo, text};
+
+const BUG: &str = r#"{"findings":[{"id":"F1","severity":"bug","title":"expired tokens pass at the boundary","file":"src/auth.rs","line":1,"body":"use now >= exp"}]}"#;
+const CLEAN: &str = r#"{"findings":[],"resolved":["F1"]}"#;
+const ORIGINAL: &str = "fn valid(now: u64, exp: u64) -> bool { now > exp }\n";
+
+fn fake_agent() -> String {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/fixtures/agents/fake-agent.sh")
+        .display()
+        .to_string()
+}
+
+/// A repository whose loop `h` reviews with the scripted agent.
+struct Hooked {
+    repo: Repo,
+    script: tempfile::TempDir,
+}
+
+impl Hooked {
+    /// `extra`: TOML for the top of the contract; `reviewer`: lines for the
+    /// `[reviewer]` section.
+    fn new(extra: &str, reviewer: &str) -> Hooked {
+        let repo = Repo::new();
+        repo.write("src/auth.rs", ORIGINAL);
+        repo.git(&["add", "-A"]);
+        repo.git(&["commit", "-q", "-m", "auth"]);
+        let script = tempfile::tempdir().unwrap();
+        let contract = format!(
+            "loop = \"h\"\n{extra}\n[reviewer]\npreset = \"command\"\ncommand = [\"{}\"]\nenv = {{ FAKE_DIR = \"{}\" }}\n{reviewer}\n",
+            fake_agent(),
+            script.path().display()
+        );
+        let path = script.path().join("contract.toml");
+        std::fs::write(&path, contract).unwrap();
+        repo.referee()
+            .args(["init", "--from", path.to_str().unwrap()])
+            .assert()
+            .success();
+        Hooked { repo, script }
+    }
+
+    fn file(&self, name: &str, body: &str) -> &Hooked {
+        std::fs::write(self.script.path().join(name), body).unwrap();
+        self
+    }
+
+    /// A Claude Code Stop payload for this repository.
+    fn payload(&self, session: &str, active: bool) -> Value {
+        json!({"session_id": session, "transcript_path": null,
+               "cwd": self.repo.path(), "prompt_id": "p1", "permission_mode": "acceptEdits",
+               "hook_event_name": "Stop", "stop_hook_active": active,
+               "last_assistant_message": "Done.", "background_tasks": [], "session_crons": []})
+    }
+
+    fn stop(&self, payload: &Value) -> Answered {
+        stop_in(self.repo.path(), &self.repo, &payload.to_string())
+    }
+
+    fn calls(&self) -> usize {
+        std::fs::read_to_string(self.script.path().join("calls.log"))
+            .unwrap_or_default()
+            .matches("call reviewer")
+            .count()
+    }
+
+    fn rows(&self) -> Vec<Value> {
+        let out = self
+            .repo
+            .referee()
+            .args(["ledger", "show", "--json"])
+            .output()
+            .unwrap();
+        serde_json::from_slice(&out.stdout).unwrap_or_default()
+    }
+
+    fn fix(&self, body: &str) {
+        self.repo.write("src/auth.rs", body);
+    }
+}
+
+/// What a stop printed.
+struct Answered {
+    code: i32,
+    stdout: String,
+    stderr: String,
+}
+
+impl Answered {
+    /// The one JSON line on stdout.
+    fn json(&self) -> Value {
+        serde_json::from_str(self.stdout.trim())
+            .unwrap_or_else(|e| panic!("{e}: stdout {:?} stderr {}", self.stdout, self.stderr))
+    }
+
+    fn reason(&self) -> String {
+        let v = self.json();
+        assert_eq!(v["decision"], "block", "{v}");
+        v["reason"].as_str().unwrap().to_string()
+    }
+
+    fn message(&self) -> String {
+        let v = self.json();
+        assert!(v.get("decision").is_none(), "{v}");
+        v["systemMessage"].as_str().unwrap().to_string()
+    }
+}
+
+fn stop_in(cwd: &Path, repo: &Repo, input: &str) -> Answered {
+    let out = repo
+        .referee()
+        .current_dir(cwd)
+        .args(["hook", "stop"])
+        .write_stdin(input.to_string())
+        .output()
+        .unwrap();
+    Answered {
+        code: out.status.code().unwrap_or(-1),
+        stdout: text(&out.stdout),
+        stderr: text(&out.stderr),
+    }
+}
+
+#[test]
+fn no_contract_or_no_repository_lets_the_stop_through_silently() {
+    let repo = Repo::new();
+    repo.write("a.txt", "changed\n");
+    let payload = json!({"session_id": "s", "cwd": repo.path(), "hook_event_name": "Stop",
+                         "stop_hook_active": false, "prompt_id": "p"});
+    let a = stop_in(repo.path(), &repo, &payload.to_string());
+    assert_eq!((a.code, a.stdout.as_str(), a.stderr.as_str()), (0, "", ""));
+    let outside = tempfile::tempdir().unwrap();
+    let payload = json!({"cwd": outside.path(), "hook_event_name": "Stop"});
+    let a = stop_in(outside.path(), &repo, &payload.to_string());
+    assert_eq!((a.code, a.stdout.as_str(), a.stderr.as_str()), (0, "", ""));
+}
+
+#[test]
+fn an_unchanged_tree_is_no_round_and_is_answered_fast() {
+    let h = Hooked::new("", "");
+    h.file("reviewer-1.print", BUG);
+    // The hook's own settings file is no change either.
+    h.repo
+        .referee()
+        .args(["hook", "install", "--agent", "claude"])
+        .assert()
+        .success();
+    let started = Instant::now();
+    let a = h.stop(&h.payload("s1", false));
+    let took = started.elapsed();
+    assert_eq!((a.code, a.stdout.as_str(), a.stderr.as_str()), (0, "", ""));
+    assert_eq!(h.calls(), 0);
+    assert!(h.rows().is_empty());
+    eprintln!(
+        "an unchanged stop took {} ms (debug build)",
+        took.as_millis()
+    );
+    assert!(took < Duration::from_secs(2), "{took:?}");
+}
+
+#[test]
+fn a_round_that_continues_blocks_with_the_findings_and_the_fix_ends_clean() {
+    let h = Hooked::new("", "");
+    h.file("reviewer-1.print", BUG)
+        .file("reviewer-2.print", CLEAN);
+    h.fix("fn valid(now: u64, exp: u64) -> bool { now < exp }\n");
+    let a = h.stop(&h.payload("s1", false));
+    assert_eq!(a.code, 0, "{}", a.stderr);
+    let reason = a.reason();
+    assert!(
+        reason.starts_with("referee: loop `h`, round 1 of 3: the reviewer found 1 must-fix finding. Fix it, then end your turn"),
+        "{reason}"
+    );
+    assert!(
+        reason.contains(
+            "- F1 [bug] src/auth.rs:1: expired tokens pass at the boundary\n  use now >= exp\n"
+        ),
+        "{reason}"
+    );
+    let responses = h.repo.join(".referee/ledgers/h/responses.json");
+    assert!(
+        reason.contains(&format!(
+            "write {} before you end your turn",
+            responses.display()
+        )),
+        "{reason}"
+    );
+    // The reviewer got the patch, as under `run`; the evidence keeps the payload.
+    let r1 = h.repo.join(".referee/ledgers/h/round-1");
+    let prompt = std::fs::read_to_string(r1.join("reviewer.prompt.md")).unwrap();
+    assert!(
+        prompt.contains("+fn valid(now: u64, exp: u64) -> bool { now < exp }"),
+        "{prompt}"
+    );
+    assert!(r1.join("hook.payload.json").exists());
+    assert!(r1.join("hook.json").exists());
+
+    h.fix("fn valid(now: u64, exp: u64) -> bool { now >= exp }\n");
+    let a = h.stop(&h.payload("s1", true));
+    let message = a.message();
+    assert!(
+        message.starts_with("referee: loop `h` is done at round 2 of 3: `clean`."),
+        "{message}"
+    );
+    assert!(
+        message.contains("referee approve --loop h --by NAME"),
+        "{message}"
+    );
+    let rows = h.rows();
+    assert_eq!(rows.len(), 2);
+    assert_eq!(rows[1]["rule"], "clean");
+    h.repo
+        .referee()
+        .args(["ledger", "verify"])
+        .assert()
+        .success();
+    // Done: later stops are let through silently.
+    h.fix("fn valid(now: u64, exp: u64) -> bool { exp <= now }\n");
+    let a = h.stop(&h.payload("s1", false));
+    assert_eq!(a.stdout, "");
+    assert_eq!(h.calls(), 2);
+}
+
+#[test]
+fn the_round_cap_lets_the_stop_through_with_the_hand_off() {
+    let h = Hooked::new("max_rounds = 2", "");
+    h.file("reviewer-1.print", BUG)
+        .file("reviewer-2.print", BUG);
+    h.fix("fn valid(now: u64, exp: u64) -> bool { now < exp }\n");
+    h.stop(&h.payload("s1", false)).reason();
+    h.fix("fn valid(now: u64, exp: u64) -> bool { now <= exp + 1 }\n");
+    let message = h.stop(&h.payload("s1", true)).message();
+    assert!(
+        message.starts_with(
+            "referee: loop `h` stopped at round 2 of 2 on `round-cap`: a person decides now."
+        ),
+        "{message}"
+    );
+    assert!(
+        message.contains("finding: expired tokens pass at the boundary [F1 bug] (`src/auth.rs:1`)\nreviewer says: use now >= exp\nwriter says: (no response)\n"),
+        "{message}"
+    );
+    assert!(
+        message.ends_with("The whole hand-off: `referee escalate --loop h`"),
+        "{message}"
+    );
+}
+
+#[test]
+fn a_failed_or_timed_out_reviewer_records_nothing_and_lets_the_stop_through() {
+    let h = Hooked::new("", "timeout = \"1s\"");
+    h.file("reviewer-1.sh", "echo 'no review today' >&2; exit 3\n");
+    h.fix("fn valid(now: u64, exp: u64) -> bool { now < exp }\n");
+    let a = h.stop(&h.payload("s1", false));
+    assert_eq!(a.code, 0);
+    let message = a.message();
+    assert!(
+        message.starts_with("referee: this stop was not refereed: loop `h`: round 1: reviewer `command` failed: exited with status 3"),
+        "{message}"
+    );
+    assert!(message.contains("evidence: `"), "{message}");
+    assert!(
+        message.contains(".referee/ledgers/h/failed/round-1-reviewer-"),
+        "{message}"
+    );
+    assert!(h.rows().is_empty());
+
+    // A reviewer that hangs is killed at the contract's timeout.
+    h.file("reviewer-1.sh", "sleep 30\n");
+    let started = Instant::now();
+    let message = h.stop(&h.payload("s1", false)).message();
+    assert!(started.elapsed() < Duration::from_secs(20));
+    assert!(message.contains("timed out"), "{message}");
+    assert!(h.rows().is_empty());
+
+    // A reviewer that prints no review is no round either.
+    h.file("reviewer-1.sh", "")
+        .file("reviewer-1.print", "looks fine\n");
+    let message = h.stop(&h.payload("s1", false)).message();
+    assert!(message.contains("gave no readable review"), "{message}");
+    assert!(h.rows().is_empty());
+}
+
+#[test]
+fn a_malformed_payload_is_named_on_stderr_and_the_stop_goes_through() {
+    let repo = Repo::new();
+    for input in ["", "not json", "[1, 2]", "{\"session_id\": \"s\"}"] {
+        let a = stop_in(repo.path(), &repo, input);
+        assert_eq!(a.code, 0, "{input}");
+        assert_eq!(a.stdout, "", "{input}");
+        assert!(
+            a.stderr.starts_with("referee hook stop: the payload"),
+            "{input}: {}",
+            a.stderr
+        );
+        assert!(a.stderr.contains("the stop is allowed"), "{}", a.stderr);
+    }
+}
+
+#[test]
+fn a_writer_blocked_here_that_changes_nothing_stalls_unless_it_disputes() {
+    let h = Hooked::new("", "");
+    h.file("reviewer-1.print", BUG)
+        .file("reviewer-2.print", BUG);
+    h.fix("fn valid(now: u64, exp: u64) -> bool { now < exp }\n");
+    h.stop(&h.payload("s1", false)).reason();
+    // A new turn (the person asks a question): no change, no round.
+    assert_eq!(h.stop(&h.payload("s2", false)).stdout, "");
+    assert_eq!(h.stop(&h.payload("s1", false)).stdout, "");
+    // The blocked writer disputes instead of fixing: a round, reviewed.
+    let responses = h.repo.join(".referee/ledgers/h/responses.json");
+    std::fs::write(
+        &responses,
+        r#"{"responses": [{"id": "F1", "status": "disputed", "note": "exp is exclusive by spec"}]}"#,
+    )
+    .unwrap();
+    let message = h.stop(&h.payload("s1", true)).message();
+    assert!(
+        message.starts_with("referee: loop `h` stopped at round 2 of 3 on `disputed`"),
+        "{message}"
+    );
+    assert!(
+        message.contains("writer says: disputed: exp is exclusive by spec"),
+        "{message}"
+    );
+    assert!(!responses.exists(), "the responses went into the round");
+    assert!(
+        h.repo
+            .join(".referee/ledgers/h/round-2/responses.json")
+            .exists()
+    );
+    assert_eq!(h.calls(), 2);
+}
+
+#[test]
+fn a_writer_blocked_here_that_changes_nothing_and_says_nothing_is_stalled() {
+    let h = Hooked::new("", "");
+    h.file("reviewer-1.print", BUG);
+    h.fix("fn valid(now: u64, exp: u64) -> bool { now < exp }\n");
+    h.stop(&h.payload("s1", false)).reason();
+    let message = h.stop(&h.payload("s1", true)).message();
+    assert!(
+        message.starts_with("referee: loop `h` stopped at round 2 of 3 on `stalled`"),
+        "{message}"
+    );
+    assert_eq!(h.calls(), 1, "no review of an unchanged tree");
+}
+
+#[test]
+fn two_stops_at_once_record_one_round_and_answer_alike() {
+    let h = Hooked::new("", "");
+    h.file("reviewer-1.sh", "sleep 2\n")
+        .file("reviewer-1.print", BUG);
+    h.fix("fn valid(now: u64, exp: u64) -> bool { now < exp }\n");
+    let input = h.payload("s1", false).to_string();
+    let spawn = || {
+        let mut child = h
+            .repo
+            .referee_std()
+            .args(["hook", "stop"])
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap();
+        use std::io::Write;
+        child
+            .stdin
+            .take()
+            .unwrap()
+            .write_all(input.as_bytes())
+            .unwrap();
+        child
+    };
+    let first = spawn();
+    std::thread::sleep(Duration::from_millis(300));
+    let second = spawn();
+    let a = first.wait_with_output().unwrap();
+    let b = second.wait_with_output().unwrap();
+    assert_eq!(h.rows().len(), 1);
+    assert_eq!(h.calls(), 1);
+    let (a, b) = (text(&a.stdout), text(&b.stdout));
+    assert!(a.contains("\"decision\":\"block\""), "{a}");
+    assert_eq!(a, b);
+}
+
+#[test]
+fn the_writers_tokens_come_from_its_transcript_once() {
+    let h = Hooked::new("", "");
+    h.file("reviewer-1.print", BUG)
+        .file("reviewer-2.print", CLEAN);
+    let transcript = h.script.path().join("session.jsonl");
+    let turn = |id: &str, input: u64| {
+        format!(
+            "{{\"type\":\"assistant\",\"message\":{{\"id\":\"{id}\",\"usage\":{{\"input_tokens\":{input},\"output_tokens\":10}}}}}}\n"
+        )
+    };
+    std::fs::write(
+        &transcript,
+        format!(
+            "{{\"type\":\"user\",\"message\":{{\"role\":\"user\",\"content\":\"make expiry inclusive\"}}}}\n{}{}",
+            turn("m1", 1000),
+            turn("m1", 1000)
+        ),
+    )
+    .unwrap();
+    let mut payload = h.payload("s1", false);
+    payload["transcript_path"] = json!(transcript);
+    h.fix("fn valid(now: u64, exp: u64) -> bool { now < exp }\n");
+    h.stop(&payload).reason();
+    let mut more = std::fs::read_to_string(&transcript).unwrap();
+    more.push_str(&turn("m2", 2000));
+    std::fs::write(&transcript, more).unwrap();
+    h.fix("fn valid(now: u64, exp: u64) -> bool { now >= exp }\n");
+    payload["stop_hook_active"] = json!(true);
+    h.stop(&payload).message();
+    let rows = h.rows();
+    assert_eq!(rows[0]["tokens"], 1010);
+    assert_eq!(rows[1]["tokens"], 2010);
+    // The reviewer read the person's request as the task.
+    let prompt =
+        std::fs::read_to_string(h.repo.join(".referee/ledgers/h/round-1/reviewer.prompt.md"))
+            .unwrap();
+    assert!(prompt.contains("make expiry inclusive"), "{prompt}");
+}
+
+#[test]
+fn a_contract_without_a_reviewer_is_said_once_there_is_a_change() {
+    let repo = Repo::new();
+    repo.referee()
+        .args(["init", "--loop", "n"])
+        .assert()
+        .success();
+    let out = repo
+        .referee()
+        .args(["hook", "install", "--agent", "claude"])
+        .output()
+        .unwrap();
+    assert!(
+        text(&out.stdout).contains("warning: loop `n` has no `[reviewer]`"),
+        "{}",
+        text(&out.stdout)
+    );
+    let payload = json!({"session_id": "s", "cwd": repo.path(), "hook_event_name": "Stop",
+                         "stop_hook_active": false, "prompt_id": "p"});
+    assert_eq!(stop_in(repo.path(), &repo, &payload.to_string()).stdout, "");
+    repo.write("a.txt", "new\n");
+    let a = stop_in(repo.path(), &repo, &payload.to_string());
+    assert!(
+        a.message().contains("loop `n` has no `[reviewer]`"),
+        "{}",
+        a.stdout
+    );
+}
+
+#[test]
+fn the_installed_settings_are_not_part_of_the_patch_or_the_scope() {
+    let h = Hooked::new("scope = [\"src/**\"]", "");
+    h.file("reviewer-1.print", CLEAN);
+    // A settings file the project already tracks, and one it does not.
+    h.repo
+        .write(".claude/settings.json", "{\"model\": \"opus\"}\n");
+    h.repo.git(&["add", "-A"]);
+    h.repo.git(&["commit", "-q", "-m", "settings"]);
+    for agent in ["claude", "codex"] {
+        h.repo
+            .referee()
+            .args(["hook", "install", "--agent", agent])
+            .assert()
+            .success();
+    }
+    h.fix("fn valid(now: u64, exp: u64) -> bool { now >= exp }\n");
+    let message = h.stop(&h.payload("s1", false)).message();
+    assert!(message.contains("`clean`"), "{message}");
+    let patch =
+        std::fs::read_to_string(h.repo.join(".referee/ledgers/h/round-1/patch.diff")).unwrap();
+    assert!(patch.contains("src/auth.rs"), "{patch}");
+    assert!(!patch.contains(".claude"), "{patch}");
+    assert!(!patch.contains(".codex"), "{patch}");
+}
+
+#[test]
+fn install_merges_into_existing_settings_and_uninstall_restores_the_bytes() {
+    let h = Hooked::new("max_rounds = 12", "timeout = \"10m\"");
+    // Hand-formatted, with the person's own hooks and settings.
+    let original = "{\n    \"permissions\": { \"allow\": [\"Bash(cargo test:*)\"] },\n    \"hooks\": {\n        \"Stop\": [\n            { \"hooks\": [ { \"type\": \"command\", \"command\": \"notify-send done\" } ] }\n        ]\n    },\n    \"env\": { \"RUST_LOG\": \"info\" }\n}\n";
+    h.repo.write(".claude/settings.json", original);
+    let out = h
+        .repo
+        .referee()
+        .args(["hook", "install", "--agent", "claude", "--loop", "h"])
+        .output()
+        .unwrap();
+    let stdout = text(&out.stdout);
+    assert!(out.status.success(), "{stdout}{}", text(&out.stderr));
+    assert!(
+        stdout.starts_with("updated `.claude/settings.json`: Stop hook `"),
+        "{stdout}"
+    );
+    assert!(
+        stdout.contains(" hook stop --agent claude --loop h` (timeout 900 s"),
+        "{stdout}"
+    );
+    assert!(
+        stdout.contains("set `CLAUDE_CODE_STOP_HOOK_BLOCK_CAP` to 12 in its `env`"),
+        "{stdout}"
+    );
+    let installed = h.repo.read(".claude/settings.json");
+    // Every byte before the new entry is the person's.
+    assert!(
+        installed.starts_with(
+            "{\n    \"permissions\": { \"allow\": [\"Bash(cargo test:*)\"] },\n    \"hooks\": {\n        \"Stop\": [\n            { \"hooks\": [ { \"type\": \"command\", \"command\": \"notify-send done\" } ] },\n            {\n"
+        ),
+        "{installed}"
+    );
+    let value: Value = serde_json::from_str(&installed).unwrap();
+    assert_eq!(
+        value["hooks"]["Stop"][0]["hooks"][0]["command"],
+        "notify-send done"
+    );
+    let ours = &value["hooks"]["Stop"][1]["hooks"][0];
+    assert_eq!(ours["type"], "command");
+    assert_eq!(ours["timeout"], 900);
+    assert!(
+        ours["command"]
+            .as_str()
+            .unwrap()
+            .ends_with(" hook stop --agent claude --loop h")
+    );
+    assert_eq!(value["env"]["RUST_LOG"], "info");
+    assert_eq!(value["env"]["CLAUDE_CODE_STOP_HOOK_BLOCK_CAP"], "12");
+
+    // Again: nothing changes.
+    let out = h
+        .repo
+        .referee()
+        .args(["hook", "install", "--agent", "claude", "--loop", "h"])
+        .output()
+        .unwrap();
+    assert!(text(&out.stdout).starts_with("unchanged `.claude/settings.json`"));
+    assert_eq!(h.repo.read(".claude/settings.json"), installed);
+
+    h.repo
+        .referee()
+        .args(["hook", "uninstall", "--agent", "claude"])
+        .assert()
+        .success()
+        .stdout("updated `.claude/settings.json`: referee's Stop hook is out\n");
+    assert_eq!(h.repo.read(".claude/settings.json"), original);
+    assert!(!h.repo.join(".referee/hooks/claude.json").exists());
+}
+
+#[test]
+fn uninstall_after_the_person_edited_the_file_takes_out_only_the_entry() {
+    let repo = Repo::new();
+    repo.referee()
+        .args(["init", "--loop", "n"])
+        .assert()
+        .success();
+    repo.referee()
+        .args(["hook", "install", "--agent", "codex"])
+        .assert()
+        .success();
+    let installed = repo.read(".codex/hooks.json");
+    let mut value: Value = serde_json::from_str(&installed).unwrap();
+    value["hooks"]["PostToolUse"] = json!([{"hooks": [{"type": "command", "command": "fmt.sh"}]}]);
+    repo.write(
+        ".codex/hooks.json",
+        &serde_json::to_string_pretty(&value).unwrap(),
+    );
+    repo.referee()
+        .args(["hook", "uninstall", "--agent", "codex"])
+        .assert()
+        .success();
+    let left: Value = serde_json::from_str(&repo.read(".codex/hooks.json")).unwrap();
+    assert_eq!(
+        left,
+        json!({"hooks": {"PostToolUse": [{"hooks": [{"type": "command", "command": "fmt.sh"}]}]}})
+    );
+}
+
+#[test]
+fn install_into_a_fresh_project_and_uninstall_leave_nothing_behind() {
+    let repo = Repo::new();
+    repo.referee()
+        .args(["init", "--loop", "n", "--reviewer", "codex"])
+        .assert()
+        .success();
+    let out = repo
+        .referee()
+        .args([
+            "hook",
+            "install",
+            "--agent",
+            "codex",
+            "--program",
+            "referee",
+        ])
+        .output()
+        .unwrap();
+    let stdout = text(&out.stdout);
+    assert!(
+        stdout.starts_with("created `.codex/hooks.json`: Stop hook `referee hook stop --agent codex` (timeout 2100 s"),
+        "{stdout}"
+    );
+    // The trust Codex asks for, plainly.
+    let repo_path = repo.path().display().to_string();
+    for line in [
+        "Codex runs a project's hook only in a trusted project, and only once you trust the hook itself;",
+        "until then it skips the hook without a word.",
+        &format!("[projects.\"{repo_path}\"]"),
+        "trust_level = \"trusted\"",
+        "`codex exec --trust`",
+        "open `/hooks`, review referee's Stop hook and trust it.",
+        "`codex exec --dangerously-bypass-hook-trust …`",
+    ] {
+        assert!(stdout.contains(line), "{line} in:\n{stdout}");
+    }
+    let value: Value = serde_json::from_str(&repo.read(".codex/hooks.json")).unwrap();
+    assert_eq!(
+        value,
+        json!({"hooks": {"Stop": [{"hooks": [{"type": "command",
+               "command": "referee hook stop --agent codex", "timeout": 2100}]}]}})
+    );
+    repo.referee()
+        .args(["hook", "uninstall", "--agent", "codex"])
+        .assert()
+        .success()
+        .stdout("removed `.codex/hooks.json`: the install had created it\n");
+    assert!(!repo.join(".codex").exists());
+    assert_eq!(repo.git(&["status", "--short", "--", ".codex"]), "");
+}
+
+// ---- the real CLIs
+
+/// Runs `cmd` with `input` on stdin, killing it (by its pid) past `limit`.
+fn run_limited(mut cmd: Command, input: &str, limit: Duration) -> Output {
+    use std::io::Write;
+    let mut child = cmd
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    child
+        .stdin
+        .take()
+        .unwrap()
+        .write_all(input.as_bytes())
+        .unwrap();
+    let started = Instant::now();
+    while child.try_wait().unwrap().is_none() {
+        if started.elapsed() > limit {
+            let _ = child.kill();
+            let out = child.wait_with_output().unwrap();
+            panic!(
+                "timed out after {limit:?}\nstdout:\n{}\nstderr:\n{}",
+                text(&out.stdout),
+                text(&out.stderr)
+            );
+        }
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    child.wait_with_output().unwrap()
+}
+
+/// A repository with a loop reviewed by the scripted agent and the hook
+/// installed for `agent`.
+fn hooked_for(agent: &str, max_rounds: u32, reviews: &[&str]) -> Hooked {
+    let h = Hooked::new(&format!("max_rounds = {max_rounds}"), "timeout = \"1m\"");
+    for (i, review) in reviews.iter().enumerate() {
+        h.file(&format!("reviewer-{}.print", i + 1), review);
+    }
+    h.repo
+        .referee()
+        .args(["hook", "install", "--agent", agent])
+        .assert()
+        .success();
+    h
+}
+
+fn claude_command(claude: &Path, home: &Path, port: u16, repo: &Path) -> Command {
+    std::fs::create_dir_all(home.join("claude")).unwrap();
+    let mut cmd = Command::new(claude);
+    cmd.args([
+        "-p",
+        "--output-format",
+        "json",
+        "--permission-mode",
+        "acceptEdits",
+        "--model",
+        "claude-sonnet-4-5",
+    ])
+    .current_dir(repo)
+    .envs(GIT_ENV.iter().copied())
+    .env("HOME", home)
+    .env("CLAUDE_CONFIG_DIR", home.join("claude"))
+    .env("ANTHROPIC_BASE_URL", format!("http://127.0.0.1:{port}"))
+    .env("ANTHROPIC_API_KEY", "dummy")
+    .env("CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC", "1")
+    .env("DISABLE_AUTOUPDATER", "1")
+    .env("DISABLE_TELEMETRY", "1")
+    .env("DISABLE_ERROR_REPORTING", "1")
+    .env("CLAUDE_CODE_MAX_RETRIES", "0")
+    .env_remove("REFEREE_DIR")
+    .env("NO_COLOR", "1");
+    cmd
+}
+
+/// The Claude Code writer's turns: read and edit the file, stop; after the
+/// block, edit again (`second`) and stop.
+fn claude_writer(auth: &str, second: &str) -> Value {
+    json!([
+        {"text": "Reading the check.", "tool_use": {"name": "Read", "input": {"file_path": auth}}},
+        {"tool_use": {"name": "Edit", "input": {"file_path": auth,
+            "old_string": "now > exp", "new_string": "now < exp"}}},
+        {"text": "Done."},
+        {"match": "Stop hook feedback", "tool_use": {"name": "Edit", "input": {"file_path": auth,
+            "old_string": "now < exp", "new_string": second}}},
+        {"text": "Fixed."}
+    ])
+}
+
+/// The transcript entries Claude Code wrote for what hooks told the person.
+fn claude_system_messages(home: &Path) -> Vec<String> {
+    let mut out = Vec::new();
+    let mut stack = vec![home.join("claude/projects")];
+    while let Some(dir) = stack.pop() {
+        for entry in std::fs::read_dir(&dir).into_iter().flatten().flatten() {
+            let path = entry.path();
+            if path.is_dir() {
+                stack.push(path);
+            } else if path.extension().is_some_and(|e| e == "jsonl") {
+                for line in std::fs::read_to_string(&path).unwrap_or_default().lines() {
+                    let Ok(v) = serde_json::from_str::<Value>(line) else {
+                        continue;
+                    };
+                    if v["attachment"]["type"] == "hook_system_message" {
+                        out.push(
+                            v["attachment"]["content"]
+                                .as_str()
+                                .unwrap_or("")
+                                .to_string(),
+                        );
+                    }
+                }
+            }
+        }
+    }
+    out
+}
+
+#[test]
+fn claude_code_is_refereed_by_its_stop_hook() {
+    let Some(claude) = tool("claude") else {
+        return;
+    };
+    let h = hooked_for("claude", 3, &[BUG, CLEAN]);
+    let home = tempfile::tempdir().unwrap();
+    let auth = h.repo.join("src/auth.rs").display().to_string();
+    let server = Server::start(
+        home.path(),
+        &json!({"usage": {"input_tokens": 1000, "output_tokens": 100},
+                "anthropic": claude_writer(&auth, "now >= exp")}),
+    );
+    let out = run_limited(
+        claude_command(&claude, home.path(), server.port, h.repo.path()),
+        "fix the expiry check in src/auth.rs\n",
+        Duration::from_secs(180),
+    );
+    let stdout = text(&out.stdout);
+    assert!(
+        out.status.success(),
+        "stdout:\n{stdout}\nstderr:\n{}",
+        text(&out.stderr)
+    );
+    let result: Value = serde_json::from_str(stdout.trim()).unwrap();
+    assert_eq!(result["result"], "Fixed.", "{result}");
+    assert_eq!(
+        h.repo.read("src/auth.rs"),
+        "fn valid(now: u64, exp: u64) -> bool { now >= exp }\n"
+    );
+
+    // The block reached the model as the hook's feedback, findings and all.
+    let bodies = server.bodies("/v1/messages");
+    let fed = bodies
+        .iter()
+        .position(|b| b.to_string().contains("Stop hook feedback"))
+        .expect("a request carries the hook's reason");
+    let body = bodies[fed].to_string();
+    assert!(
+        body.contains("- F1 [bug] src/auth.rs:1: expired tokens pass at the boundary"),
+        "{body}"
+    );
+    assert!(body.contains("responses.json"), "{body}");
+
+    // Two rounds, clean, a chain that verifies, and the writer's tokens.
+    let rows = h.rows();
+    assert_eq!(rows.len(), 2, "{rows:?}");
+    assert_eq!(rows[0]["verdict"], "continue");
+    assert_eq!(rows[1]["rule"], "clean");
+    assert!(rows[0]["tokens"].as_u64().unwrap() > 0, "{}", rows[0]);
+    h.repo
+        .referee()
+        .args(["ledger", "verify"])
+        .assert()
+        .success();
+    let seen: Value = serde_json::from_slice(
+        &std::fs::read(h.repo.join(".referee/ledgers/h/round-1/hook.json")).unwrap(),
+    )
+    .unwrap();
+    assert_eq!(seen["agent"], "claude", "{seen}");
+    // The person was told the verdict when the stop went through.
+    let told = claude_system_messages(home.path());
+    assert!(
+        told.iter()
+            .any(|m| m.starts_with("referee: loop `h` is done at round 2 of 3: `clean`.")),
+        "{told:?}"
+    );
+    // The settings file the hook lives in is in no patch.
+    let patch =
+        std::fs::read_to_string(h.repo.join(".referee/ledgers/h/round-1/patch.diff")).unwrap();
+    assert!(!patch.contains(".claude"), "{patch}");
+}
+
+#[test]
+fn claude_code_stopped_at_the_round_cap_tells_the_hand_off() {
+    let Some(claude) = tool("claude") else {
+        return;
+    };
+    let h = hooked_for("claude", 2, &[BUG, BUG]);
+    let home = tempfile::tempdir().unwrap();
+    let auth = h.repo.join("src/auth.rs").display().to_string();
+    let server = Server::start(
+        home.path(),
+        &json!({"anthropic": claude_writer(&auth, "now <= exp + 1")}),
+    );
+    let out = run_limited(
+        claude_command(&claude, home.path(), server.port, h.repo.path()),
+        "fix the expiry check in src/auth.rs\n",
+        Duration::from_secs(180),
+    );
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let rows = h.rows();
+    assert_eq!(rows.len(), 2, "{rows:?}");
+    assert_eq!(rows[1]["rule"], "round-cap");
+    let told = claude_system_messages(home.path());
+    let handoff = told
+        .iter()
+        .find(|m| m.contains("on `round-cap`"))
+        .unwrap_or_else(|| panic!("{told:?}"));
+    assert!(
+        handoff.starts_with(
+            "referee: loop `h` stopped at round 2 of 2 on `round-cap`: a person decides now."
+        ),
+        "{handoff}"
+    );
+    assert!(
+        handoff.contains("finding: expired tokens pass at the boundary [F1 bug] (`src/auth.rs:1`)\nreviewer says: use now >= exp\n"),
+        "{handoff}"
+    );
+    assert!(
+        handoff.ends_with("`referee escalate --loop h`"),
+        "{handoff}"
+    );
+    // One model turn per scripted reply: the stop was let through.
+    assert_eq!(server.bodies("/v1/messages").len(), 5);
+}
+
+fn codex_command(codex: &Path, home: &Path, repo: &Path, bypass: bool) -> Command {
+    let mut cmd = Command::new(codex);
+    cmd.args([
+        "exec",
+        "--json",
+        "--sandbox",
+        "workspace-write",
+        "-m",
+        "gpt-5.5",
+    ]);
+    if bypass {
+        cmd.arg("--dangerously-bypass-hook-trust");
+    }
+    cmd.arg("-C")
+        .arg(repo)
+        .arg("-")
+        .current_dir(repo)
+        .envs(GIT_ENV.iter().copied())
+        .env("HOME", home)
+        .env("CODEX_HOME", home.join("codex"))
+        .env("MOCK_API_KEY", "dummy")
+        .env_remove("REFEREE_DIR")
+        .env("NO_COLOR", "1");
+    cmd
+}
+
+/// The Codex writer's turns: patch, stop; after the block, patch again and
+/// stop.
+fn codex_writer() -> Value {
+    let patch = |from: &str, to: &str| {
+        format!(
+            "*** Begin Patch\n*** Update File: src/auth.rs\n@@\n-fn valid(now: u64, exp: u64) -> bool {{ {from} }}\n+fn valid(now: u64, exp: u64) -> bool {{ {to} }}\n*** End Patch\n"
+        )
+    };
+    json!([
+        {"text": "Patching.", "apply_patch": patch("now > exp", "now < exp")},
+        {"text": "Done."},
+        {"match": "hook_prompt", "apply_patch": patch("now < exp", "now >= exp")},
+        {"text": "Fixed."}
+    ])
+}
+
+#[test]
+fn codex_is_refereed_by_its_stop_hook_in_a_trusted_project() {
+    let Some(codex) = tool("codex") else {
+        return;
+    };
+    let h = hooked_for("codex", 3, &[BUG, CLEAN]);
+    let home = tempfile::tempdir().unwrap();
+    // A mock for each run, and a CODEX_HOME pointing at it in which the
+    // project is trusted (as `codex exec --trust` records it).
+    let serve = |name: &str| {
+        let dir = home.path().join(name);
+        std::fs::create_dir_all(&dir).unwrap();
+        let server = Server::start(&dir, &json!({"openai": codex_writer()}));
+        codex_home(home.path(), server.port);
+        let config = home.path().join("codex/config.toml");
+        let mut toml = std::fs::read_to_string(&config).unwrap();
+        toml.push_str(&format!(
+            "\n[projects.\"{}\"]\ntrust_level = \"trusted\"\n",
+            h.repo.path().display()
+        ));
+        std::fs::write(&config, toml).unwrap();
+        server
+    };
+
+    // Without the hook trusted (no `/hooks` review here), Codex skips the
+    // hook without a word: no round.
+    let first = serve("untrusted");
+    let untrusted = run_limited(
+        codex_command(&codex, home.path(), h.repo.path(), false),
+        "fix the expiry check in src/auth.rs\n",
+        Duration::from_secs(180),
+    );
+    assert!(untrusted.status.success(), "{}", text(&untrusted.stderr));
+    assert_eq!(
+        first.bodies("/v1/responses").len(),
+        2,
+        "no hook, no second turn"
+    );
+    assert!(h.rows().is_empty(), "an untrusted hook ran");
+    drop(first);
+    h.fix(ORIGINAL);
+
+    let server = serve("bypass");
+    let out = run_limited(
+        codex_command(&codex, home.path(), h.repo.path(), true),
+        "fix the expiry check in src/auth.rs\n",
+        Duration::from_secs(180),
+    );
+    let stdout = text(&out.stdout);
+    assert!(
+        out.status.success(),
+        "stdout:\n{stdout}\nstderr:\n{}",
+        text(&out.stderr)
+    );
+    assert_eq!(
+        h.repo.read("src/auth.rs"),
+        "fn valid(now: u64, exp: u64) -> bool { now >= exp }\n"
+    );
+    let bodies = server.bodies("/v1/responses");
+    let fed = bodies
+        .iter()
+        .map(Value::to_string)
+        .find(|b| b.contains("hook_prompt"))
+        .expect("a request carries the hook's reason");
+    assert!(
+        fed.contains("- F1 [bug] src/auth.rs:1: expired tokens pass at the boundary"),
+        "{fed}"
+    );
+    let rows = h.rows();
+    assert_eq!(rows.len(), 2, "{rows:?}");
+    assert_eq!(rows[1]["rule"], "clean");
+    assert!(rows[0]["tokens"].as_u64().unwrap() > 0, "{}", rows[0]);
+    h.repo
+        .referee()
+        .args(["ledger", "verify"])
+        .assert()
+        .success();
+    let seen: Value = serde_json::from_slice(
+        &std::fs::read(h.repo.join(".referee/ledgers/h/round-1/hook.json")).unwrap(),
+    )
+    .unwrap();
+    assert_eq!(seen["agent"], "codex", "{seen}");
+}
