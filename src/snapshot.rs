@@ -497,10 +497,12 @@ pub fn tree_of_frozen(
         .map(|d| d.trim_matches('/'))
         .filter(|d| !d.is_empty())
         .collect();
+    // Files frozen from `rev` itself come out as they are in it.
+    let frozen = frozen.filter(|f| f.from != rev);
     if let Some(f) = &frozen {
         exclude.extend(f.paths.iter().map(String::as_str));
     }
-    if exclude.is_empty() {
+    if exclude.is_empty() || (frozen.is_none() && !holds_any(repo, &tree, &exclude)?) {
         return Ok(tree);
     }
     let out = git::run(repo, ["rev-parse", "--git-path", &temp_index_name()], &[])?;
@@ -514,6 +516,23 @@ pub fn tree_of_frozen(
     }
     let out = git::run(repo, ["write-tree"], &env)?;
     object_id(&out.stdout, "write-tree")
+}
+
+/// Whether `tree` holds any of `paths` (files or folders): a tree without
+/// them needs no temporary index to leave them out (a large repository's
+/// base compares in two git calls, not five).
+fn holds_any(repo: &Path, tree: &str, paths: &[&str]) -> Result<bool, SnapshotError> {
+    let mut args: Vec<&str> = vec![
+        "ls-tree",
+        "--name-only",
+        "--full-tree",
+        "--end-of-options",
+        tree,
+        "--",
+    ];
+    args.extend(paths);
+    let out = git::run(repo, &args, &[])?;
+    Ok(!out.stdout.is_empty())
 }
 
 /// Removes the repo-relative directories `exclude` from the index that `env`
