@@ -625,7 +625,7 @@ fn install_into_a_fresh_project_and_uninstall_leave_nothing_behind() {
         "until then it skips the hook without a word.",
         &format!("[projects.\"{repo_path}\"]"),
         "trust_level = \"trusted\"",
-        "`codex exec --trust`",
+        "(`codex exec --trust …` does it without asking)",
         "open `/hooks`, review referee's Stop hook and trust it.",
         "`codex exec --dangerously-bypass-hook-trust …`",
     ] {

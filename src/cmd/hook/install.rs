@@ -340,7 +340,8 @@ fn next_steps(agent: HookAgent, repo: &Path) -> Vec<String> {
             vec![
                 "next: Codex runs a project's hook only in a trusted project, and only once you trust the hook itself;".into(),
                 "      until then it skips the hook without a word.".into(),
-                "  1. trust the project: `codex exec --trust` once in it, or add to ~/.codex/config.toml ($CODEX_HOME/config.toml):".into(),
+                "  1. trust the project: run Codex there once and say yes to its trust question (`codex exec --trust …` does it without asking),".into(),
+                "     or add to ~/.codex/config.toml ($CODEX_HOME/config.toml):".into(),
                 format!("       [projects.\"{repo}\"]"),
                 "       trust_level = \"trusted\"".into(),
                 format!("  2. trust the hook: run `codex` in {repo}, open `/hooks`, review referee's Stop hook and trust it."),
