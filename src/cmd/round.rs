@@ -31,7 +31,7 @@ impl RunLock {
     pub(super) fn take(lp: &Loop) -> anyhow::Result<RunLock> {
         let (file, path) = Self::open(lp)?;
         match file.try_lock() {
-            Ok(()) => Ok(Self::taken(lp, file)),
+            Ok(()) => Ok(Self::taken(lp, file, Holder::Run)),
             Err(std::fs::TryLockError::WouldBlock) => anyhow::bail!(
                 "another `referee run` (or `referee hook stop`) is driving loop `{}` (`{}` is locked)",
                 lp.name,
@@ -43,15 +43,21 @@ impl RunLock {
         }
     }
 
-    /// Takes the lock, waiting up to `patience` for the holder to finish;
-    /// `None` when it is still held then.
+    /// Takes the lock for one `hook stop` round, waiting up to `patience`
+    /// for another stop to finish its round; `None` when the lock is still
+    /// held then, or held by a `referee run`, which drives rounds for far
+    /// longer than a stop can wait.
     pub(super) fn wait(lp: &Loop, patience: Duration) -> anyhow::Result<Option<RunLock>> {
         let (file, path) = Self::open(lp)?;
         let start = Instant::now();
         loop {
             match file.try_lock() {
-                Ok(()) => return Ok(Some(Self::taken(lp, file))),
-                Err(std::fs::TryLockError::WouldBlock) if start.elapsed() < patience => {
+                Ok(()) => return Ok(Some(Self::taken(lp, file, Holder::Hook))),
+                Err(std::fs::TryLockError::WouldBlock)
+                    if start.elapsed() < patience
+                        && !std::fs::read_to_string(&path)
+                            .is_ok_and(|held| held.starts_with(Holder::Run.as_str())) =>
+                {
                     std::thread::sleep(Duration::from_millis(200));
                 }
                 Err(std::fs::TryLockError::WouldBlock) => return Ok(None),
@@ -77,7 +83,12 @@ impl RunLock {
         Ok((file, path))
     }
 
-    fn taken(lp: &Loop, file: File) -> RunLock {
+    fn taken(lp: &Loop, mut file: File, holder: Holder) -> RunLock {
+        // Who holds it, for a `hook stop` that finds it taken.
+        let _ = file.set_len(0).and_then(|()| {
+            use std::io::Write as _;
+            writeln!(file, "{} {}", holder.as_str(), std::process::id())
+        });
         // No other driver holds this loop: scratch folders left by a killed
         // one (prompts, findings) go now.
         if let Some(dir) = lp.store.evidence_dir(0).parent()
@@ -90,6 +101,22 @@ impl RunLock {
             }
         }
         RunLock(file)
+    }
+}
+
+/// Who holds a loop's run lock.
+#[derive(Clone, Copy)]
+enum Holder {
+    Run,
+    Hook,
+}
+
+impl Holder {
+    fn as_str(self) -> &'static str {
+        match self {
+            Holder::Run => "referee run",
+            Holder::Hook => "referee hook stop",
+        }
     }
 }
 

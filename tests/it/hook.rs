@@ -400,6 +400,48 @@ fn two_stops_at_once_record_one_round_and_answer_alike() {
 }
 
 #[test]
+fn a_stop_while_referee_run_drives_the_loop_is_refused_at_once() {
+    let writer = format!(
+        "[writer]\npreset = \"command\"\ncommand = [\"{}\"]\n",
+        fake_agent()
+    );
+    let h = Hooked::new(&writer, "");
+    // The writer section reads FAKE_DIR from the environment here.
+    h.file("writer-1.sh", "sleep 4\n");
+    let mut run = h
+        .repo
+        .referee_std()
+        .args(["run", "--task", "t", "--quiet"])
+        .env("FAKE_DIR", h.script.path())
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let lock = h.repo.join(".referee/ledgers/h.run.lock");
+    let started = Instant::now();
+    while !std::fs::read_to_string(&lock).is_ok_and(|t| t.starts_with("referee run")) {
+        assert!(
+            started.elapsed() < Duration::from_secs(10),
+            "run never took the lock"
+        );
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    h.fix("fn valid(now: u64, exp: u64) -> bool { now < exp }\n");
+    let started = Instant::now();
+    let message = h.stop(&h.payload("s1", false)).message();
+    assert!(started.elapsed() < Duration::from_secs(3));
+    assert!(
+        message.starts_with(&format!(
+            "referee: loop `h` is busy: `referee run {}` holds",
+            run.id()
+        )),
+        "{message}"
+    );
+    assert!(message.ends_with("this stop was not refereed"), "{message}");
+    let _ = run.wait();
+}
+
+#[test]
 fn the_writers_tokens_come_from_its_transcript_once() {
     let h = Hooked::new("", "");
     h.file("reviewer-1.print", BUG)

@@ -127,10 +127,13 @@ fn referee(
     // from the round it recorded instead of recording it again.
     let patience = reviewer.timeout.as_duration() + Duration::from_secs(60);
     let Some(_lock) = RunLock::wait(&lp, patience)? else {
+        let lock = lp.store.path().with_extension("run.lock");
+        let holder = std::fs::read_to_string(&lock).unwrap_or_default();
         return Ok(Answer::Tell(format!(
-            "referee: loop `{}` is busy: another `referee run` or `referee hook stop` held it for {} s; this stop was not refereed",
+            "referee: loop `{}` is busy: `{}` holds `{}`; this stop was not refereed",
             lp.name,
-            patience.as_secs()
+            holder.trim(),
+            super::super::shown(&lock)
         )));
     };
     let fresh = History::read(&lp, lp.store.read()?.rows)?;
