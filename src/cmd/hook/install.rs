@@ -100,6 +100,14 @@ pub fn install(state: &State, args: HookInstallArgs) -> anyhow::Result<Exit> {
             super::super::shown(&state.root)
         ));
     }
+    if args.name.is_none() && loops.len() > 1 {
+        warnings.push(format!(
+            "{} loops here: the hook referees the one that takes rounds when the agent stops, and refuses to guess between several\n\
+             hint: `referee hook install --agent {} --loop NAME` names it",
+            loops.len(),
+            name_of(agent)
+        ));
+    }
     let mut timeout = 0u64;
     let mut max_rounds = 0u32;
     for (lp, rounds) in &loops {

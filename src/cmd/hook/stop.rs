@@ -227,13 +227,13 @@ fn is_round(lp: &Loop, history: &History, tree: &str, payload: &Payload) -> anyh
     let blocked_here = payload.stop_hook_active
         && last.verdict == crate::ledger::Verdict::Continue.as_str()
         && payload.session_id.is_some()
-        && seen(lp, row.round).session_id == payload.session_id;
+        && note_of(lp, row.round).session_id == payload.session_id;
     Ok(blocked_here)
 }
 
 /// What the hook saw of the session at a round, kept in its evidence.
 #[derive(Debug, Default, Serialize, Deserialize)]
-struct Seen {
+struct SessionNote {
     agent: String,
     session_id: Option<String>,
     transcript_path: Option<String>,
@@ -246,7 +246,7 @@ struct Seen {
 }
 
 /// The hook's record of round `round` (empty for a round it did not drive).
-fn seen(lp: &Loop, round: u32) -> Seen {
+fn note_of(lp: &Loop, round: u32) -> SessionNote {
     std::fs::read(lp.store.evidence_dir(round).join(HOOK_FILE))
         .ok()
         .and_then(|bytes| serde_json::from_slice(&bytes).ok())
@@ -289,12 +289,12 @@ impl Hook<'_> {
             .with_context(|| format!("cannot write `{}`", files.schema.display()))?;
 
         let session = self.transcript();
-        let (seen, writer_tokens) = self.count(history, &session);
+        let (note, writer_tokens) = self.count(history, &session);
         let task = task_of(&session);
         let mut evidence: Vec<(String, Vec<u8>)> = vec![
             ("task.md".into(), task.clone().into_bytes()),
             ("hook.payload.json".into(), self.input.to_vec()),
-            (HOOK_FILE.into(), serde_json::to_vec_pretty(&seen)?),
+            (HOOK_FILE.into(), serde_json::to_vec_pretty(&note)?),
         ];
 
         let responses_path = responses_file(lp);
@@ -417,11 +417,11 @@ impl Hook<'_> {
 
     /// The writer's tokens since the last time they were counted, and what
     /// to keep so the next round counts from here.
-    fn count(&self, history: &History, session: &Transcript) -> (Seen, Option<u64>) {
+    fn count(&self, history: &History, session: &Transcript) -> (SessionNote, Option<u64>) {
         let mut counted = history
             .last
             .as_ref()
-            .map(|(row, _)| seen(self.lp, row.round).counted)
+            .map(|(row, _)| note_of(self.lp, row.round).counted)
             .unwrap_or_default();
         let writer_tokens = match (&self.payload.session_id, session.tokens) {
             (Some(id), Some(total)) => {
@@ -430,7 +430,7 @@ impl Hook<'_> {
             }
             _ => None,
         };
-        let seen = Seen {
+        let note = SessionNote {
             agent: self.payload.agent.as_str().to_string(),
             session_id: self.payload.session_id.clone(),
             transcript_path: self
@@ -441,7 +441,7 @@ impl Hook<'_> {
             writer_tokens,
             counted,
         };
-        (seen, writer_tokens)
+        (note, writer_tokens)
     }
 }
 
