@@ -948,3 +948,24 @@ fn a_skipped_finding_is_listed_and_comes_back_open_not_reopened() {
     let rows = rounds(&repo);
     assert_eq!(rows[2]["reopened"], 0);
 }
+
+#[test]
+fn replay_applies_the_progress_guards_to_stored_rounds() {
+    let repo = loop_with(&["--max-rounds", "5", "--guards", "none"]);
+    edit(&repo, "a");
+    assert_outcome(&record(&repo, &findings(&[("F1", "bug")]), &[]), 10, "");
+    // Round 2: the writer changed nothing; without guards the loop goes on.
+    let second = findings(&[("F1", "bug")]).replace("reviewer on F1", "still there");
+    assert_outcome(&record(&repo, &second, &[]), 10, "");
+    let guarded = repo.join("guarded.toml");
+    std::fs::write(&guarded, "loop = \"l\"\nmax_rounds = 5\n").unwrap();
+    let out = repo
+        .referee()
+        .args(["replay", "--json", "--contract", guarded.to_str().unwrap()])
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let json: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(json["would_stop"]["rule"], "stalled", "{json}");
+    assert_eq!(json["would_stop"]["round"], 2);
+}
