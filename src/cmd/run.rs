@@ -380,7 +380,7 @@ impl Driver<'_> {
         let history = History::read(lp, rows)?;
         engine::finish(
             lp,
-            &mut locked,
+            locked,
             &history,
             snapped,
             Submission {

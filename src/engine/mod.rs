@@ -133,7 +133,7 @@ pub fn record(lp: &Loop, sub: Submission) -> anyhow::Result<Recorded> {
 
     history.ensure_open(&lp.name)?;
     let snapped = snap(lp, &history, &tree)?;
-    finish(lp, &mut locked, &history, snapped, sub)
+    finish(lp, locked, &history, snapped, sub)
 }
 
 /// Stores `tree` (the working tree, from `snapshot::worktree_tree`) as the
@@ -171,10 +171,14 @@ pub struct Snapped {
     pub patch: Patch,
 }
 
-/// Decides the round and commits it: evidence, then the row.
-pub fn finish(
-    lp: &Loop,
-    locked: &mut Locked<'_>,
+/// Decides the round and commits it: evidence, then the row. `locked` is
+/// the ledger's lock, under which `history` was read. A judge call (a
+/// process, up to its timeout) runs with the lock released, so `status` and
+/// the other readers answer meanwhile; the round commits only if no row was
+/// appended in between.
+pub fn finish<'a>(
+    lp: &'a Loop,
+    mut locked: Locked<'a>,
     history: &History,
     snapped: Snapped,
     sub: Submission,
@@ -206,7 +210,21 @@ pub fn finish(
             spent_tokens,
         },
     );
-    let asked = consult_judge(lp, history, round, &decision, &sub);
+    let asked = if judge_wanted(history, &decision, &sub) {
+        drop(locked);
+        let asked = consult_judge(lp, history, round, &decision, &sub);
+        locked = lp.store.lock()?;
+        if locked.rows()?.len() != history.rows.len() {
+            anyhow::bail!(
+                "loop `{}` changed while its judge was asked about round {round} (another process appended to its ledger); nothing was recorded\n\
+                 hint: run the command again",
+                lp.name
+            );
+        }
+        asked
+    } else {
+        None
+    };
     let outcome = Outcome::of(&decision, asked.as_ref(), round);
     let counts = decision.counts;
     // Files the contract names are pinned at round 1 and carried after.
@@ -388,8 +406,13 @@ impl Outcome {
     }
 }
 
-/// Asks the contract's judge, when there is one, the six rules said continue
-/// and the round was reviewed (SPEC §7). `None`: not consulted.
+/// Whether the contract's judge is asked: there is one, the rules and
+/// guards said continue, and the round was reviewed (SPEC §7).
+fn judge_wanted(history: &History, decision: &Decision, sub: &Submission) -> bool {
+    history.contract.judge.is_some() && decision.stop.is_none() && sub.review.is_some()
+}
+
+/// Asks the contract's judge. `None`: there is none.
 fn consult_judge(
     lp: &Loop,
     history: &History,
@@ -398,9 +421,6 @@ fn consult_judge(
     sub: &Submission,
 ) -> Option<Asked> {
     let judge = history.contract.judge.as_ref()?;
-    if decision.stop.is_some() || sub.review.is_none() {
-        return None;
-    }
     let block_open = decision.registry.findings.iter().any(|t| {
         t.standing == accounting::Standing::Open
             && t.finding.severity == crate::findings::Severity::Block
