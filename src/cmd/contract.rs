@@ -107,7 +107,14 @@ pub fn amend(state: &State, args: AmendArgs) -> anyhow::Result<Exit> {
             .into());
         }
         let now = current.max_rounds;
-        if n as u32 <= now {
+        if n as u32 == now {
+            anyhow::bail!(
+                "--max-rounds {n}: the round cap is {now} already; nothing to amend\n\
+                 hint: to give the writer more rounds, pass a larger number, such as `--max-rounds {}`",
+                now + 2
+            );
+        }
+        if (n as u32) < now {
             anyhow::bail!(
                 "--max-rounds {n}: an amendment only raises the round cap, and it is {now} now\n\
                  hint: to stop a loop early, leave it: the hand-off is `referee escalate`"

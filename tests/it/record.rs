@@ -319,6 +319,45 @@ fn round_cap_escalates_the_leftovers() {
         out.stdout
             .contains("round 2 of 2: 1 must-fix finding still open")
     );
+    // The hand-off ends with what a person can do, as commands.
+    assert!(out.stdout.contains("what you can do:"), "{}", out.stdout);
+    assert!(
+        out.stdout.contains(
+            "give the writer more rounds, in writing: `referee contract amend --loop l --max-rounds 4 --by NAME --reason TEXT`"
+        ),
+        "{}",
+        out.stdout
+    );
+    assert!(
+        out.stdout
+            .contains("`referee waive F1 --loop l --by NAME --reason TEXT`")
+    );
+    assert!(
+        out.stdout
+            .contains("`referee approve --loop l --by NAME --reason TEXT`")
+    );
+    // Amending to the cap in force says so plainly.
+    let same = repo
+        .referee()
+        .args([
+            "contract",
+            "amend",
+            "--max-rounds",
+            "2",
+            "--by",
+            "ana",
+            "--reason",
+            "x",
+        ])
+        .output()
+        .unwrap();
+    assert_eq!(same.status.code(), Some(1));
+    let err = text(&same.stderr);
+    assert!(
+        err.contains("the round cap is 2 already; nothing to amend"),
+        "{err}"
+    );
+    assert!(!err.contains("stop a loop early"), "{err}");
     assert!(out.stdout.contains("rounds contested: 1, 2"));
 
     // A human raises the cap in writing; the loop goes on.
