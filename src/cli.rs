@@ -276,6 +276,8 @@ pub enum ContractCommand {
     Show(LoopArgs),
     /// Amend a running contract in writing (only the round cap).
     Amend(AmendArgs),
+    /// Put back the contract's bytes as round 1 pinned them, after a hand edit.
+    Restore(LoopArgs),
 }
 
 #[derive(Debug, Args)]

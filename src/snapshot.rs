@@ -177,6 +177,38 @@ pub fn publish(repo: &Path, snap: &Snapshot, message: &str) -> Result<(), Snapsh
     Ok(())
 }
 
+/// The ref that keeps a loop's pinned contract bytes.
+pub fn contract_ref(loop_name: &str) -> Result<String, SnapshotError> {
+    let round = round_ref(loop_name, 0)?;
+    Ok(format!(
+        "{}contract",
+        round.strip_suffix("round-0").unwrap_or(&round)
+    ))
+}
+
+/// Keeps `bytes` (the contract round 1 pinned) as a git blob under
+/// [`contract_ref`]: `referee contract restore` reads it back. A blob in the
+/// repository's own object store, not evidence: a contract may hold
+/// environment values that evidence would have to redact.
+pub fn keep_contract(repo: &Path, loop_name: &str, bytes: Vec<u8>) -> Result<(), SnapshotError> {
+    let reference = contract_ref(loop_name)?;
+    let out = git::run_with_input(repo, &["hash-object", "-w", "--stdin"], bytes)?;
+    let blob = object_id(&out.stdout, "hash-object")?;
+    git::run(repo, ["update-ref", &reference, &blob], &[])?;
+    Ok(())
+}
+
+/// The bytes [`keep_contract`] kept, if any.
+pub fn kept_contract(repo: &Path, loop_name: &str) -> Result<Option<Vec<u8>>, SnapshotError> {
+    let reference = contract_ref(loop_name)?;
+    let Some(blob) = verify(repo, &format!("{reference}^{{blob}}"))? else {
+        return Ok(None);
+    };
+    Ok(Some(
+        git::run(repo, ["cat-file", "blob", &blob], &[])?.stdout,
+    ))
+}
+
 /// Of `commits`, those that are not commit objects in the repository: one
 /// `git cat-file --batch-check` for all of them.
 pub fn missing_commits(

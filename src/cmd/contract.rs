@@ -202,3 +202,57 @@ pub fn amend(state: &State, args: AmendArgs) -> anyhow::Result<Exit> {
     }
     Ok(Exit::Success)
 }
+
+/// `referee contract restore`: writes back the contract bytes round 1
+/// pinned, kept in the repository when round 1 was recorded. The file now
+/// on disk is not parsed: a hand edit may have broken it.
+pub fn restore(state: &State, args: LoopArgs) -> anyhow::Result<Exit> {
+    let name = state.select(&args.select)?;
+    let path = state.contract_path(&name);
+    let store = crate::ledger::Store::new(state.ledger_path(&name), state.evidence_dir(&name), "");
+    let rows = store.read()?.rows;
+    let Some(first) = rows.first() else {
+        anyhow::bail!(
+            "loop `{name}` has not started: no round pinned its contract, and `{}` may still be edited by hand",
+            super::shown(&path)
+        );
+    };
+    let pinned = first.prev_sha256.clone();
+    if let Ok(bytes) = std::fs::read(&path)
+        && crate::digest::sha256_hex(&bytes) == pinned
+    {
+        let text = format!(
+            "contract `{}` already has the bytes round 1 pinned (sha256 `{}`): nothing to restore\n",
+            super::shown(&path),
+            pinned.get(..12).unwrap_or(&pinned)
+        );
+        super::emit(text.as_bytes())?;
+        return Ok(Exit::Success);
+    }
+    let kept = crate::snapshot::kept_contract(&state.repo, name.as_str())?.ok_or_else(|| {
+        anyhow::anyhow!(
+            "the pinned bytes of loop `{name}`'s contract are not kept in this repository (`{}` is missing; loops started before referee kept them have none)\n\
+             hint: restore the file from a backup or version control; the ledger pins sha256 `{pinned}`",
+            crate::snapshot::contract_ref(name.as_str()).unwrap_or_default()
+        )
+    })?;
+    let kept_sha = crate::digest::sha256_hex(&kept);
+    if kept_sha != pinned {
+        anyhow::bail!(
+            "the kept contract of loop `{name}` hashes to `{}`, but the ledger pins `{}`: it was not restored",
+            kept_sha.get(..12).unwrap_or(&kept_sha),
+            pinned.get(..12).unwrap_or(&pinned)
+        );
+    }
+    let dir = path.parent().context("contract path has no folder")?;
+    let tmp = dir.join(format!(".{name}.toml.restore-{}", std::process::id()));
+    std::fs::write(&tmp, &kept).with_context(|| format!("cannot write `{}`", tmp.display()))?;
+    std::fs::rename(&tmp, &path).with_context(|| format!("cannot write `{}`", path.display()))?;
+    let text = format!(
+        "restored `{}`: the bytes round 1 pinned (sha256 `{}`)\n",
+        super::shown(&path),
+        pinned.get(..12).unwrap_or(&pinned)
+    );
+    super::emit(text.as_bytes())?;
+    Ok(Exit::Success)
+}

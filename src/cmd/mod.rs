@@ -55,6 +55,9 @@ fn dispatch(cli: Cli) -> anyhow::Result<Exit> {
         Command::Contract(ContractCommand::Amend(args)) => {
             contract::amend(&State::locate(dir)?, args)
         }
+        Command::Contract(ContractCommand::Restore(args)) => {
+            contract::restore(&State::locate(dir)?, args)
+        }
         Command::Waive(args) => waive::run(&State::locate(dir)?, args),
         Command::Findings(args) => findings::run(&State::locate(dir)?, args),
         Command::Replay(args) => replay::run(&State::locate(dir)?, args),

@@ -371,10 +371,11 @@ pub fn check_pinned(lp: &Loop, rows: &[Row]) -> anyhow::Result<()> {
     {
         anyhow::bail!(
             "contract `{}` changed since round 1: the ledger pins sha256 `{}`, the file now has `{}`\n\
-             hint: restore the file (`git diff` it); a running contract changes only through `referee contract amend`",
+             hint: `referee contract restore --loop {}` puts back the pinned bytes; a running contract changes only through `referee contract amend`",
             crate::state::shown(&lp.loaded.path),
             first.prev_sha256,
-            lp.loaded.sha256
+            lp.loaded.sha256,
+            lp.name
         );
     }
     Ok(())

@@ -298,6 +298,13 @@ pub fn finish<'a>(
         .as_deref()
         .map(crate::ledger::row::one_line)
         .unwrap_or_default();
+    // Round 1 pins the contract: its bytes are kept for `contract restore`.
+    if history.last.is_none() {
+        let bytes = std::fs::read(&lp.loaded.path).map_err(|e| {
+            anyhow::anyhow!("cannot read contract `{}`: {e}", lp.loaded.path.display())
+        })?;
+        snapshot::keep_contract(&lp.repo, lp.name.as_str(), bytes)?;
+    }
     // The round's ref moves only here, under the lock, right before its row.
     snapshot::publish(
         &lp.repo,
