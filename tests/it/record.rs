@@ -153,7 +153,10 @@ fn converge_then_clean() {
     );
     // The snapshots are refs; the user's branch and index are untouched.
     let refs = repo.git(&["for-each-ref", "--format=%(refname)", "refs/referee/"]);
-    assert_eq!(refs, "refs/referee/l/round-1\nrefs/referee/l/round-2\n");
+    assert_eq!(
+        refs,
+        "refs/referee/l/contract\nrefs/referee/l/round-1\nrefs/referee/l/round-2\n"
+    );
     assert_eq!(
         repo.git(&["status", "--porcelain"]),
         "?? .referee/\n?? src/\n"
