@@ -13,6 +13,7 @@ use std::time::Duration;
 use anyhow::Context as _;
 use serde_json::json;
 
+use crate::agent::leftovers;
 use crate::agent::output::{self, Reply};
 use crate::agent::preset::{self, Files, Role};
 use crate::agent::process::{self, Call, Finished, ProcessError};
@@ -47,9 +48,10 @@ pub fn run(state: &State, mut args: RunArgs) -> anyhow::Result<Exit> {
             super::shown(&lp.loaded.path)
         );
     };
-    let _driver = DriverLock::take(&lp)?;
+    let (_driver, ended) = DriverLock::take(&lp)?;
     let task = task(&lp, &args)?;
     let out = Printer::new(&args);
+    out.leftovers(ended);
     let interrupt = process::interrupt_flag();
     let mut review_first = args.review_first;
     loop {
@@ -160,7 +162,9 @@ fn task(lp: &Loop, args: &RunArgs) -> anyhow::Result<String> {
 struct DriverLock(#[allow(dead_code)] File);
 
 impl DriverLock {
-    fn take(lp: &Loop) -> anyhow::Result<DriverLock> {
+    /// The lock, and how many processes a killed run's agents left running
+    /// were ended.
+    fn take(lp: &Loop) -> anyhow::Result<(DriverLock, usize)> {
         let path = lp.store.path().with_extension("run.lock");
         if let Some(dir) = path.parent() {
             std::fs::create_dir_all(dir)
@@ -175,17 +179,20 @@ impl DriverLock {
         match file.try_lock() {
             Ok(()) => {
                 // No other run drives this loop: scratch folders left by a
-                // killed one (prompts, findings) go now.
+                // killed one (prompts, findings) go now, and so does what
+                // its agent had started.
+                let mut ended = 0;
                 if let Some(dir) = lp.store.evidence_dir(0).parent()
                     && let Ok(entries) = std::fs::read_dir(dir)
                 {
                     for entry in entries.flatten() {
                         if entry.file_name().to_string_lossy().starts_with(".work-") {
+                            ended += leftovers::sweep(&entry.path().join(leftovers::RECORD));
                             let _ = std::fs::remove_dir_all(entry.path());
                         }
                     }
                 }
-                Ok(DriverLock(file))
+                Ok((DriverLock(file), ended))
             }
             Err(std::fs::TryLockError::WouldBlock) => anyhow::bail!(
                 "another `referee run` is driving loop `{}` (`{}` is locked)",
@@ -611,6 +618,7 @@ impl WorkDir {
             findings: self.0.join("findings.json"),
             schema: self.0.join("findings.schema.json"),
             output: self.0.join("output"),
+            procs: self.0.join(leftovers::RECORD),
         }
     }
 }
@@ -688,6 +696,15 @@ impl Printer {
                 role.as_str(),
                 clock(elapsed)
             ));
+        }
+    }
+
+    fn leftovers(&self, ended: usize) {
+        if ended > 0 && matches!(self.mode, Mode::Plain | Mode::Live) {
+            eprintln!(
+                "ended {ended} process{} that the agents of a killed `referee run` left running",
+                if ended == 1 { "" } else { "es" }
+            );
         }
     }
 
