@@ -1,8 +1,10 @@
 //! Agents: presets build each call's argv (pure), one process module runs it
 //! (process groups, timeouts, capped output) with the process tree that
-//! finds everything a call started and the leftovers a killed referee left;
-//! the output module reads what the tool printed (pure).
+//! finds everything a call started, the leftovers a killed referee left, and
+//! the files an agent shares with the referee; the output module reads what
+//! the tool printed (pure).
 
+pub mod file;
 pub mod leftovers;
 pub mod output;
 pub mod preset;

@@ -13,6 +13,7 @@ use std::time::Duration;
 use anyhow::Context as _;
 use serde_json::json;
 
+use crate::agent::file;
 use crate::agent::leftovers;
 use crate::agent::output::{self, Reply};
 use crate::agent::preset::{self, Files, Role};
@@ -241,8 +242,7 @@ impl Driver<'_> {
         let work = WorkDir::new(lp, round)?;
         let files = work.files();
         let schema = prompt::schema_for_agents();
-        std::fs::write(&files.schema, &schema)
-            .with_context(|| format!("cannot write `{}`", files.schema.display()))?;
+        file::write_fresh(&files.schema, schema.as_bytes())?;
         let mut evidence: Vec<(String, Vec<u8>)> =
             vec![("task.md".into(), self.task.as_bytes().to_vec())];
         let mut spend = Spend::default();
@@ -284,8 +284,7 @@ impl Driver<'_> {
             vars.push(("findings", list.as_str()));
             let text = prompt::render(&self.template(Role::Writer)?, &vars);
             let doc = json!({ "findings": must_fix });
-            std::fs::write(&files.findings, serde_json::to_vec_pretty(&doc)?)
-                .with_context(|| format!("cannot write `{}`", files.findings.display()))?;
+            file::write_fresh(&files.findings, &serde_json::to_vec_pretty(&doc)?)?;
             let reply = self.call(
                 Role::Writer,
                 self.writer,
@@ -323,8 +322,8 @@ impl Driver<'_> {
         let review = if out_of_scope || over_budget || stalled {
             None
         } else {
-            std::fs::write(&files.patch, &patch.text)
-                .with_context(|| format!("cannot write `{}`", files.patch.display()))?;
+            // The writer may have left a symlink or a FIFO here.
+            file::write_fresh(&files.patch, &patch.text)?;
             let list = prompt::findings_list(&open);
             let excerpt = prompt::patch_excerpt(&patch.text);
             let mut vars = base_vars.to_vec();
@@ -441,8 +440,7 @@ impl Driver<'_> {
     ) -> anyhow::Result<Reply> {
         let lp = self.lp;
         let contract = lp.contract();
-        std::fs::write(&files.prompt, text)
-            .with_context(|| format!("cannot write `{}`", files.prompt.display()))?;
+        file::write_fresh(&files.prompt, text.as_bytes())?;
         let _ = std::fs::remove_file(&files.output);
         let spent = history.spent_usd + spend.usd.unwrap_or(0.0);
         let head = crate::git::resolve_commit(&lp.repo, "HEAD").ok().flatten();
@@ -498,9 +496,18 @@ impl Driver<'_> {
                 );
             }
         };
-        let output_file = read_capped(&files.output)?;
+        // What the agent left there may be a FIFO, a symlink or a hard link.
+        let read_back = |path: &Path, since| {
+            file::read_back(path, process::OUTPUT_CAP, since).map_err(|e| {
+                anyhow::anyhow!(
+                    "round {round}: {} `{label}`: {e}; nothing was recorded",
+                    role.as_str()
+                )
+            })
+        };
+        let output_file = read_back(&files.output, None)?;
         let report = match &junit {
-            Some(path) => written_since(path, started)?,
+            Some(path) => read_back(path, Some(started))?,
             None => None,
         };
         let reply = output::interpret(
@@ -544,31 +551,6 @@ impl Driver<'_> {
             }
         }
     }
-}
-
-/// A file the call may have written, read whole up to the output cap.
-fn read_capped(path: &Path) -> anyhow::Result<Option<Vec<u8>>> {
-    match std::fs::metadata(path) {
-        Ok(meta) if meta.len() > process::OUTPUT_CAP as u64 => anyhow::bail!(
-            "`{}` is larger than {} MiB",
-            path.display(),
-            process::OUTPUT_CAP / 1024 / 1024
-        ),
-        Ok(_) => {
-            Ok(Some(std::fs::read(path).with_context(|| {
-                format!("cannot read `{}`", path.display())
-            })?))
-        }
-        Err(_) => Ok(None),
-    }
-}
-
-/// The report at `path` if this call wrote it (not a stale one from before).
-fn written_since(path: &Path, since: std::time::SystemTime) -> anyhow::Result<Option<Vec<u8>>> {
-    let fresh = std::fs::metadata(path)
-        .and_then(|m| m.modified())
-        .is_ok_and(|t| t + Duration::from_secs(1) >= since);
-    if fresh { read_capped(path) } else { Ok(None) }
 }
 
 /// Keeps a failed call's output (redacted) where a person can read it:

@@ -1,5 +1,6 @@
 //! Hostile agents against `referee run`: processes that leave their process
-//! group or session, and a referee killed with SIGKILL. A watchdog bounds every `referee` this
+//! group or session, a referee killed with SIGKILL, and files an agent turns
+//! into FIFOs, symlinks or hard links. A watchdog bounds every `referee` this
 //! file starts, so a hang fails the test instead of wedging the suite, and
 //! every process an agent leaves behind is ended by the pid it recorded.
 //! docs/reliability.md says what each test proves.
@@ -25,11 +26,12 @@ const RETURNS_BY: Duration = Duration::from_secs(8);
 const CLEAN: &str = r#"{"findings":[]}"#;
 const FIX: &str = "echo 'fn a() { 2 }' > src/a.rs\n";
 
-/// A repository whose loop `l` is driven by the fake agent, and a folder of
-/// agent scripts.
+/// A repository whose loop `l` is driven by the fake agent, a folder of agent
+/// scripts, and a folder "outside" that no file under `.referee/` may copy.
 struct Hostile {
     repo: Repo,
     script: tempfile::TempDir,
+    outside: tempfile::TempDir,
 }
 
 impl Hostile {
@@ -39,6 +41,7 @@ impl Hostile {
         repo.git(&["add", "-A"]);
         repo.git(&["commit", "-q", "-m", "a"]);
         let script = tempfile::tempdir().unwrap();
+        let outside = tempfile::tempdir().unwrap();
         let dir = script.path().display().to_string();
         let agent = PathBuf::from(env!("CARGO_MANIFEST_DIR"))
             .join("tests/fixtures/agents/fake-agent.sh")
@@ -62,7 +65,12 @@ impl Hostile {
             .output()
             .unwrap();
         assert!(out.status.success(), "{}", text(&out.stderr));
-        Hostile { repo, script }
+        std::fs::write(outside.path().join("secret.txt"), SECRET).unwrap();
+        Hostile {
+            repo,
+            script,
+            outside,
+        }
     }
 
     fn file(&self, name: &str, body: &str) -> &Hostile {
@@ -72,6 +80,10 @@ impl Hostile {
 
     fn at(&self, name: &str) -> PathBuf {
         self.script.path().join(name)
+    }
+
+    fn secret(&self) -> PathBuf {
+        self.outside.path().join("secret.txt")
     }
 
     fn spawn(&self, args: &[&str]) -> Child {
@@ -106,7 +118,34 @@ impl Hostile {
             .unwrap()
             .len()
     }
+
+    /// Stored files under `.referee/` that hold the outside file's bytes.
+    fn copies_of_the_secret(&self) -> Vec<PathBuf> {
+        let mut found = Vec::new();
+        let mut stack = vec![self.repo.join(".referee")];
+        while let Some(dir) = stack.pop() {
+            let Ok(entries) = std::fs::read_dir(&dir) else {
+                continue;
+            };
+            for entry in entries.filter_map(Result::ok) {
+                let kind = entry.file_type().unwrap();
+                if kind.is_dir() {
+                    stack.push(entry.path());
+                } else if kind.is_file()
+                    && std::fs::read(entry.path())
+                        .unwrap()
+                        .windows(SECRET.len())
+                        .any(|w| w == SECRET.as_bytes())
+                {
+                    found.push(entry.path());
+                }
+            }
+        }
+        found
+    }
 }
+
+const SECRET: &str = "outside-bytes-5b1e0c7d";
 
 struct Ran {
     code: Option<i32>,
@@ -383,5 +422,83 @@ fn a_sigkilled_run_takes_its_agent_along_and_the_next_run_ends_the_rest() {
     assert!(
         !alive(child),
         "the agent's child (pid {child}) survived the next `run`"
+    );
+}
+
+/// A reviewer that leaves `what` at its `REFEREE_OUTPUT_FILE` makes `run`
+/// fail quickly with `message`, record nothing and copy nothing from outside.
+fn assert_output_refused(f: &Hostile, reviewer: &str, message: &str) {
+    f.file("writer-1.sh", FIX).file("reviewer-1.sh", reviewer);
+    let ran = f.run(&["--task", "t"]);
+    assert_eq!(ran.code, Some(1), "{}{}", ran.stdout, ran.stderr);
+    assert!(
+        ran.stderr.contains("round 1: reviewer `command`: `")
+            && ran.stderr.contains(message)
+            && ran.stderr.contains("nothing was recorded"),
+        "{}",
+        ran.stderr
+    );
+    assert!(ran.elapsed < RETURNS_BY, "`run` took {:?}", ran.elapsed);
+    assert_eq!(f.rows(), 0);
+    assert_eq!(f.copies_of_the_secret(), Vec::<PathBuf>::new());
+    // The loop is not left locked: the next run drives it.
+    f.file("reviewer-1.sh", "").file("reviewer-1.print", CLEAN);
+    let ran = f.run(&[]);
+    assert_eq!(ran.code, Some(0), "{}{}", ran.stdout, ran.stderr);
+}
+
+#[test]
+fn a_fifo_as_the_output_file_is_refused_not_waited_on() {
+    let f = Hostile::new("");
+    assert_output_refused(
+        &f,
+        "mkfifo \"$REFEREE_OUTPUT_FILE\"\n",
+        "/output` is a fifo, not a regular file",
+    );
+}
+
+#[test]
+fn a_symlink_as_the_output_file_is_refused_not_followed() {
+    let f = Hostile::new("");
+    let reviewer = format!(
+        "ln -s '{}' \"$REFEREE_OUTPUT_FILE\"\n",
+        f.secret().display()
+    );
+    assert_output_refused(
+        &f,
+        &reviewer,
+        "/output` is a symbolic link, not a regular file",
+    );
+}
+
+#[test]
+fn a_hard_link_as_the_output_file_is_refused() {
+    let f = Hostile::new("");
+    let reviewer = format!("ln '{}' \"$REFEREE_OUTPUT_FILE\"\n", f.secret().display());
+    assert_output_refused(
+        &f,
+        &reviewer,
+        "/output` has 2 hard links: it may be another file's bytes",
+    );
+}
+
+#[test]
+fn files_for_the_reviewer_are_written_fresh_not_through_what_the_writer_left() {
+    let f = Hostile::new("");
+    // The writer knows the scratch folder: it plants a symlink to an outside
+    // file where the patch goes, and a FIFO where the reviewer's prompt goes.
+    let writer = format!(
+        "{FIX}d=$(dirname \"$REFEREE_PROMPT_FILE\")\nln -s '{}' \"$d/patch.diff\"\nrm -f \"$d/prompt.md\"\nmkfifo \"$d/prompt.md\"\n",
+        f.secret().display()
+    );
+    f.file("writer-1.sh", &writer)
+        .file("reviewer-1.print", CLEAN);
+    let ran = f.run(&["--task", "t"]);
+    assert_eq!(ran.code, Some(0), "{}{}", ran.stdout, ran.stderr);
+    assert_eq!(std::fs::read_to_string(f.secret()).unwrap(), SECRET);
+    let calls = std::fs::read_to_string(f.at("calls.log")).unwrap();
+    assert!(
+        calls.contains("+fn a() { 2 }"),
+        "the reviewer got the patch: {calls}"
     );
 }
