@@ -37,6 +37,8 @@ pub struct Files {
     /// Where an agent may write its findings or responses instead of stdout
     /// (and the codex `-o` final message).
     pub output: PathBuf,
+    /// Where the referee records the call's processes (not for the agent).
+    pub procs: PathBuf,
 }
 
 /// What a call is for.
@@ -213,6 +215,7 @@ fn finish(
         stdin,
         cwd,
         timeout: agent.timeout.as_duration(),
+        record: Some(ctx.files.procs.clone()),
     }
 }
 

@@ -30,6 +30,8 @@ mod waive;
 
 /// Runs one command line and says how the process should exit.
 pub fn main(cli: Cli) -> Exit {
+    // Before any agent runs: what an agent orphans comes back to referee.
+    crate::agent::process::supervise();
     match dispatch(cli) {
         Ok(exit) => exit,
         Err(err) => report_error(&err),

@@ -13,6 +13,8 @@ use std::time::Duration;
 use anyhow::Context as _;
 use serde_json::json;
 
+use crate::agent::file;
+use crate::agent::leftovers;
 use crate::agent::output::{self, Reply};
 use crate::agent::preset::{self, Files, Role};
 use crate::agent::process::{self, Call, Finished, ProcessError};
@@ -47,9 +49,10 @@ pub fn run(state: &State, mut args: RunArgs) -> anyhow::Result<Exit> {
             super::shown(&lp.loaded.path)
         );
     };
-    let _driver = DriverLock::take(&lp)?;
+    let (_driver, ended) = DriverLock::take(&lp)?;
     let task = task(&lp, &args)?;
     let out = Printer::new(&args);
+    out.leftovers(ended);
     let interrupt = process::interrupt_flag();
     let mut review_first = args.review_first;
     loop {
@@ -160,7 +163,9 @@ fn task(lp: &Loop, args: &RunArgs) -> anyhow::Result<String> {
 struct DriverLock(#[allow(dead_code)] File);
 
 impl DriverLock {
-    fn take(lp: &Loop) -> anyhow::Result<DriverLock> {
+    /// The lock, and how many processes a killed run's agents left running
+    /// were ended.
+    fn take(lp: &Loop) -> anyhow::Result<(DriverLock, usize)> {
         let path = lp.store.path().with_extension("run.lock");
         if let Some(dir) = path.parent() {
             std::fs::create_dir_all(dir)
@@ -175,17 +180,20 @@ impl DriverLock {
         match file.try_lock() {
             Ok(()) => {
                 // No other run drives this loop: scratch folders left by a
-                // killed one (prompts, findings) go now.
+                // killed one (prompts, findings) go now, and so does what
+                // its agent had started.
+                let mut ended = 0;
                 if let Some(dir) = lp.store.evidence_dir(0).parent()
                     && let Ok(entries) = std::fs::read_dir(dir)
                 {
                     for entry in entries.flatten() {
                         if entry.file_name().to_string_lossy().starts_with(".work-") {
+                            ended += leftovers::sweep(&entry.path().join(leftovers::RECORD));
                             let _ = std::fs::remove_dir_all(entry.path());
                         }
                     }
                 }
-                Ok(DriverLock(file))
+                Ok((DriverLock(file), ended))
             }
             Err(std::fs::TryLockError::WouldBlock) => anyhow::bail!(
                 "another `referee run` is driving loop `{}` (`{}` is locked)",
@@ -234,8 +242,7 @@ impl Driver<'_> {
         let work = WorkDir::new(lp, round)?;
         let files = work.files();
         let schema = prompt::schema_for_agents();
-        std::fs::write(&files.schema, &schema)
-            .with_context(|| format!("cannot write `{}`", files.schema.display()))?;
+        file::write_fresh(&files.schema, schema.as_bytes())?;
         let mut evidence: Vec<(String, Vec<u8>)> =
             vec![("task.md".into(), self.task.as_bytes().to_vec())];
         let mut spend = Spend::default();
@@ -277,8 +284,7 @@ impl Driver<'_> {
             vars.push(("findings", list.as_str()));
             let text = prompt::render(&self.template(Role::Writer)?, &vars);
             let doc = json!({ "findings": must_fix });
-            std::fs::write(&files.findings, serde_json::to_vec_pretty(&doc)?)
-                .with_context(|| format!("cannot write `{}`", files.findings.display()))?;
+            file::write_fresh(&files.findings, &serde_json::to_vec_pretty(&doc)?)?;
             let reply = self.call(
                 Role::Writer,
                 self.writer,
@@ -316,8 +322,8 @@ impl Driver<'_> {
         let review = if out_of_scope || over_budget || stalled {
             None
         } else {
-            std::fs::write(&files.patch, &patch.text)
-                .with_context(|| format!("cannot write `{}`", files.patch.display()))?;
+            // The writer may have left a symlink or a FIFO here.
+            file::write_fresh(&files.patch, &patch.text)?;
             let list = prompt::findings_list(&open);
             let excerpt = prompt::patch_excerpt(&patch.text);
             let mut vars = base_vars.to_vec();
@@ -434,8 +440,7 @@ impl Driver<'_> {
     ) -> anyhow::Result<Reply> {
         let lp = self.lp;
         let contract = lp.contract();
-        std::fs::write(&files.prompt, text)
-            .with_context(|| format!("cannot write `{}`", files.prompt.display()))?;
+        file::write_fresh(&files.prompt, text.as_bytes())?;
         let _ = std::fs::remove_file(&files.output);
         let spent = history.spent_usd + spend.usd.unwrap_or(0.0);
         let head = crate::git::resolve_commit(&lp.repo, "HEAD").ok().flatten();
@@ -491,9 +496,18 @@ impl Driver<'_> {
                 );
             }
         };
-        let output_file = read_capped(&files.output)?;
+        // What the agent left there may be a FIFO, a symlink or a hard link.
+        let read_back = |path: &Path, since| {
+            file::read_back(path, process::OUTPUT_CAP, since).map_err(|e| {
+                anyhow::anyhow!(
+                    "round {round}: {} `{label}`: {e}; nothing was recorded",
+                    role.as_str()
+                )
+            })
+        };
+        let output_file = read_back(&files.output, None)?;
         let report = match &junit {
-            Some(path) => written_since(path, started)?,
+            Some(path) => read_back(path, Some(started))?,
             None => None,
         };
         let reply = output::interpret(
@@ -537,31 +551,6 @@ impl Driver<'_> {
             }
         }
     }
-}
-
-/// A file the call may have written, read whole up to the output cap.
-fn read_capped(path: &Path) -> anyhow::Result<Option<Vec<u8>>> {
-    match std::fs::metadata(path) {
-        Ok(meta) if meta.len() > process::OUTPUT_CAP as u64 => anyhow::bail!(
-            "`{}` is larger than {} MiB",
-            path.display(),
-            process::OUTPUT_CAP / 1024 / 1024
-        ),
-        Ok(_) => {
-            Ok(Some(std::fs::read(path).with_context(|| {
-                format!("cannot read `{}`", path.display())
-            })?))
-        }
-        Err(_) => Ok(None),
-    }
-}
-
-/// The report at `path` if this call wrote it (not a stale one from before).
-fn written_since(path: &Path, since: std::time::SystemTime) -> anyhow::Result<Option<Vec<u8>>> {
-    let fresh = std::fs::metadata(path)
-        .and_then(|m| m.modified())
-        .is_ok_and(|t| t + Duration::from_secs(1) >= since);
-    if fresh { read_capped(path) } else { Ok(None) }
 }
 
 /// Keeps a failed call's output (redacted) where a person can read it:
@@ -611,6 +600,7 @@ impl WorkDir {
             findings: self.0.join("findings.json"),
             schema: self.0.join("findings.schema.json"),
             output: self.0.join("output"),
+            procs: self.0.join(leftovers::RECORD),
         }
     }
 }
@@ -688,6 +678,15 @@ impl Printer {
                 role.as_str(),
                 clock(elapsed)
             ));
+        }
+    }
+
+    fn leftovers(&self, ended: usize) {
+        if ended > 0 && matches!(self.mode, Mode::Plain | Mode::Live) {
+            eprintln!(
+                "ended {ended} process{} that the agents of a killed `referee run` left running",
+                if ended == 1 { "" } else { "es" }
+            );
         }
     }
 

@@ -14,6 +14,7 @@ mod contract;
 mod corpus;
 mod docs;
 mod findings_props;
+mod hostile;
 mod judge;
 mod ledger;
 mod parse;

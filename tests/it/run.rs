@@ -206,7 +206,7 @@ fn a_hung_agent_times_out_and_its_children_die() {
     assert_eq!(code, 1);
     assert!(
         stderr
-            .contains("round 1: writer `command` timed out after 1s; its process group was killed"),
+            .contains("round 1: writer `command` timed out after 1s; it and every process it started were killed"),
         "{stderr}"
     );
     // Timeout (1 s) + 2 s, with room for a slow CI machine to start referee.
@@ -415,8 +415,9 @@ fn ctrl_c_stops_the_agents_and_records_nothing() {
     let out = child.wait_with_output().unwrap();
     assert_eq!(out.status.code(), Some(1));
     assert!(
-        text(&out.stderr)
-            .contains("round 1: writer `command` interrupted; its process group was killed"),
+        text(&out.stderr).contains(
+            "round 1: writer `command` interrupted; it and every process it started were killed"
+        ),
         "{}",
         text(&out.stderr)
     );
