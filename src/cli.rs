@@ -135,6 +135,15 @@ pub struct InitArgs {
     /// Reviewer preset.
     #[arg(long, value_name = "PRESET")]
     pub reviewer: Option<String>,
+    /// The writer's argv for the `command` preset (implied), as one string
+    /// split like a shell would split words (`'sh agent.sh --fast'`); no
+    /// shell ever runs it.
+    #[arg(long, value_name = "ARGV")]
+    pub writer_command: Option<String>,
+    /// The reviewer's argv for the `command` or `tests` preset (default
+    /// `command`), split like `--writer-command`.
+    #[arg(long, value_name = "ARGV")]
+    pub reviewer_command: Option<String>,
     /// Git revision the loop starts from (default: HEAD).
     #[arg(long, value_name = "REV")]
     pub base: Option<String>,

@@ -195,16 +195,85 @@ fn apply_flags(table: &mut Table, args: &InitArgs, name: &LoopName) {
     }
     // A preset from a flag replaces the template's section: its options
     // belonged to the template's preset.
-    for (section, preset) in [("writer", &args.writer), ("reviewer", &args.reviewer)] {
-        if let Some(preset) = preset {
-            let mut agent = Table::new();
-            agent.insert("preset".into(), Value::String(preset.clone()));
-            table.insert(section.into(), Value::Table(agent));
+    for (section, preset, argv) in [
+        ("writer", &args.writer, &args.writer_command),
+        ("reviewer", &args.reviewer, &args.reviewer_command),
+    ] {
+        if preset.is_none() && argv.is_none() {
+            continue;
         }
+        let mut agent = Table::new();
+        let preset = preset.clone().unwrap_or_else(|| "command".into());
+        agent.insert("preset".into(), Value::String(preset));
+        if let Some(argv) = argv {
+            let words = split_words(argv).into_iter().map(Value::String).collect();
+            agent.insert("command".into(), Value::Array(words));
+        }
+        table.insert(section.into(), Value::Table(agent));
     }
     if let Some(base) = &args.base {
         table.insert("base".into(), Value::String(base.clone()));
     }
+}
+
+/// Splits a command line into words as a POSIX shell would, quotes and
+/// backslashes included, without running anything: `--writer-command` takes
+/// one string, and the contract stores the argv.
+fn split_words(line: &str) -> Vec<String> {
+    let mut words = Vec::new();
+    let mut word = String::new();
+    let mut started = false;
+    let mut chars = line.chars();
+    while let Some(ch) = chars.next() {
+        match ch {
+            '\'' => {
+                started = true;
+                for c in chars.by_ref() {
+                    if c == '\'' {
+                        break;
+                    }
+                    word.push(c);
+                }
+            }
+            '"' => {
+                started = true;
+                while let Some(c) = chars.next() {
+                    match c {
+                        '"' => break,
+                        '\\' => match chars.next() {
+                            Some(next @ ('"' | '\\' | '$' | '`')) => word.push(next),
+                            Some(next) => {
+                                word.push('\\');
+                                word.push(next);
+                            }
+                            None => word.push('\\'),
+                        },
+                        c => word.push(c),
+                    }
+                }
+            }
+            '\\' => {
+                started = true;
+                if let Some(next) = chars.next() {
+                    word.push(next);
+                }
+            }
+            c if c.is_whitespace() => {
+                if started {
+                    words.push(std::mem::take(&mut word));
+                    started = false;
+                }
+            }
+            c => {
+                started = true;
+                word.push(c);
+            }
+        }
+    }
+    if started {
+        words.push(word);
+    }
+    words
 }
 
 /// The commit the loop starts from; a repository without commits starts from
@@ -267,6 +336,21 @@ fn short(rev: &str) -> &str {
 
 #[cfg(test)]
 mod tests {
+    #[test]
+    fn command_lines_split_like_a_shell() {
+        let table: [(&str, &[&str]); 6] = [
+            ("sh agent.sh", &["sh", "agent.sh"]),
+            ("  python3 -m  tool  ", &["python3", "-m", "tool"]),
+            ("sh -c 'echo \"a b\"'", &["sh", "-c", "echo \"a b\""]),
+            ("cmd \"it's\" x\\ y", &["cmd", "it's", "x y"]),
+            ("''", &[""]),
+            ("", &[]),
+        ];
+        for (line, want) in table {
+            assert_eq!(super::split_words(line), want, "{line}");
+        }
+    }
+
     use super::*;
     use crate::contract::load::TEMPLATES;
 

@@ -48,10 +48,10 @@ pub fn verify(state: &State, args: LoopArgs) -> anyhow::Result<Exit> {
             } else {
                 match &summary.head {
                     Some(head) => format!(
-                        "ledger `{}`: {} rows ({} rounds) verified; chain head {}\n",
+                        "ledger `{}`: {} ({}) verified; chain head {}\n",
                         super::shown(store.path()),
-                        summary.rows,
-                        summary.rounds,
+                        crate::engine::decide::plural(summary.rows, "row"),
+                        crate::engine::decide::plural(summary.rounds, "round"),
                         head
                     ),
                     None => format!(

@@ -98,6 +98,8 @@ fn contract_from(state: &State, args: &mut RunArgs, from: &str) -> anyhow::Resul
         budget_tokens: None,
         writer: None,
         reviewer: None,
+        writer_command: None,
+        reviewer_command: None,
         base: None,
         force: false,
         json: false,

@@ -491,3 +491,50 @@ fn a_hand_edited_pinned_contract_is_restored_from_its_kept_bytes() {
         .assert()
         .code(10);
 }
+
+#[test]
+fn init_takes_the_command_argv_of_each_agent() {
+    let repo = Repo::new();
+    repo.referee()
+        .args([
+            "init",
+            "--loop",
+            "c",
+            "--writer-command",
+            "sh .fake/agent.sh --role 'the writer'",
+            "--reviewer",
+            "tests",
+            "--reviewer-command",
+            "python3 -m pytest -q",
+        ])
+        .assert()
+        .code(1)
+        .stderr(predicates::str::contains("reviewer.junit"));
+    repo.referee()
+        .args([
+            "init",
+            "--loop",
+            "c",
+            "--writer-command",
+            "sh .fake/agent.sh --role 'the writer'",
+            "--reviewer-command",
+            "sh .fake/review.sh",
+        ])
+        .assert()
+        .success();
+    let out = repo
+        .referee()
+        .args(["contract", "show", "--json"])
+        .output()
+        .unwrap();
+    let json: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(json["contract"]["writer"]["preset"], "command");
+    assert_eq!(
+        json["contract"]["writer"]["command"],
+        serde_json::json!(["sh", ".fake/agent.sh", "--role", "the writer"])
+    );
+    assert_eq!(
+        json["contract"]["reviewer"]["command"],
+        serde_json::json!(["sh", ".fake/review.sh"])
+    );
+}

@@ -937,7 +937,7 @@ fn concurrent_records_on_one_loop_and_on_sixteen_loops_keep_every_row() {
             .args(["ledger", "verify", "--loop", &format!("l{i}")])
             .assert()
             .success()
-            .stdout(predicates::str::contains("1 rows (1 rounds) verified"));
+            .stdout(predicates::str::contains("1 row (1 round) verified"));
     }
 }
 
