@@ -17,3 +17,4 @@ pub mod report;
 pub mod rules;
 pub mod snapshot;
 pub mod state;
+pub mod statefs;

@@ -2,8 +2,6 @@
 
 use std::fmt::Write;
 
-use anyhow::Context;
-
 use crate::cli::{AmendArgs, LoopArgs};
 use crate::contract::MAX_ROUNDS_LIMIT;
 use crate::exit::{Exit, UsageError};
@@ -39,8 +37,8 @@ pub fn show(state: &State, args: LoopArgs) -> anyhow::Result<Exit> {
         return Ok(Exit::Success);
     }
 
-    let text = std::fs::read_to_string(&files.loaded.path)
-        .with_context(|| format!("cannot read `{}`", files.loaded.path.display()))?;
+    let bytes = crate::contract::load::read(&files.loaded.path)?;
+    let text = String::from_utf8_lossy(&bytes);
     let mut out = format!("# {}\n", super::shown(&files.loaded.path));
     out.push_str(&text);
     if !text.ends_with('\n') {

@@ -1,6 +1,5 @@
 //! `referee init`: writes the loop contract before round 1.
 
-use anyhow::Context;
 use toml::{Table, Value};
 
 use crate::cli::InitArgs;
@@ -10,6 +9,7 @@ use crate::exit::{Exit, UsageError};
 use crate::git;
 use crate::ledger::Store;
 use crate::state::State;
+use crate::statefs;
 
 pub fn run(state: &State, args: InitArgs) -> anyhow::Result<Exit> {
     let (name, path, contract, text) = write(state, &args)?;
@@ -98,11 +98,12 @@ pub(super) fn write(
             .map_err(|e| anyhow::anyhow!("contract field `judge.questions`: {e}"))?;
     }
     let path = state.contract_path(&name);
-    if path.exists() {
+    if std::fs::symlink_metadata(&path).is_ok() {
         refuse_overwrite(state, &name, &path, args.force)?;
     }
     let text = render::to_toml(&contract);
-    write_atomically(&path, text.as_bytes())?;
+    state.create()?;
+    statefs::replace(&state.root, &path, text.as_bytes())?;
     Ok((name, path, contract, text))
 }
 
@@ -237,21 +238,6 @@ fn refuse_overwrite(
         );
     }
     Ok(())
-}
-
-fn write_atomically(path: &std::path::Path, bytes: &[u8]) -> anyhow::Result<()> {
-    let dir = path.parent().context("contract path has no folder")?;
-    std::fs::create_dir_all(dir).with_context(|| format!("cannot create `{}`", dir.display()))?;
-    let tmp = dir.join(format!(".{}.tmp-{}", file_name(path), std::process::id()));
-    std::fs::write(&tmp, bytes).with_context(|| format!("cannot write `{}`", tmp.display()))?;
-    std::fs::rename(&tmp, path).with_context(|| format!("cannot write `{}`", path.display()))?;
-    Ok(())
-}
-
-fn file_name(path: &std::path::Path) -> String {
-    path.file_name()
-        .map(|n| n.to_string_lossy().into_owned())
-        .unwrap_or_default()
 }
 
 fn short(rev: &str) -> &str {

@@ -24,6 +24,7 @@ mod record;
 mod replay;
 mod report;
 mod run;
+mod scratch;
 mod skill;
 mod status;
 mod waive;

@@ -5,7 +5,7 @@
 //! starts it again.
 
 use std::fs::File;
-use std::io::{IsTerminal, Write};
+use std::io::{IsTerminal, Read, Write};
 use std::path::{Path, PathBuf};
 use std::sync::atomic::AtomicBool;
 use std::time::Duration;
@@ -14,7 +14,7 @@ use anyhow::Context as _;
 use serde_json::json;
 
 use crate::agent::output::{self, Reply};
-use crate::agent::preset::{self, Files, Role};
+use crate::agent::preset::{self, Role};
 use crate::agent::process::{self, Call, Finished, ProcessError};
 use crate::agent::prompt;
 use crate::cli::{HandoffFormat, RunArgs};
@@ -27,6 +27,9 @@ use crate::redact::redact;
 use crate::report::round::{self, RoundView};
 use crate::snapshot;
 use crate::state::State;
+use crate::statefs;
+
+use super::scratch::{self, WorkDir};
 
 pub fn run(state: &State, mut args: RunArgs) -> anyhow::Result<Exit> {
     if let Some(from) = args.from.clone() {
@@ -47,6 +50,7 @@ pub fn run(state: &State, mut args: RunArgs) -> anyhow::Result<Exit> {
             super::shown(&lp.loaded.path)
         );
     };
+    lp.store.create_base()?;
     let _driver = DriverLock::take(&lp)?;
     let task = task(&lp, &args)?;
     let out = Printer::new(&args);
@@ -120,7 +124,7 @@ fn contract_from(state: &State, args: &mut RunArgs, from: &str) -> anyhow::Resul
 /// The task: `--task`, `--task-file`, or the one a previous `run` of this
 /// loop saved (so a resumed loop keeps its task).
 fn task(lp: &Loop, args: &RunArgs) -> anyhow::Result<String> {
-    let saved = lp.store.evidence_dir(0).with_file_name("task.md");
+    let saved = lp.store.loop_dir().join("task.md");
     let given = match (&args.task, &args.task_file) {
         (Some(text), _) => Some(text.clone()),
         (None, Some(path)) => Some(
@@ -134,23 +138,26 @@ fn task(lp: &Loop, args: &RunArgs) -> anyhow::Result<String> {
             Err(UsageError("--task: the task is empty".into()).into())
         }
         Some(text) => {
-            if let Some(dir) = saved.parent() {
-                std::fs::create_dir_all(dir)
-                    .with_context(|| format!("cannot create `{}`", dir.display()))?;
-            }
             // Stored like evidence: redacted. A resumed loop reads this copy,
             // so a secret in a task does not survive a resume either.
-            std::fs::write(&saved, crate::redact::redact_str(&text))
-                .with_context(|| format!("cannot write `{}`", saved.display()))?;
+            let redacted = crate::redact::redact_str(&text);
+            statefs::replace(lp.store.base(), &saved, redacted.as_bytes())?;
             Ok(text)
         }
-        None => std::fs::read_to_string(&saved).map_err(|_| {
-            UsageError(format!(
+        None => match statefs::read(lp.store.base(), &saved)? {
+            Some(bytes) => String::from_utf8(bytes).map_err(|e| {
+                anyhow::anyhow!(
+                    "`{}`: the saved task is not UTF-8 (byte {})\nhint: pass the task again with `--task TEXT` or `--task-file F`",
+                    super::shown(&saved),
+                    e.utf8_error().valid_up_to()
+                )
+            }),
+            None => Err(UsageError(format!(
                 "loop `{}` has no task yet: pass `--task TEXT` or `--task-file F`",
                 lp.name
             ))
-            .into()
-        }),
+            .into()),
+        },
     }
 }
 
@@ -162,29 +169,12 @@ struct DriverLock(#[allow(dead_code)] File);
 impl DriverLock {
     fn take(lp: &Loop) -> anyhow::Result<DriverLock> {
         let path = lp.store.path().with_extension("run.lock");
-        if let Some(dir) = path.parent() {
-            std::fs::create_dir_all(dir)
-                .with_context(|| format!("cannot create `{}`", dir.display()))?;
-        }
-        let file = File::options()
-            .create(true)
-            .truncate(false)
-            .write(true)
-            .open(&path)
-            .with_context(|| format!("cannot open `{}`", path.display()))?;
+        let file = statefs::open_lock(lp.store.base(), &path)?;
         match file.try_lock() {
             Ok(()) => {
-                // No other run drives this loop: scratch folders left by a
-                // killed one (prompts, findings) go now.
-                if let Some(dir) = lp.store.evidence_dir(0).parent()
-                    && let Ok(entries) = std::fs::read_dir(dir)
-                {
-                    for entry in entries.flatten() {
-                        if entry.file_name().to_string_lossy().starts_with(".work-") {
-                            let _ = std::fs::remove_dir_all(entry.path());
-                        }
-                    }
-                }
+                // No other run drives this loop: every scratch folder left
+                // by a killed one (prompts, findings) goes now.
+                scratch::clean(lp);
                 Ok(DriverLock(file))
             }
             Err(std::fs::TryLockError::WouldBlock) => anyhow::bail!(
@@ -234,8 +224,7 @@ impl Driver<'_> {
         let work = WorkDir::new(lp, round)?;
         let files = work.files();
         let schema = prompt::schema_for_agents();
-        std::fs::write(&files.schema, &schema)
-            .with_context(|| format!("cannot write `{}`", files.schema.display()))?;
+        work.write(&files.schema, schema.as_bytes())?;
         let mut evidence: Vec<(String, Vec<u8>)> =
             vec![("task.md".into(), self.task.as_bytes().to_vec())];
         let mut spend = Spend::default();
@@ -277,8 +266,7 @@ impl Driver<'_> {
             vars.push(("findings", list.as_str()));
             let text = prompt::render(&self.template(Role::Writer)?, &vars);
             let doc = json!({ "findings": must_fix });
-            std::fs::write(&files.findings, serde_json::to_vec_pretty(&doc)?)
-                .with_context(|| format!("cannot write `{}`", files.findings.display()))?;
+            work.write(&files.findings, &serde_json::to_vec_pretty(&doc)?)?;
             let reply = self.call(
                 Role::Writer,
                 self.writer,
@@ -286,7 +274,7 @@ impl Driver<'_> {
                 &spend,
                 round,
                 &text,
-                &files,
+                &work,
                 &mut evidence,
             )?;
             spend.add(&reply);
@@ -316,8 +304,7 @@ impl Driver<'_> {
         let review = if out_of_scope || over_budget || stalled {
             None
         } else {
-            std::fs::write(&files.patch, &patch.text)
-                .with_context(|| format!("cannot write `{}`", files.patch.display()))?;
+            work.write(&files.patch, &patch.text)?;
             let list = prompt::findings_list(&open);
             let excerpt = prompt::patch_excerpt(&patch.text);
             let mut vars = base_vars.to_vec();
@@ -331,7 +318,7 @@ impl Driver<'_> {
                 &spend,
                 round,
                 &text,
-                &files,
+                &work,
                 &mut evidence,
             )?;
             spend.add(&reply);
@@ -429,13 +416,13 @@ impl Driver<'_> {
         spend: &Spend,
         round: u32,
         text: &str,
-        files: &Files,
+        work: &WorkDir,
         evidence: &mut Vec<(String, Vec<u8>)>,
     ) -> anyhow::Result<Reply> {
         let lp = self.lp;
         let contract = lp.contract();
-        std::fs::write(&files.prompt, text)
-            .with_context(|| format!("cannot write `{}`", files.prompt.display()))?;
+        let files = &work.files();
+        work.write(&files.prompt, text.as_bytes())?;
         let _ = std::fs::remove_file(&files.output);
         let spent = history.spent_usd + spend.usd.unwrap_or(0.0);
         let head = crate::git::resolve_commit(&lp.repo, "HEAD").ok().flatten();
@@ -491,7 +478,10 @@ impl Driver<'_> {
                 );
             }
         };
-        let output_file = read_capped(&files.output)?;
+        let output_file = match work.open(&files.output)? {
+            Some(file) => Some(read_capped_from(file, &files.output)?),
+            None => None,
+        };
         let report = match &junit {
             Some(path) => written_since(path, started)?,
             None => None,
@@ -541,19 +531,28 @@ impl Driver<'_> {
 
 /// A file the call may have written, read whole up to the output cap.
 fn read_capped(path: &Path) -> anyhow::Result<Option<Vec<u8>>> {
-    match std::fs::metadata(path) {
-        Ok(meta) if meta.len() > process::OUTPUT_CAP as u64 => anyhow::bail!(
+    match File::open(path) {
+        Ok(file) => read_capped_from(file, path).map(Some),
+        Err(_) => Ok(None),
+    }
+}
+
+fn read_capped_from(mut file: File, path: &Path) -> anyhow::Result<Vec<u8>> {
+    let len = file
+        .metadata()
+        .with_context(|| format!("cannot read `{}`", path.display()))?
+        .len();
+    if len > process::OUTPUT_CAP as u64 {
+        anyhow::bail!(
             "`{}` is larger than {} MiB",
             path.display(),
             process::OUTPUT_CAP / 1024 / 1024
-        ),
-        Ok(_) => {
-            Ok(Some(std::fs::read(path).with_context(|| {
-                format!("cannot read `{}`", path.display())
-            })?))
-        }
-        Err(_) => Ok(None),
+        );
     }
+    let mut bytes = Vec::new();
+    file.read_to_end(&mut bytes)
+        .with_context(|| format!("cannot read `{}`", path.display()))?;
+    Ok(bytes)
 }
 
 /// The report at `path` if this call wrote it (not a stale one from before).
@@ -576,49 +575,15 @@ fn keep_failure(
     let stamp = chrono::Utc::now().format("%Y%m%dT%H%M%S%.3fZ");
     let dir = lp
         .store
-        .evidence_dir(round)
-        .with_file_name("failed")
+        .loop_dir()
+        .join("failed")
         .join(format!("round-{round}-{}-{stamp}", role.as_str()));
-    std::fs::create_dir_all(&dir).with_context(|| format!("cannot create `{}`", dir.display()))?;
+    statefs::create_dir_all(lp.store.base(), &dir)?;
     for (name, bytes) in files {
         let name = name.rsplit('/').next().unwrap_or(name);
-        std::fs::write(dir.join(name), redact(bytes))
-            .with_context(|| format!("cannot write `{}`", dir.join(name).display()))?;
+        statefs::replace(lp.store.base(), &dir.join(name), &redact(bytes))?;
     }
     Ok(dir)
-}
-
-/// The round's scratch folder under the state folder (left out of snapshots),
-/// removed when the round ends.
-struct WorkDir(PathBuf);
-
-impl WorkDir {
-    fn new(lp: &Loop, round: u32) -> anyhow::Result<WorkDir> {
-        let dir = lp
-            .store
-            .evidence_dir(round)
-            .with_file_name(format!(".work-{}-round-{round}", std::process::id()));
-        let _ = std::fs::remove_dir_all(&dir);
-        std::fs::create_dir_all(&dir)
-            .with_context(|| format!("cannot create `{}`", dir.display()))?;
-        Ok(WorkDir(dir))
-    }
-
-    fn files(&self) -> Files {
-        Files {
-            prompt: self.0.join("prompt.md"),
-            patch: self.0.join("patch.diff"),
-            findings: self.0.join("findings.json"),
-            schema: self.0.join("findings.schema.json"),
-            output: self.0.join("output"),
-        }
-    }
-}
-
-impl Drop for WorkDir {
-    fn drop(&mut self) {
-        let _ = std::fs::remove_dir_all(&self.0);
-    }
 }
 
 /// How `run` talks: a live spinner on a terminal, plain lines otherwise,

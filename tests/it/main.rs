@@ -22,3 +22,4 @@ mod report;
 mod run;
 mod samples;
 mod skill;
+mod statedir;

@@ -1,0 +1,83 @@
+//! The scratch folder of a `run` round, `<ledgers>/<loop>/.work-<pid>-round-<n>/`:
+//! the files an agent call reads and writes (snapshots leave the state folder
+//! out). Removed when the round ends; one a killed `run` left is removed by
+//! the next `run` of the loop. Does I/O, never through a link.
+
+use std::path::{Path, PathBuf};
+
+use crate::agent::preset::Files;
+use crate::engine::Loop;
+use crate::statefs;
+
+const PREFIX: &str = ".work-";
+
+/// The round's scratch folder, removed when dropped.
+pub(super) struct WorkDir {
+    dir: PathBuf,
+    /// The store's ledgers folder: the base of the link checks.
+    base: PathBuf,
+}
+
+impl WorkDir {
+    pub(super) fn new(lp: &Loop, round: u32) -> anyhow::Result<WorkDir> {
+        let dir = lp
+            .store
+            .loop_dir()
+            .join(format!("{PREFIX}{}-round-{round}", std::process::id()));
+        // A link of that name is removed itself, never its target.
+        let _ = std::fs::remove_dir_all(&dir);
+        statefs::create_dir_all(lp.store.base(), &dir)?;
+        Ok(WorkDir {
+            dir,
+            base: lp.store.base().to_path_buf(),
+        })
+    }
+
+    pub(super) fn files(&self) -> Files {
+        Files {
+            prompt: self.dir.join("prompt.md"),
+            patch: self.dir.join("patch.diff"),
+            findings: self.dir.join("findings.json"),
+            schema: self.dir.join("findings.schema.json"),
+            output: self.dir.join("output"),
+        }
+    }
+
+    /// Writes one of [`WorkDir::files`]. The agent of the previous call could
+    /// write here too: a link it left in a file's place is refused.
+    pub(super) fn write(&self, path: &Path, bytes: &[u8]) -> anyhow::Result<()> {
+        Ok(statefs::replace(&self.base, path, bytes)?)
+    }
+
+    /// Opens a file the call may have written, never through a link.
+    pub(super) fn open(&self, path: &Path) -> anyhow::Result<Option<std::fs::File>> {
+        Ok(statefs::open_read(&self.base, path)?)
+    }
+}
+
+impl Drop for WorkDir {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir_all(&self.dir);
+    }
+}
+
+/// Removes the scratch folders a killed `run` of `lp` left. The caller holds
+/// the loop's driver lock, so no run uses one. They hold prompts and
+/// findings; nothing there is evidence. Best effort.
+pub(super) fn clean(lp: &Loop) {
+    let dir = lp.store.loop_dir();
+    // Only a real folder is listed: never one a link points to.
+    if !matches!(statefs::check(lp.store.base(), dir), Ok(Some(meta)) if meta.is_dir()) {
+        return;
+    }
+    let Ok(entries) = std::fs::read_dir(dir) else {
+        return;
+    };
+    for entry in entries.flatten() {
+        let name = entry.file_name();
+        if name.to_str().is_some_and(|n| n.starts_with(PREFIX)) {
+            // `remove_dir_all` removes a link itself, never its target.
+            let _ = std::fs::remove_dir_all(entry.path());
+        }
+    }
+}

@@ -1,0 +1,386 @@
+//! The state folder as hostile input: the writer agent can write anywhere in
+//! the work tree, `.referee/` included. Links planted there must never send
+//! a write (or a read) outside the repository.
+
+use std::collections::BTreeMap;
+use std::io::Write;
+use std::os::unix::fs::symlink;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+
+use crate::common::{Repo, text};
+
+const BUG: &str = r#"{"findings":[{"id":"F1","severity":"bug","title":"off by one","file":"src/a.rs","line":1}]}"#;
+
+/// The link refusal, as every case must print it (after the path).
+const LINK: &str = "` is a symlink: referee never follows links under its state folder\n\
+                    hint: remove it; to keep state elsewhere use `--dir` or `REFEREE_DIR`";
+
+struct Out {
+    code: i32,
+    stdout: String,
+    stderr: String,
+}
+
+fn referee(repo: &Repo, args: &[&str]) -> Out {
+    let out = repo.referee_std().args(args).output().unwrap();
+    Out {
+        code: out.status.code().unwrap_or(-1),
+        stdout: text(&out.stdout),
+        stderr: text(&out.stderr),
+    }
+}
+
+/// `record --loop LOOP --findings -` with `findings` on stdin.
+fn record(repo: &Repo, lp: &str, findings: &str) -> Out {
+    record_with(repo.referee_std(), lp, findings)
+}
+
+fn record_with(mut cmd: Command, lp: &str, findings: &str) -> Out {
+    let mut child = cmd
+        .args(["record", "--loop", lp, "--findings", "-"])
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    child
+        .stdin
+        .take()
+        .unwrap()
+        .write_all(findings.as_bytes())
+        .unwrap();
+    let out = child.wait_with_output().unwrap();
+    Out {
+        code: out.status.code().unwrap_or(-1),
+        stdout: text(&out.stdout),
+        stderr: text(&out.stderr),
+    }
+}
+
+/// A finding of its own per call, so every `record` appends a row.
+fn finding(n: usize) -> String {
+    format!(
+        r#"{{"findings":[{{"id":"F{n}","severity":"bug","title":"finding number {n}","file":"src/f{n}.rs","line":{n}}}]}}"#
+    )
+}
+
+/// A repository with loop `lp`, recorded by hand (no agents, no guards).
+fn manual(lp: &str) -> Repo {
+    let repo = Repo::new();
+    let out = referee(
+        &repo,
+        &[
+            "init",
+            "--loop",
+            lp,
+            "--max-rounds",
+            "100",
+            "--guards",
+            "none",
+        ],
+    );
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    repo
+}
+
+/// A folder outside the repository, with a file whose bytes must survive.
+struct Outside {
+    dir: tempfile::TempDir,
+}
+
+impl Outside {
+    fn new() -> Outside {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::write(dir.path().join("target.txt"), "someone else's file\n").unwrap();
+        Outside { dir }
+    }
+
+    fn path(&self) -> &Path {
+        self.dir.path()
+    }
+
+    fn file(&self) -> PathBuf {
+        self.dir.path().join("target.txt")
+    }
+
+    /// Every entry below the folder, links not followed, with its bytes.
+    fn snapshot(&self) -> BTreeMap<PathBuf, Vec<u8>> {
+        let mut out = BTreeMap::new();
+        let mut stack = vec![self.dir.path().to_path_buf()];
+        while let Some(dir) = stack.pop() {
+            for entry in std::fs::read_dir(&dir).unwrap() {
+                let path = entry.unwrap().path();
+                let meta = std::fs::symlink_metadata(&path).unwrap();
+                if meta.is_dir() {
+                    out.insert(path.clone(), b"<dir>".to_vec());
+                    stack.push(path);
+                } else {
+                    out.insert(path.clone(), std::fs::read(&path).unwrap_or_default());
+                }
+            }
+        }
+        out
+    }
+}
+
+/// Asserts that `out` is the link refusal naming `rel` (relative to the repository).
+fn refused(out: &Out, rel: &str) {
+    assert_eq!(out.code, 1, "{}\n{}", out.stdout, out.stderr);
+    assert!(
+        out.stderr.contains(&format!("`{rel}{LINK}")),
+        "expected the refusal of `{rel}`, got:\n{}",
+        out.stderr
+    );
+}
+
+fn fake_agent() -> String {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/fixtures/agents/fake-agent.sh")
+        .display()
+        .to_string()
+}
+
+/// A repository whose loop `l` is driven by the fake agent, and its scripts.
+struct Driven {
+    repo: Repo,
+    script: tempfile::TempDir,
+}
+
+impl Driven {
+    fn new() -> Driven {
+        let repo = Repo::new();
+        repo.write("src/a.rs", "fn a() {}\n");
+        repo.git(&["add", "-A"]);
+        repo.git(&["commit", "-q", "-m", "a"]);
+        let script = tempfile::tempdir().unwrap();
+        let dir = script.path().display().to_string();
+        let agent = fake_agent();
+        let section = |role: &str| {
+            format!(
+                "[{role}]\npreset = \"command\"\ncommand = [\"{agent}\"]\nenv = {{ FAKE_DIR = \"{dir}\" }}\n"
+            )
+        };
+        let contract = format!(
+            "loop = \"l\"\nmax_rounds = 4\n{}{}",
+            section("writer"),
+            section("reviewer")
+        );
+        let path = script.path().join("contract.toml");
+        std::fs::write(&path, contract).unwrap();
+        let out = referee(&repo, &["init", "--from", path.to_str().unwrap()]);
+        assert_eq!(out.code, 0, "{}", out.stderr);
+        Driven { repo, script }
+    }
+
+    fn file(&self, name: &str, body: &str) -> &Driven {
+        std::fs::write(self.script.path().join(name), body).unwrap();
+        self
+    }
+}
+
+// ---------------------------------------------------------------------------
+// Links under the state folder.
+
+#[test]
+fn a_symlinked_task_file_is_refused_and_its_target_kept() {
+    let f = Driven::new();
+    f.file("writer-1.sh", "echo 'fn a() { 1 }' > src/a.rs\n")
+        .file("reviewer-1.print", r#"{"findings":[]}"#);
+    let outside = Outside::new();
+    let before = outside.snapshot();
+    std::fs::create_dir_all(f.repo.join(".referee/ledgers/l")).unwrap();
+    symlink(outside.file(), f.repo.join(".referee/ledgers/l/task.md")).unwrap();
+
+    let out = referee(&f.repo, &["run", "--task", "overwrite the target"]);
+    refused(&out, ".referee/ledgers/l/task.md");
+    assert_eq!(outside.snapshot(), before);
+
+    // A resumed run (no --task) reads no task through the link either.
+    let out = referee(&f.repo, &["run"]);
+    refused(&out, ".referee/ledgers/l/task.md");
+}
+
+#[test]
+fn a_symlinked_ledger_is_refused_by_writers_and_readers() {
+    let repo = manual("l");
+    // An empty file: what the ledger would have appended its header and row to.
+    let outside = Outside::new();
+    std::fs::write(outside.path().join("empty.log"), "").unwrap();
+    let before = outside.snapshot();
+    std::fs::create_dir_all(repo.join(".referee/ledgers")).unwrap();
+    symlink(
+        outside.path().join("empty.log"),
+        repo.join(".referee/ledgers/l.csv"),
+    )
+    .unwrap();
+
+    refused(&record(&repo, "l", BUG), ".referee/ledgers/l.csv");
+    for args in [
+        &["ledger", "verify", "--loop", "l"][..],
+        &["ledger", "show", "--loop", "l"],
+        &["ledger", "repair", "--loop", "l"],
+        &["status", "--loop", "l"],
+    ] {
+        refused(&referee(&repo, args), ".referee/ledgers/l.csv");
+    }
+    assert_eq!(outside.snapshot(), before);
+}
+
+#[test]
+fn a_symlinked_evidence_folder_is_refused() {
+    let repo = manual("l");
+    let outside = Outside::new();
+    let before = outside.snapshot();
+    std::fs::create_dir_all(repo.join(".referee/ledgers")).unwrap();
+    symlink(outside.path(), repo.join(".referee/ledgers/l")).unwrap();
+
+    refused(&record(&repo, "l", BUG), ".referee/ledgers/l");
+    assert_eq!(outside.snapshot(), before);
+    let ledger = std::fs::read(repo.join(".referee/ledgers/l.csv")).unwrap_or_default();
+    assert!(ledger.is_empty(), "{}", text(&ledger));
+}
+
+/// A round's evidence folder (or one file of it) swapped for a link to a
+/// copy outside: the digests still match, so only the refusal to follow
+/// links keeps `verify` from reading outside the repository.
+#[test]
+fn verify_reads_no_evidence_through_a_link() {
+    let repo = manual("l");
+    assert_eq!(record(&repo, "l", &finding(1)).code, 10);
+    let round = repo.join(".referee/ledgers/l/round-1");
+    let outside = Outside::new();
+    let copy = outside.path().join("round-1");
+    std::fs::create_dir(&copy).unwrap();
+    for entry in std::fs::read_dir(&round).unwrap() {
+        let entry = entry.unwrap();
+        std::fs::copy(entry.path(), copy.join(entry.file_name())).unwrap();
+    }
+    assert_eq!(referee(&repo, &["ledger", "verify", "--loop", "l"]).code, 0);
+
+    // One file: `state.json` a link to its copy.
+    std::fs::remove_file(round.join("state.json")).unwrap();
+    symlink(copy.join("state.json"), round.join("state.json")).unwrap();
+    refused(
+        &referee(&repo, &["ledger", "verify", "--loop", "l"]),
+        ".referee/ledgers/l/round-1/state.json",
+    );
+    refused(
+        &referee(&repo, &["status", "--loop", "l"]),
+        ".referee/ledgers/l/round-1/state.json",
+    );
+
+    // The whole folder a link to the copy.
+    let aside = repo.join(".referee/ledgers/l/kept-round-1");
+    std::fs::rename(&round, &aside).unwrap();
+    symlink(&copy, &round).unwrap();
+    refused(
+        &referee(&repo, &["ledger", "verify", "--loop", "l"]),
+        ".referee/ledgers/l/round-1",
+    );
+    refused(
+        &referee(&repo, &["status", "--loop", "l"]),
+        ".referee/ledgers/l/round-1",
+    );
+}
+
+#[test]
+fn a_symlinked_failed_folder_is_refused() {
+    let f = Driven::new();
+    f.file("writer-1.sh", "echo 'fn a() { 1 }' > src/a.rs\n")
+        .file("reviewer-1.print", "LGTM, ship it\n");
+    let outside = Outside::new();
+    let before = outside.snapshot();
+    std::fs::create_dir_all(f.repo.join(".referee/ledgers/l")).unwrap();
+    symlink(outside.path(), f.repo.join(".referee/ledgers/l/failed")).unwrap();
+
+    let out = referee(&f.repo, &["run", "--task", "fix it"]);
+    refused(&out, ".referee/ledgers/l/failed");
+    assert_eq!(outside.snapshot(), before);
+}
+
+#[test]
+fn a_symlinked_orphans_folder_is_refused() {
+    let repo = manual("l");
+    // An orphan: what a crash between the evidence rename and the row leaves.
+    let orphan = repo.join(".referee/ledgers/l/round-1");
+    std::fs::create_dir_all(&orphan).unwrap();
+    std::fs::write(orphan.join("orphan.txt"), "left by a crash").unwrap();
+    let outside = Outside::new();
+    let before = outside.snapshot();
+    symlink(outside.path(), repo.join(".referee/ledgers/l/.orphans")).unwrap();
+
+    refused(&record(&repo, "l", BUG), ".referee/ledgers/l/.orphans");
+    assert_eq!(outside.snapshot(), before);
+    assert!(orphan.join("orphan.txt").exists(), "the orphan was moved");
+}
+
+#[test]
+fn a_symlinked_contract_or_ledgers_folder_is_refused() {
+    let repo = manual("l");
+    let outside = Outside::new();
+    let contract = repo.join(".referee/contracts/l.toml");
+    std::fs::rename(&contract, outside.path().join("l.toml")).unwrap();
+    symlink(outside.path().join("l.toml"), &contract).unwrap();
+    refused(&record(&repo, "l", BUG), ".referee/contracts/l.toml");
+    std::fs::remove_file(&contract).unwrap();
+    std::fs::rename(outside.path().join("l.toml"), &contract).unwrap();
+
+    let before = outside.snapshot();
+    symlink(outside.path(), repo.join(".referee/ledgers")).unwrap();
+    refused(&record(&repo, "l", BUG), ".referee/ledgers");
+    refused(&referee(&repo, &["status"]), ".referee/ledgers");
+    assert_eq!(outside.snapshot(), before);
+}
+
+#[test]
+fn a_symlinked_state_folder_is_refused_unless_named_with_dir() {
+    let repo = manual("l");
+    let outside = Outside::new();
+    let moved = outside.path().join("state");
+    std::fs::rename(repo.join(".referee"), &moved).unwrap();
+    symlink(&moved, repo.join(".referee")).unwrap();
+    let before = outside.snapshot();
+
+    refused(&record(&repo, "l", BUG), ".referee");
+    refused(&referee(&repo, &["status"]), ".referee");
+    refused(&referee(&repo, &["init", "--loop", "m"]), ".referee");
+    assert_eq!(outside.snapshot(), before);
+
+    // Named by the user, the link is where they keep their state.
+    let mut cmd = repo.referee_std();
+    cmd.args(["--dir", ".referee"]);
+    let out = record_with(cmd, "l", BUG);
+    assert_eq!(out.code, 10, "{}", out.stderr);
+    let mut cmd = repo.referee_std();
+    cmd.env("REFEREE_DIR", &moved);
+    let out = record_with(cmd, "l", &finding(2));
+    assert_eq!(out.code, 10, "{}", out.stderr);
+    let ledger = std::fs::read_to_string(moved.join("ledgers/l.csv")).unwrap();
+    assert_eq!(ledger.lines().count(), 3, "{ledger}");
+}
+
+#[test]
+fn a_planted_link_in_the_scratch_folder_is_not_followed() {
+    let f = Driven::new();
+    let outside = Outside::new();
+    let before = outside.snapshot();
+    // The writer replaces the scratch prompt with a link: the reviewer's
+    // prompt must not be written through it.
+    let target = outside.file().display().to_string();
+    f.file(
+        "writer-1.sh",
+        &format!(
+            "echo 'fn a() {{ 1 }}' > src/a.rs\nrm -f \"$REFEREE_PROMPT_FILE\"\nln -s '{target}' \"$REFEREE_PROMPT_FILE\"\n"
+        ),
+    )
+    .file("reviewer-1.print", r#"{"findings":[]}"#);
+    let out = referee(&f.repo, &["run", "--task", "fix it"]);
+    assert_eq!(outside.snapshot(), before, "{}", out.stderr);
+    assert_eq!(out.code, 1, "{}", out.stderr);
+    assert!(
+        out.stderr.contains(&format!("/prompt.md{LINK}")),
+        "{}",
+        out.stderr
+    );
+}
