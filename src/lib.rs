@@ -11,6 +11,7 @@ pub mod findings;
 pub mod git;
 pub mod judge;
 pub mod ledger;
+pub mod leftover;
 pub mod patch;
 pub mod redact;
 pub mod report;

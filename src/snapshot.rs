@@ -194,6 +194,7 @@ pub fn worktree_tree(repo: &Path, exclude: &[&str]) -> Result<String, SnapshotEr
     };
     let index = absolute(repo, index)?;
     let tmp = TempIndex(absolute(repo, tmp)?);
+    remove_stale_indexes(&tmp.0);
 
     let copied = index.is_file();
     if copied {
@@ -267,6 +268,7 @@ pub fn tree_of_excluding(
     let out = git::run(repo, ["rev-parse", "--git-path", &temp_index_name()], &[])?;
     let printed = out.stdout.strip_suffix(b"\n").unwrap_or(&out.stdout);
     let tmp = TempIndex(absolute(repo, printed)?);
+    remove_stale_indexes(&tmp.0);
     let env = [("GIT_INDEX_FILE", tmp.0.as_os_str())];
     git::run(repo, ["read-tree", &tree], &env)?;
     drop_excluded(repo, &exclude, &env)?;
@@ -436,6 +438,52 @@ fn object_id(stdout: &[u8], command: &'static str) -> Result<String, SnapshotErr
     }
 }
 
+/// The prefix of temporary index names; the pid of their process follows.
+const TEMP_INDEX: &str = "referee-index-";
+
+/// A temporary index older than this is stale even if a process with its
+/// pid runs (pids are reused). Its last write (ctime; the copy keeps the
+/// user's mtime) is never that old while a snapshot uses it.
+const TEMP_INDEX_MAX_AGE_SECS: i64 = 3600;
+
+/// Removes the temporary indexes, and git's `.lock` files of them, that a
+/// killed referee left beside `ours` (in the git directory): those whose
+/// process is gone, or that are over an hour old. Best effort: a file that
+/// cannot be removed now is tried again next time.
+fn remove_stale_indexes(ours: &Path) {
+    use std::os::unix::fs::MetadataExt;
+    let Some(dir) = ours.parent() else {
+        return;
+    };
+    let Ok(entries) = std::fs::read_dir(dir) else {
+        return;
+    };
+    let now = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| i64::try_from(d.as_secs()).unwrap_or(i64::MAX));
+    for entry in entries.flatten() {
+        let name = entry.file_name();
+        let Some(pid) = name
+            .to_str()
+            .and_then(|n| crate::leftover::pid_in(n, TEMP_INDEX))
+        else {
+            continue;
+        };
+        // This process's own (another thread's snapshot) stay.
+        if pid == std::process::id() {
+            continue;
+        }
+        // The entry itself (`lstat`): a file or a link, never a folder's contents.
+        let Ok(meta) = entry.metadata() else {
+            continue;
+        };
+        let old = now.saturating_sub(meta.ctime()) > TEMP_INDEX_MAX_AGE_SECS;
+        if !meta.is_dir() && (old || crate::leftover::gone(pid)) {
+            let _ = std::fs::remove_file(entry.path());
+        }
+    }
+}
+
 /// A unique name for a temporary index inside the git directory, where it
 /// shares the file system (and so the rename semantics) of the real one.
 fn temp_index_name() -> String {
@@ -445,7 +493,7 @@ fn temp_index_name() -> String {
         .map(|d| d.subsec_nanos())
         .unwrap_or(0);
     format!(
-        "referee-index-{}-{}-{nanos}",
+        "{TEMP_INDEX}{}-{}-{nanos}",
         std::process::id(),
         COUNTER.fetch_add(1, Ordering::Relaxed)
     )

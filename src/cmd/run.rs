@@ -174,7 +174,7 @@ impl DriverLock {
             Ok(()) => {
                 // No other run drives this loop: every scratch folder left
                 // by a killed one (prompts, findings) goes now.
-                scratch::clean(lp);
+                scratch::clean(lp, true);
                 Ok(DriverLock(file))
             }
             Err(std::fs::TryLockError::WouldBlock) => anyhow::bail!(
@@ -422,7 +422,9 @@ impl Driver<'_> {
         let lp = self.lp;
         let contract = lp.contract();
         let files = &work.files();
-        work.write(&files.prompt, text.as_bytes())?;
+        // The agent gets the exact prompt on stdin; the copy on disk, which
+        // a killed run leaves behind, is redacted like evidence.
+        work.write(&files.prompt, &redact(text.as_bytes()))?;
         let _ = std::fs::remove_file(&files.output);
         let spent = history.spent_usd + spend.usd.unwrap_or(0.0);
         let head = crate::git::resolve_commit(&lp.repo, "HEAD").ok().flatten();

@@ -1,7 +1,8 @@
 //! The scratch folder of a `run` round, `<ledgers>/<loop>/.work-<pid>-round-<n>/`:
 //! the files an agent call reads and writes (snapshots leave the state folder
 //! out). Removed when the round ends; one a killed `run` left is removed by
-//! the next `run` of the loop. Does I/O, never through a link.
+//! the next command that opens the loop once its pid is gone, and by the
+//! next `run` of the loop in any case. Does I/O, never through a link.
 
 use std::path::{Path, PathBuf};
 
@@ -61,10 +62,11 @@ impl Drop for WorkDir {
     }
 }
 
-/// Removes the scratch folders a killed `run` of `lp` left. The caller holds
-/// the loop's driver lock, so no run uses one. They hold prompts and
-/// findings; nothing there is evidence. Best effort.
-pub(super) fn clean(lp: &Loop) {
+/// Removes the scratch folders a killed `run` of `lp` left: all of them when
+/// `all` (the caller holds the loop's driver lock, so no run uses one), else
+/// those whose run is gone. They hold prompts and findings; nothing there is
+/// evidence. Best effort: what cannot be removed now is tried next time.
+pub(super) fn clean(lp: &Loop, all: bool) {
     let dir = lp.store.loop_dir();
     // Only a real folder is listed: never one a link points to.
     if !matches!(statefs::check(lp.store.base(), dir), Ok(Some(meta)) if meta.is_dir()) {
@@ -75,7 +77,13 @@ pub(super) fn clean(lp: &Loop) {
     };
     for entry in entries.flatten() {
         let name = entry.file_name();
-        if name.to_str().is_some_and(|n| n.starts_with(PREFIX)) {
+        let Some(name) = name.to_str().filter(|n| n.starts_with(PREFIX)) else {
+            continue;
+        };
+        let stale = all
+            || crate::leftover::pid_in(name, PREFIX)
+                .is_some_and(|pid| pid != std::process::id() && crate::leftover::gone(pid));
+        if stale {
             // `remove_dir_all` removes a link itself, never its target.
             let _ = std::fs::remove_dir_all(entry.path());
         }

@@ -1,12 +1,18 @@
 //! The state folder as hostile input: the writer agent can write anywhere in
 //! the work tree, `.referee/` included. Links planted there must never send
-//! a write (or a read) outside the repository.
+//! a write (or a read) outside the repository; what killed calls leave
+//! behind goes on the next start.
 
 use std::collections::BTreeMap;
 use std::io::Write;
 use std::os::unix::fs::symlink;
+use std::os::unix::process::CommandExt;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
+use std::time::{Duration, Instant};
+
+use nix::sys::signal::{Signal, kill, killpg};
+use nix::unistd::Pid;
 
 use crate::common::{Repo, text};
 
@@ -15,6 +21,9 @@ const BUG: &str = r#"{"findings":[{"id":"F1","severity":"bug","title":"off by on
 /// The link refusal, as every case must print it (after the path).
 const LINK: &str = "` is a symlink: referee never follows links under its state folder\n\
                     hint: remove it; to keep state elsewhere use `--dir` or `REFEREE_DIR`";
+
+/// A bound on anything that could hang: reaching it is a failure.
+const HANG_GUARD: Duration = Duration::from_secs(60);
 
 struct Out {
     code: i32,
@@ -383,4 +392,197 @@ fn a_planted_link_in_the_scratch_folder_is_not_followed() {
         "{}",
         out.stderr
     );
+}
+
+// ---------------------------------------------------------------------------
+// Leftovers of killed calls.
+
+/// A pid that no process has: a child that has ended and been reaped.
+fn dead_pid() -> u32 {
+    let mut child = Command::new("true").spawn().unwrap();
+    let pid = child.id();
+    child.wait().unwrap();
+    pid
+}
+
+fn referee_indexes(repo: &Repo) -> Vec<String> {
+    let mut names: Vec<String> = std::fs::read_dir(repo.join(".git"))
+        .unwrap()
+        .filter_map(Result::ok)
+        .map(|e| e.file_name().to_string_lossy().into_owned())
+        .filter(|n| n.starts_with("referee-index-"))
+        .collect();
+    names.sort();
+    names
+}
+
+#[test]
+fn temporary_indexes_of_dead_calls_are_removed_by_the_next_snapshot() {
+    let repo = manual("l");
+    let dead = dead_pid();
+    let live = std::process::id();
+    for name in [
+        format!("referee-index-{dead}-0-123"),
+        format!("referee-index-{dead}-0-123.lock"),
+        format!("referee-index-{dead}-7-456.lock"),
+        format!("referee-index-{live}-0-789"),
+    ] {
+        std::fs::write(repo.join(&format!(".git/{name}")), "index").unwrap();
+    }
+    // Not referee's: never touched.
+    std::fs::write(repo.join(".git/referee-index-notapid"), "x").unwrap();
+    assert_eq!(record(&repo, "l", BUG).code, 10);
+    assert_eq!(
+        referee_indexes(&repo),
+        vec![
+            format!("referee-index-{live}-0-789"),
+            "referee-index-notapid".to_string()
+        ]
+    );
+}
+
+/// `record` killed with its git commands at random moments: the next
+/// `record` leaves no temporary index or index lock of theirs in `.git`.
+#[test]
+fn killed_records_leave_no_temporary_index_behind() {
+    let kills: u64 = std::env::var("REFEREE_LEFTOVER_KILLS")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(20);
+    let repo = Repo::new();
+    // Files the killed calls left (each named after its pid), and the most
+    // present at one time (the next record removes those of dead pids).
+    let mut left_by_kills = 0;
+    let mut most_at_once = 0;
+    let mut seed: u64 = 7;
+    for trial in 0..kills {
+        // A new loop every 90 trials keeps each under its round cap.
+        let lp = format!("k{}", trial / 90);
+        if trial % 90 == 0 {
+            let out = referee(
+                &repo,
+                &[
+                    "init",
+                    "--loop",
+                    &lp,
+                    "--max-rounds",
+                    "100",
+                    "--guards",
+                    "none",
+                ],
+            );
+            assert_eq!(out.code, 0, "{}", out.stderr);
+        }
+        let mut cmd = repo.referee_std();
+        cmd.args(["record", "--loop", &lp, "--findings", "-"])
+            .stdin(Stdio::piped())
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .process_group(0);
+        let mut child = cmd.spawn().unwrap();
+        if let Some(mut stdin) = child.stdin.take() {
+            let _ = stdin.write_all(finding(trial as usize).as_bytes());
+        }
+        seed = seed.wrapping_mul(6_364_136_223_846_793_005).wrapping_add(1);
+        std::thread::sleep(Duration::from_millis(5 + (seed >> 33) % 60));
+        let pgid = Pid::from_raw(child.id() as i32);
+        let _ = killpg(pgid, Signal::SIGKILL);
+        let start = Instant::now();
+        while child.try_wait().unwrap().is_none() {
+            assert!(start.elapsed() < HANG_GUARD, "hang guard");
+            std::thread::sleep(Duration::from_millis(2));
+        }
+        // Its git commands die with it; wait until none is left.
+        while kill(pgid, None).is_ok() {
+            assert!(start.elapsed() < HANG_GUARD, "hang guard");
+            std::thread::sleep(Duration::from_millis(2));
+        }
+        let present = referee_indexes(&repo);
+        let own = format!("referee-index-{}-", child.id());
+        left_by_kills += present.iter().filter(|n| n.starts_with(&own)).count();
+        most_at_once = most_at_once.max(present.len());
+    }
+    let out = record(&repo, "k0", &finding(1_000_000));
+    assert!(
+        out.code == 10 || out.code == 0,
+        "{}\n{}",
+        out.stdout,
+        out.stderr
+    );
+    assert_eq!(referee_indexes(&repo), Vec::<String>::new());
+    println!(
+        "leftovers: {kills} killed records left {left_by_kills} temporary index files, \
+         at most {most_at_once} at once; none after the next record"
+    );
+}
+
+/// The writer's pid, once the fake agent wrote it.
+fn wait_for_pid(file: &Path) -> i32 {
+    let start = Instant::now();
+    loop {
+        if let Some(pid) = std::fs::read_to_string(file)
+            .ok()
+            .and_then(|t| t.trim().parse::<i32>().ok())
+        {
+            return pid;
+        }
+        assert!(
+            start.elapsed() < HANG_GUARD,
+            "hang guard: the writer never started"
+        );
+        std::thread::sleep(Duration::from_millis(10));
+    }
+}
+
+fn scratch_folders(repo: &Repo) -> Vec<PathBuf> {
+    std::fs::read_dir(repo.join(".referee/ledgers/l"))
+        .map(|d| {
+            d.filter_map(Result::ok)
+                .filter(|e| e.file_name().to_string_lossy().starts_with(".work-"))
+                .map(|e| e.path())
+                .collect()
+        })
+        .unwrap_or_default()
+}
+
+const SECRET: &str = "sk-ant-api03-abcdefghijklmnopqrstuvwxyz0123456789";
+
+#[test]
+fn a_killed_run_leaves_its_scratch_folder_redacted_and_only_until_the_next_command() {
+    let f = Driven::new();
+    f.file(
+        "writer-1.sh",
+        "echo $$ > \"$FAKE_DIR/agent.pid\"\nsleep 60\n",
+    );
+    let mut child = f
+        .repo
+        .referee_std()
+        .args(["run", "--task", &format!("deploy with key {SECRET}")])
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let agent = wait_for_pid(&f.script.path().join("agent.pid"));
+    let scratch = scratch_folders(&f.repo);
+    assert_eq!(scratch.len(), 1, "{scratch:?}");
+    let prompt = std::fs::read_to_string(scratch[0].join("prompt.md")).unwrap();
+    assert!(prompt.contains("deploy with key"), "{prompt}");
+    assert!(!prompt.contains(SECRET), "the scratch prompt holds the key");
+    // The agent got the exact task on stdin.
+    let calls = std::fs::read_to_string(f.script.path().join("calls.log")).unwrap();
+    assert!(calls.contains(SECRET));
+
+    // While the run lives, other commands leave its scratch folder alone.
+    assert_eq!(referee(&f.repo, &["status"]).code, 0);
+    assert_eq!(scratch_folders(&f.repo).len(), 1);
+
+    let _ = kill(Pid::from_raw(child.id() as i32), Signal::SIGKILL);
+    child.wait().unwrap();
+    let _ = killpg(Pid::from_raw(agent), Signal::SIGKILL);
+    assert_eq!(scratch_folders(&f.repo).len(), 1);
+
+    // The next command that opens the loop, whatever it is, removes it.
+    let out = referee(&f.repo, &["status"]);
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    assert_eq!(scratch_folders(&f.repo), Vec::<PathBuf>::new());
 }
