@@ -343,12 +343,39 @@ impl Locked<'_> {
             bytes.push(b'\n');
         }
         bytes.extend(chain::write_record(&row.fields()));
-        self.file.write_all(&bytes).map_err(io(&path))?;
-        self.file.sync_data().map_err(io(&path))?;
+        write_or_undo(&mut self.file, len, &bytes, |file, bytes| {
+            file.write_all(bytes)?;
+            file.sync_data()
+        })
+        .map_err(io(&path))?;
         if len == 0 {
             sync_parent(&path)?;
         }
         Ok(row)
+    }
+}
+
+/// Writes `bytes` after the `len` committed bytes of `file` with `write`.
+/// When the write (or its fsync) fails part-way, as on a full disk, the file
+/// is cut back to `len` before the error is returned: a failed append leaves
+/// no torn tail of its own for `repair` to remove. The caller holds the lock.
+fn write_or_undo(
+    file: &mut File,
+    len: u64,
+    bytes: &[u8],
+    write: impl FnOnce(&mut File, &[u8]) -> std::io::Result<()>,
+) -> std::io::Result<()> {
+    let Err(cause) = write(file, bytes) else {
+        return Ok(());
+    };
+    match file.set_len(len).and_then(|()| file.sync_data()) {
+        Ok(()) => Err(cause),
+        Err(undo) => Err(std::io::Error::new(
+            cause.kind(),
+            format!(
+                "{cause}; the partial row could not be removed ({undo})\nhint: run `referee ledger repair`"
+            ),
+        )),
     }
 }
 
@@ -554,6 +581,56 @@ fn sync_parent(path: &Path) -> Result<(), StoreError> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    fn file_with(bytes: &[u8]) -> (tempfile::TempDir, File) {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("l.csv");
+        std::fs::write(&path, bytes).unwrap();
+        let file = OpenOptions::new()
+            .read(true)
+            .append(true)
+            .open(&path)
+            .unwrap();
+        (dir, file)
+    }
+
+    fn contents(dir: &tempfile::TempDir) -> Vec<u8> {
+        std::fs::read(dir.path().join("l.csv")).unwrap()
+    }
+
+    #[test]
+    fn a_write_that_fails_part_way_leaves_the_committed_bytes_only() {
+        let committed = b"header\nrow 1\n";
+        let (dir, mut file) = file_with(committed);
+        let len = committed.len() as u64;
+        // A full disk: half the row lands, then ENOSPC.
+        let err = write_or_undo(&mut file, len, b"row 2 is long\n", |file, bytes| {
+            file.write_all(&bytes[..6])?;
+            Err(std::io::Error::from_raw_os_error(nix::libc::ENOSPC))
+        })
+        .unwrap_err();
+        assert_eq!(err.raw_os_error(), Some(nix::libc::ENOSPC), "{err}");
+        assert_eq!(contents(&dir), committed);
+
+        // The next append goes after the committed bytes, as if nothing failed.
+        write_or_undo(&mut file, len, b"row 2\n", |file, bytes| {
+            file.write_all(bytes)
+        })
+        .unwrap();
+        assert_eq!(contents(&dir), b"header\nrow 1\nrow 2\n");
+    }
+
+    #[test]
+    fn a_failed_fsync_also_takes_the_row_back() {
+        let (dir, mut file) = file_with(b"");
+        let err = write_or_undo(&mut file, 0, b"header\nrow 1\n", |file, bytes| {
+            file.write_all(bytes)?;
+            Err(std::io::Error::from_raw_os_error(nix::libc::EIO))
+        })
+        .unwrap_err();
+        assert_eq!(err.raw_os_error(), Some(nix::libc::EIO));
+        assert!(contents(&dir).is_empty());
+    }
 
     #[test]
     fn a_store_refuses_a_linked_ledgers_folder_and_reads_no_evidence_link() {

@@ -1,7 +1,7 @@
 //! The state folder as hostile input: the writer agent can write anywhere in
 //! the work tree, `.referee/` included. Links planted there must never send
 //! a write (or a read) outside the repository; what killed calls leave
-//! behind goes on the next start.
+//! behind goes on the next start; a failed append leaves no torn tail.
 
 use std::collections::BTreeMap;
 use std::io::Write;
@@ -585,4 +585,85 @@ fn a_killed_run_leaves_its_scratch_folder_redacted_and_only_until_the_next_comma
     let out = referee(&f.repo, &["status"]);
     assert_eq!(out.code, 0, "{}", out.stderr);
     assert_eq!(scratch_folders(&f.repo), Vec::<PathBuf>::new());
+}
+
+// ---------------------------------------------------------------------------
+// A failed append.
+
+/// The unit of `ulimit -f` in this `sh` (512 bytes in POSIX mode).
+fn ulimit_unit() -> u64 {
+    let dir = tempfile::tempdir().unwrap();
+    let out = Command::new("sh")
+        .args([
+            "-c",
+            "trap '' XFSZ; ulimit -f 1; head -c 4096 /dev/zero > \"$0\"; wc -c < \"$0\"",
+        ])
+        .arg(dir.path().join("probe"))
+        .output()
+        .unwrap();
+    text(&out.stdout).trim().parse().unwrap()
+}
+
+/// A write cut short by the file-size limit (`EFBIG`, as `ENOSPC` would cut
+/// it) leaves the ledger as it was: the next `record` appends normally.
+#[test]
+fn a_failed_append_leaves_no_torn_tail() {
+    let unit = ulimit_unit();
+    let repo = manual("l");
+    let csv = repo.join(".referee/ledgers/l.csv");
+    // Rounds until the limit falls inside the next row: the ledger ends at
+    // least 1 byte before a multiple of the unit, and the row is longer than
+    // that gap (evidence files stay far below the limit).
+    let mut n = 0;
+    let limit_blocks = loop {
+        n += 1;
+        assert_eq!(record(&repo, "l", &finding(n)).code, 10);
+        let len = std::fs::metadata(&csv).unwrap().len();
+        let blocks = len.div_ceil(unit);
+        let gap = blocks * unit - len;
+        if n >= 4 && (40..=300).contains(&gap) {
+            break blocks;
+        }
+        assert!(n < 60, "no round put the limit inside a row");
+    };
+    let before = std::fs::read(&csv).unwrap();
+
+    let mut cmd = Command::new("sh");
+    cmd.args([
+        "-c",
+        "trap '' XFSZ; ulimit -f \"$1\"; shift; exec \"$@\"",
+        "sh",
+        &limit_blocks.to_string(),
+    ]);
+    let env = repo.referee_std();
+    cmd.arg(env.get_program());
+    cmd.current_dir(repo.path())
+        .envs(env.get_envs().filter_map(|(k, v)| v.map(|v| (k, v))))
+        .env_remove("REFEREE_DIR");
+    let out = record_with(cmd, "l", &finding(1000));
+    assert_eq!(out.code, 1, "{}\n{}", out.stdout, out.stderr);
+    // The ledger's write failed, not an evidence file's.
+    assert!(
+        out.stderr.contains("l.csv`: File too large"),
+        "{}",
+        out.stderr
+    );
+    assert_eq!(
+        std::fs::read(&csv).unwrap(),
+        before,
+        "the failed append left bytes behind"
+    );
+
+    let out = referee(&repo, &["ledger", "verify", "--loop", "l"]);
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    let out = record(&repo, "l", &finding(1001));
+    assert_eq!(out.code, 10, "{}", out.stderr);
+    let out = referee(&repo, &["ledger", "verify", "--loop", "l"]);
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    assert!(
+        out.stdout
+            .contains(&format!("{0} rows ({0} rounds) verified", n + 1)),
+        "{}",
+        out.stdout
+    );
 }
