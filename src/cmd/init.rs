@@ -1,5 +1,6 @@
 //! `referee init`: writes the loop contract before round 1.
 
+use anyhow::Context;
 use toml::{Table, Value};
 
 use crate::cli::InitArgs;
@@ -104,6 +105,7 @@ pub(super) fn write(
     let text = render::to_toml(&contract);
     state.create()?;
     statefs::replace(&state.root, &path, text.as_bytes())?;
+    write_attributes(state)?;
     Ok((name, path, contract, text))
 }
 
@@ -238,6 +240,33 @@ fn refuse_overwrite(
         );
     }
     Ok(())
+}
+
+/// What `.referee/.gitattributes` says, should the state ever be committed.
+const ATTRIBUTES: &str = "\
+# Written by `referee init`. A ledger's hash chain covers its exact bytes:
+# git must never convert line endings here (core.autocrlf, eol).
+* -text
+";
+
+/// Writes `.gitattributes` in the state folder unless one is there (the
+/// user's own lines, if they wrote some, are kept).
+fn write_attributes(state: &State) -> anyhow::Result<()> {
+    let path = state.root.join(".gitattributes");
+    match statefs::create_new(&state.root, &path) {
+        Ok(mut file) => {
+            use std::io::Write;
+            file.write_all(ATTRIBUTES.as_bytes())
+                .with_context(|| format!("cannot write `{}`", super::shown(&path)))?;
+            Ok(())
+        }
+        Err(statefs::FsError::Io { cause, .. })
+            if cause.kind() == std::io::ErrorKind::AlreadyExists =>
+        {
+            Ok(())
+        }
+        Err(err) => Err(err.into()),
+    }
 }
 
 fn short(rev: &str) -> &str {

@@ -260,6 +260,8 @@ impl Locked<'_> {
             }
             let body = &tail[..tail.len() - 1];
             match body.iter().rposition(|&b| b == b'\n') {
+                // A CRLF line: the whole read names the first such line.
+                Some(_) if body.ends_with(b"\r") => return Ok(self.rows()?.last().cloned()),
                 Some(i) => {
                     let line = &body[i + 1..];
                     if line == header().as_bytes() {

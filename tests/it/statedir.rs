@@ -1,7 +1,9 @@
 //! The state folder as hostile input: the writer agent can write anywhere in
 //! the work tree, `.referee/` included. Links planted there must never send
 //! a write (or a read) outside the repository; what killed calls leave
-//! behind goes on the next start; a failed append leaves no torn tail.
+//! behind goes on the next start; a failed append leaves no torn tail; a
+//! ledger converted to CRLF says so. docs/reliability.md, section 7, says
+//! what each test proves.
 
 use std::collections::BTreeMap;
 use std::io::Write;
@@ -665,5 +667,109 @@ fn a_failed_append_leaves_no_torn_tail() {
             .contains(&format!("{0} rows ({0} rounds) verified", n + 1)),
         "{}",
         out.stdout
+    );
+}
+
+// ---------------------------------------------------------------------------
+// Line endings.
+
+fn to_crlf(bytes: &[u8]) -> Vec<u8> {
+    let mut out = Vec::new();
+    for &b in bytes {
+        if b == b'\n' {
+            out.push(b'\r');
+        }
+        out.push(b);
+    }
+    out
+}
+
+#[test]
+fn a_ledger_converted_to_crlf_says_so() {
+    let repo = manual("l");
+    for n in 1..=3 {
+        assert_eq!(record(&repo, "l", &finding(n)).code, 10);
+    }
+    let csv = repo.join(".referee/ledgers/l.csv");
+    let lf = std::fs::read(&csv).unwrap();
+
+    std::fs::write(&csv, to_crlf(&lf)).unwrap();
+    let want = "header ends with `\\r\\n`: the ledger was converted to CRLF line endings, probably by git's autocrlf\nhint: ";
+    for out in [
+        referee(&repo, &["ledger", "verify", "--loop", "l"]),
+        referee(&repo, &["status", "--loop", "l"]),
+        record(&repo, "l", &finding(9)),
+    ] {
+        assert_eq!(out.code, 1, "{}", out.stderr);
+        assert!(out.stderr.contains(want), "{}", out.stderr);
+    }
+
+    // One row converted (an editor that saved one line so).
+    let text = String::from_utf8(lf.clone()).unwrap();
+    let lines: Vec<&str> = text.lines().collect();
+    let mixed = format!("{}\n{}\n{}\n{}\r\n", lines[0], lines[1], lines[2], lines[3]);
+    std::fs::write(&csv, mixed).unwrap();
+    for out in [
+        referee(&repo, &["ledger", "verify", "--loop", "l"]),
+        record(&repo, "l", &finding(9)),
+    ] {
+        assert_eq!(out.code, 1, "{}", out.stderr);
+        assert!(
+            out.stderr.contains(
+                "row 3 ends with `\\r\\n`: the ledger was converted to CRLF line endings"
+            ),
+            "{}",
+            out.stderr
+        );
+    }
+    std::fs::write(&csv, &lf).unwrap();
+    assert_eq!(referee(&repo, &["ledger", "verify", "--loop", "l"]).code, 0);
+}
+
+/// `init` writes `.referee/.gitattributes`: committed state checked out by
+/// a git with `core.autocrlf=true` keeps its LF ledger. Without the file,
+/// the same checkout converts it, and the ledger says so.
+#[test]
+fn committed_state_survives_autocrlf() {
+    let repo = manual("l");
+    let attributes = repo.read(".referee/.gitattributes");
+    assert!(
+        attributes.lines().any(|l| l.trim() == "* -text"),
+        "{attributes}"
+    );
+    for n in 1..=2 {
+        assert_eq!(record(&repo, "l", &finding(n)).code, 10);
+    }
+    let checkout = |repo: &Repo| {
+        repo.git(&["add", "-A", ".referee"]);
+        repo.git(&["commit", "-q", "-m", "state"]);
+        std::fs::remove_file(repo.join(".referee/ledgers/l.csv")).unwrap();
+        repo.git(&[
+            "-c",
+            "core.autocrlf=true",
+            "checkout",
+            "--",
+            ".referee/ledgers/l.csv",
+        ]);
+    };
+    checkout(&repo);
+    let out = referee(&repo, &["ledger", "verify", "--loop", "l"]);
+    assert_eq!(out.code, 0, "{}", out.stderr);
+
+    // The control: the same checkout without the attributes converts it.
+    std::fs::remove_file(repo.join(".referee/.gitattributes")).unwrap();
+    checkout(&repo);
+    assert!(
+        std::fs::read(repo.join(".referee/ledgers/l.csv"))
+            .unwrap()
+            .ends_with(b"\r\n")
+    );
+    let out = referee(&repo, &["ledger", "verify", "--loop", "l"]);
+    assert_eq!(out.code, 1);
+    assert!(
+        out.stderr
+            .contains("header ends with `\\r\\n`: the ledger was converted to CRLF"),
+        "{}",
+        out.stderr
     );
 }
