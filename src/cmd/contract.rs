@@ -2,8 +2,6 @@
 
 use std::fmt::Write;
 
-use anyhow::Context;
-
 use crate::cli::{AmendArgs, LoopArgs};
 use crate::contract::MAX_ROUNDS_LIMIT;
 use crate::exit::{Exit, UsageError};
@@ -39,8 +37,8 @@ pub fn show(state: &State, args: LoopArgs) -> anyhow::Result<Exit> {
         return Ok(Exit::Success);
     }
 
-    let text = std::fs::read_to_string(&files.loaded.path)
-        .with_context(|| format!("cannot read `{}`", files.loaded.path.display()))?;
+    let bytes = crate::contract::load::read(&files.loaded.path)?;
+    let text = String::from_utf8_lossy(&bytes);
     let mut out = format!("# {}\n", super::shown(&files.loaded.path));
     out.push_str(&text);
     if !text.ends_with('\n') {
@@ -244,10 +242,7 @@ pub fn restore(state: &State, args: LoopArgs) -> anyhow::Result<Exit> {
             pinned.get(..12).unwrap_or(&pinned)
         );
     }
-    let dir = path.parent().context("contract path has no folder")?;
-    let tmp = dir.join(format!(".{name}.toml.restore-{}", std::process::id()));
-    std::fs::write(&tmp, &kept).with_context(|| format!("cannot write `{}`", tmp.display()))?;
-    std::fs::rename(&tmp, &path).with_context(|| format!("cannot write `{}`", path.display()))?;
+    crate::statefs::replace(&state.root, &path, &kept)?;
     let text = format!(
         "restored `{}`: the bytes round 1 pinned (sha256 `{}`)\n",
         super::shown(&path),

@@ -176,8 +176,7 @@ pub(super) fn build(lp: &Loop, history: &History) -> anyhow::Result<Handoff> {
 fn writer_responses(lp: &Loop, history: &History) -> HashMap<String, String> {
     let mut out = HashMap::new();
     for e in &history.earlier {
-        let path = lp.store.evidence_dir(e.round).join("responses.json");
-        let Ok(bytes) = std::fs::read(path) else {
+        let Ok(Some(bytes)) = lp.store.evidence_file(e.round, "responses.json") else {
             continue;
         };
         let Ok(list) = responses::parse(&bytes) else {

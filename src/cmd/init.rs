@@ -10,6 +10,7 @@ use crate::exit::{Exit, UsageError};
 use crate::git;
 use crate::ledger::Store;
 use crate::state::State;
+use crate::statefs;
 
 pub fn run(state: &State, args: InitArgs) -> anyhow::Result<Exit> {
     let (name, path, contract, text) = write(state, &args)?;
@@ -99,18 +100,20 @@ pub(super) fn write(
     }
     let path = state.contract_path(&name);
     let text = render::to_toml(&contract);
+    state.create()?;
     // Replacing a contract happens under the ledger's lock, so that a first
     // `record` either sees the old contract pinned before this check, or
     // waits and then finds the file changed (it re-reads it under the lock).
     let store = Store::new(state.ledger_path(&name), state.evidence_dir(&name), "");
-    let _locked = if path.exists() {
+    let _locked = if std::fs::symlink_metadata(&path).is_ok() {
         let mut locked = store.lock()?;
         refuse_overwrite(&name, &path, args.force, !locked.rows()?.is_empty())?;
         Some(locked)
     } else {
         None
     };
-    write_atomically(&path, text.as_bytes())?;
+    statefs::replace(&state.root, &path, text.as_bytes())?;
+    write_attributes(state)?;
     Ok((name, path, contract, text))
 }
 
@@ -315,19 +318,31 @@ fn refuse_overwrite(
     Ok(())
 }
 
-fn write_atomically(path: &std::path::Path, bytes: &[u8]) -> anyhow::Result<()> {
-    let dir = path.parent().context("contract path has no folder")?;
-    std::fs::create_dir_all(dir).with_context(|| format!("cannot create `{}`", dir.display()))?;
-    let tmp = dir.join(format!(".{}.tmp-{}", file_name(path), std::process::id()));
-    std::fs::write(&tmp, bytes).with_context(|| format!("cannot write `{}`", tmp.display()))?;
-    std::fs::rename(&tmp, path).with_context(|| format!("cannot write `{}`", path.display()))?;
-    Ok(())
-}
+/// What `.referee/.gitattributes` says, should the state ever be committed.
+const ATTRIBUTES: &str = "\
+# Written by `referee init`. A ledger's hash chain covers its exact bytes:
+# git must never convert line endings here (core.autocrlf, eol).
+* -text
+";
 
-fn file_name(path: &std::path::Path) -> String {
-    path.file_name()
-        .map(|n| n.to_string_lossy().into_owned())
-        .unwrap_or_default()
+/// Writes `.gitattributes` in the state folder unless one is there (the
+/// user's own lines, if they wrote some, are kept).
+fn write_attributes(state: &State) -> anyhow::Result<()> {
+    let path = state.root.join(".gitattributes");
+    match statefs::create_new(&state.root, &path) {
+        Ok(mut file) => {
+            use std::io::Write;
+            file.write_all(ATTRIBUTES.as_bytes())
+                .with_context(|| format!("cannot write `{}`", super::shown(&path)))?;
+            Ok(())
+        }
+        Err(statefs::FsError::Io { cause, .. })
+            if cause.kind() == std::io::ErrorKind::AlreadyExists =>
+        {
+            Ok(())
+        }
+        Err(err) => Err(err.into()),
+    }
 }
 
 fn short(rev: &str) -> &str {

@@ -24,6 +24,7 @@ mod record;
 mod replay;
 mod report;
 mod run;
+mod scratch;
 mod skill;
 mod status;
 mod waive;
@@ -124,7 +125,8 @@ fn now() -> anyhow::Result<String> {
 
 pub(crate) use crate::state::shown;
 
-/// Loads the selected loop's contract (validated) and its store.
+/// Loads the selected loop's contract (validated) and its store, and
+/// removes the scratch folders of killed runs of the loop.
 fn open_loop(state: &State, select: &crate::cli::LoopSelect) -> anyhow::Result<Loop> {
     let name = state.select(select)?;
     let loaded = crate::contract::load::load(&state.contract_path(&name))?;
@@ -133,11 +135,13 @@ fn open_loop(state: &State, select: &crate::cli::LoopSelect) -> anyhow::Result<L
         state.evidence_dir(&name),
         &loaded.sha256,
     );
-    Ok(Loop {
+    let lp = Loop {
         name,
         loaded,
         store,
         repo: state.repo.clone(),
         exclude: state.inside_repo().into_iter().collect(),
-    })
+    };
+    scratch::clean(&lp, false);
+    Ok(lp)
 }

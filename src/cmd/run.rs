@@ -14,9 +14,8 @@ use anyhow::Context as _;
 use serde_json::json;
 
 use crate::agent::file;
-use crate::agent::leftovers;
 use crate::agent::output::{self, Reply};
-use crate::agent::preset::{self, Files, Role};
+use crate::agent::preset::{self, Role};
 use crate::agent::process::{self, Call, Finished, ProcessError};
 use crate::agent::prompt;
 use crate::cli::{HandoffFormat, RunArgs};
@@ -29,6 +28,9 @@ use crate::redact::redact;
 use crate::report::round::{self, RoundView};
 use crate::snapshot;
 use crate::state::State;
+use crate::statefs;
+
+use super::scratch::{self, WorkDir};
 
 pub fn run(state: &State, mut args: RunArgs) -> anyhow::Result<Exit> {
     if let Some(from) = args.from.clone() {
@@ -49,6 +51,7 @@ pub fn run(state: &State, mut args: RunArgs) -> anyhow::Result<Exit> {
             super::shown(&lp.loaded.path)
         );
     };
+    lp.store.create_base()?;
     let (_driver, ended) = DriverLock::take(&lp)?;
     let task = task(&lp, &args)?;
     let out = Printer::new(&args);
@@ -125,7 +128,7 @@ fn contract_from(state: &State, args: &mut RunArgs, from: &str) -> anyhow::Resul
 /// The task: `--task`, `--task-file`, or the one a previous `run` of this
 /// loop saved (so a resumed loop keeps its task).
 fn task(lp: &Loop, args: &RunArgs) -> anyhow::Result<String> {
-    let saved = lp.store.evidence_dir(0).with_file_name("task.md");
+    let saved = lp.store.loop_dir().join("task.md");
     let given = match (&args.task, &args.task_file) {
         (Some(text), _) => Some(text.clone()),
         (None, Some(path)) => Some(
@@ -139,23 +142,26 @@ fn task(lp: &Loop, args: &RunArgs) -> anyhow::Result<String> {
             Err(UsageError("--task: the task is empty".into()).into())
         }
         Some(text) => {
-            if let Some(dir) = saved.parent() {
-                std::fs::create_dir_all(dir)
-                    .with_context(|| format!("cannot create `{}`", dir.display()))?;
-            }
             // Stored like evidence: redacted. A resumed loop reads this copy,
             // so a secret in a task does not survive a resume either.
-            std::fs::write(&saved, crate::redact::redact_str(&text))
-                .with_context(|| format!("cannot write `{}`", saved.display()))?;
+            let redacted = crate::redact::redact_str(&text);
+            statefs::replace(lp.store.base(), &saved, redacted.as_bytes())?;
             Ok(text)
         }
-        None => std::fs::read_to_string(&saved).map_err(|_| {
-            UsageError(format!(
+        None => match statefs::read(lp.store.base(), &saved)? {
+            Some(bytes) => String::from_utf8(bytes).map_err(|e| {
+                anyhow::anyhow!(
+                    "`{}`: the saved task is not UTF-8 (byte {})\nhint: pass the task again with `--task TEXT` or `--task-file F`",
+                    super::shown(&saved),
+                    e.utf8_error().valid_up_to()
+                )
+            }),
+            None => Err(UsageError(format!(
                 "loop `{}` has no task yet: pass `--task TEXT` or `--task-file F`",
                 lp.name
             ))
-            .into()
-        }),
+            .into()),
+        },
     }
 }
 
@@ -169,32 +175,13 @@ impl DriverLock {
     /// were ended.
     fn take(lp: &Loop) -> anyhow::Result<(DriverLock, usize)> {
         let path = lp.store.path().with_extension("run.lock");
-        if let Some(dir) = path.parent() {
-            std::fs::create_dir_all(dir)
-                .with_context(|| format!("cannot create `{}`", dir.display()))?;
-        }
-        let file = File::options()
-            .create(true)
-            .truncate(false)
-            .write(true)
-            .open(&path)
-            .with_context(|| format!("cannot open `{}`", path.display()))?;
+        let file = statefs::open_lock(lp.store.base(), &path)?;
         match file.try_lock() {
             Ok(()) => {
-                // No other run drives this loop: scratch folders left by a
-                // killed one (prompts, findings) go now, and so does what
-                // its agent had started.
-                let mut ended = 0;
-                if let Some(dir) = lp.store.evidence_dir(0).parent()
-                    && let Ok(entries) = std::fs::read_dir(dir)
-                {
-                    for entry in entries.flatten() {
-                        if entry.file_name().to_string_lossy().starts_with(".work-") {
-                            ended += leftovers::sweep(&entry.path().join(leftovers::RECORD));
-                            let _ = std::fs::remove_dir_all(entry.path());
-                        }
-                    }
-                }
+                // No other run drives this loop: every scratch folder left
+                // by a killed one (prompts, findings) goes now, and so does
+                // what its agent had started.
+                let ended = scratch::clean(lp, true);
                 Ok((DriverLock(file), ended))
             }
             Err(std::fs::TryLockError::WouldBlock) => anyhow::bail!(
@@ -244,7 +231,7 @@ impl Driver<'_> {
         let work = WorkDir::new(lp, round)?;
         let files = work.files();
         let schema = prompt::schema_for_agents();
-        file::write_fresh(&files.schema, schema.as_bytes())?;
+        work.write(&files.schema, schema.as_bytes())?;
         let mut evidence: Vec<(String, Vec<u8>)> =
             vec![("task.md".into(), self.task.as_bytes().to_vec())];
         let mut spend = Spend::default();
@@ -286,7 +273,7 @@ impl Driver<'_> {
             vars.push(("findings", list.as_str()));
             let text = prompt::render(&self.template(Role::Writer)?, &vars);
             let doc = json!({ "findings": must_fix });
-            file::write_fresh(&files.findings, &serde_json::to_vec_pretty(&doc)?)?;
+            work.write(&files.findings, &serde_json::to_vec_pretty(&doc)?)?;
             let reply = self.call(
                 Role::Writer,
                 self.writer,
@@ -294,7 +281,7 @@ impl Driver<'_> {
                 &spend,
                 round,
                 &text,
-                &files,
+                &work,
                 &mut evidence,
             )?;
             spend.add(&reply);
@@ -324,8 +311,7 @@ impl Driver<'_> {
         let review = if out_of_scope || over_budget || stalled {
             None
         } else {
-            // The writer may have left a symlink or a FIFO here.
-            file::write_fresh(&files.patch, &patch.text)?;
+            work.write(&files.patch, &patch.text)?;
             let list = prompt::findings_list(&open);
             let excerpt = prompt::patch_excerpt(&patch.text);
             let mut vars = base_vars.to_vec();
@@ -339,7 +325,7 @@ impl Driver<'_> {
                 &spend,
                 round,
                 &text,
-                &files,
+                &work,
                 &mut evidence,
             )?;
             spend.add(&reply);
@@ -437,12 +423,15 @@ impl Driver<'_> {
         spend: &Spend,
         round: u32,
         text: &str,
-        files: &Files,
+        work: &WorkDir,
         evidence: &mut Vec<(String, Vec<u8>)>,
     ) -> anyhow::Result<Reply> {
         let lp = self.lp;
         let contract = lp.contract();
-        file::write_fresh(&files.prompt, text.as_bytes())?;
+        let files = &work.files();
+        // The agent gets the exact prompt on stdin; the copy on disk, which
+        // a killed run leaves behind, is redacted like evidence.
+        work.write(&files.prompt, &redact(text.as_bytes()))?;
         let _ = std::fs::remove_file(&files.output);
         let spent = history.spent_usd + spend.usd.unwrap_or(0.0);
         let head = crate::git::resolve_commit(&lp.repo, "HEAD").ok().flatten();
@@ -567,50 +556,15 @@ fn keep_failure(
     let stamp = chrono::Utc::now().format("%Y%m%dT%H%M%S%.3fZ");
     let dir = lp
         .store
-        .evidence_dir(round)
-        .with_file_name("failed")
+        .loop_dir()
+        .join("failed")
         .join(format!("round-{round}-{}-{stamp}", role.as_str()));
-    std::fs::create_dir_all(&dir).with_context(|| format!("cannot create `{}`", dir.display()))?;
+    statefs::create_dir_all(lp.store.base(), &dir)?;
     for (name, bytes) in files {
         let name = name.rsplit('/').next().unwrap_or(name);
-        std::fs::write(dir.join(name), redact(bytes))
-            .with_context(|| format!("cannot write `{}`", dir.join(name).display()))?;
+        statefs::replace(lp.store.base(), &dir.join(name), &redact(bytes))?;
     }
     Ok(dir)
-}
-
-/// The round's scratch folder under the state folder (left out of snapshots),
-/// removed when the round ends.
-struct WorkDir(PathBuf);
-
-impl WorkDir {
-    fn new(lp: &Loop, round: u32) -> anyhow::Result<WorkDir> {
-        let dir = lp
-            .store
-            .evidence_dir(round)
-            .with_file_name(format!(".work-{}-round-{round}", std::process::id()));
-        let _ = std::fs::remove_dir_all(&dir);
-        std::fs::create_dir_all(&dir)
-            .with_context(|| format!("cannot create `{}`", dir.display()))?;
-        Ok(WorkDir(dir))
-    }
-
-    fn files(&self) -> Files {
-        Files {
-            prompt: self.0.join("prompt.md"),
-            patch: self.0.join("patch.diff"),
-            findings: self.0.join("findings.json"),
-            schema: self.0.join("findings.schema.json"),
-            output: self.0.join("output"),
-            procs: self.0.join(leftovers::RECORD),
-        }
-    }
-}
-
-impl Drop for WorkDir {
-    fn drop(&mut self) {
-        let _ = std::fs::remove_dir_all(&self.0);
-    }
 }
 
 /// How `run` talks: a live spinner on a terminal, plain lines otherwise,

@@ -500,8 +500,7 @@ fn earlier_patches(lp: &Loop, history: &History) -> Vec<(u32, ParsedPatch)> {
         .rev()
         .filter(|e| e.round >= 2)
         .filter_map(|e| {
-            let path = lp.store.evidence_dir(e.round).join(PATCH_FILE);
-            let bytes = std::fs::read(path).ok()?;
+            let bytes = lp.store.evidence_file(e.round, PATCH_FILE).ok()??;
             Some((e.round, crate::patch::parse(&bytes)))
         })
         .collect()

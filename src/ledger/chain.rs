@@ -34,6 +34,13 @@ pub enum ChainError {
         "torn final line after row {after} ({len} bytes, a crash mid-append; it was never a committed row)\nhint: run `referee ledger repair` to remove it"
     )]
     Torn { after: usize, len: usize },
+    /// `line` is `header` or `row N`.
+    #[error(
+        "{line} ends with `\\r\\n`: the ledger was converted to CRLF line endings, probably by git's autocrlf\n\
+         hint: convert it back to LF (`dos2unix FILE`, or `sed -i 's/\\r$//' FILE`): the rows' hashes are over LF lines; \
+         `referee init` writes `.referee/.gitattributes` (`* -text`) so that git leaves them alone"
+    )]
+    Crlf { line: String },
 }
 
 impl ChainError {
@@ -79,6 +86,11 @@ fn parse_with(bytes: &[u8], hash: bool) -> Result<Parsed, ChainError> {
     let mut lines = body.split(|&b| b == b'\n');
     let first = lines.next().unwrap_or_default();
     let expected = header();
+    if first.strip_suffix(b"\r") == Some(expected.as_bytes()) {
+        return Err(ChainError::Crlf {
+            line: "header".into(),
+        });
+    }
     if first != expected.as_bytes() {
         return Err(ChainError::Header {
             found: shorten(&String::from_utf8_lossy(first)),
@@ -86,6 +98,12 @@ fn parse_with(bytes: &[u8], hash: bool) -> Result<Parsed, ChainError> {
     }
     for (i, line) in lines.enumerate() {
         let row_no = i + 1;
+        // A row as written ends with its hash, never with a CR.
+        if line.ends_with(b"\r") {
+            return Err(ChainError::Crlf {
+                line: format!("row {row_no}"),
+            });
+        }
         let fields = read_record(line).map_err(|p| ChainError::row(row_no, p))?;
         let row = Row::from_fields(&fields).map_err(|e| ChainError::row(row_no, e.to_string()))?;
         parsed.rows.push(row);
@@ -356,6 +374,44 @@ mod tests {
         )
         .unwrap_err();
         assert!(err.to_string().starts_with("row 2: prev_sha256"), "{err}");
+    }
+
+    #[test]
+    fn crlf_line_endings_are_named() {
+        let lf = ledger(3);
+        let crlf: Vec<u8> = lf
+            .iter()
+            .flat_map(|&b| {
+                if b == b'\n' {
+                    vec![b'\r', b'\n']
+                } else {
+                    vec![b]
+                }
+            })
+            .collect();
+        let err = parse(&crlf).unwrap_err();
+        assert_eq!(
+            err,
+            ChainError::Crlf {
+                line: "header".into()
+            }
+        );
+        assert!(
+            err.to_string().starts_with(
+                "header ends with `\\r\\n`: the ledger was converted to CRLF line endings, probably by git's autocrlf\nhint: "
+            ),
+            "{err}"
+        );
+        // One row saved with CRLF (an editor): named by its number.
+        let text = String::from_utf8(lf).unwrap();
+        let lines: Vec<&str> = text.lines().collect();
+        let mixed = format!("{}\n{}\n{}\r\n{}\n", lines[0], lines[1], lines[2], lines[3]);
+        assert_eq!(
+            parse(mixed.as_bytes()).unwrap_err(),
+            ChainError::Crlf {
+                line: "row 2".into()
+            }
+        );
     }
 
     #[test]

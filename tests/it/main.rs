@@ -25,3 +25,4 @@ mod report;
 mod run;
 mod samples;
 mod skill;
+mod statedir;
