@@ -106,6 +106,15 @@ fn parse_with(bytes: &[u8], hash: bool) -> Result<Parsed, ChainError> {
         }
         let fields = read_record(line).map_err(|p| ChainError::row(row_no, p))?;
         let row = Row::from_fields(&fields).map_err(|e| ChainError::row(row_no, e.to_string()))?;
+        // The hash covers the row's values; the bytes must also be exactly
+        // how referee writes those values, or an edit that keeps the values
+        // (a quote added or dropped) would pass.
+        if hash && !written_as(line, &fields) {
+            return Err(ChainError::row(
+                row_no,
+                "its bytes are not as referee writes its values (quoting or spacing was edited)",
+            ));
+        }
         parsed.rows.push(row);
         if hash {
             parsed.hashes.push(hash_fields(&fields));
@@ -166,6 +175,33 @@ fn split(reader: &mut csv_core::Reader, line: &[u8]) -> Result<Vec<String>, Stri
         start = end;
     }
     Ok(fields)
+}
+
+/// Whether `line` is exactly the CSV line referee writes for `fields`. The
+/// common row needs no quoting: then it is the fields joined by commas.
+fn written_as(line: &[u8], fields: &[String]) -> bool {
+    let plain = fields
+        .iter()
+        .all(|f| !f.bytes().any(|b| matches!(b, b',' | b'"' | b'\n' | b'\r')));
+    if plain {
+        let mut at = 0;
+        for (i, field) in fields.iter().enumerate() {
+            if i > 0 {
+                if line.get(at) != Some(&b',') {
+                    return false;
+                }
+                at += 1;
+            }
+            let end = at + field.len();
+            if line.get(at..end) != Some(field.as_bytes()) {
+                return false;
+            }
+            at = end;
+        }
+        return at == line.len();
+    }
+    let written = write_record(fields);
+    written.strip_suffix(b"\n") == Some(line)
 }
 
 /// A row as one CSV line, with its newline.
@@ -337,6 +373,34 @@ mod tests {
             let outcome = parse_hashed(&changed).and_then(|p| verify(&p, CONTRACT, no_evidence));
             assert!(outcome.is_err(), "byte {i} changed unnoticed");
         }
+    }
+
+    #[test]
+    fn edits_that_keep_the_values_are_caught() {
+        let bytes = ledger(3);
+        let text = String::from_utf8(bytes.clone()).unwrap();
+        let rows: Vec<&str> = text.lines().collect();
+        let row = rows[2];
+        let first_field_end = row.find(',').unwrap();
+        let quoted = format!("\"{}\"{}", &row[..first_field_end], &row[first_field_end..]);
+        for (name, edited) in [
+            (
+                "a CR before the newline",
+                text.replacen(&format!("{row}\n"), &format!("{row}\r\n"), 1),
+            ),
+            ("a field quoted", text.replacen(row, &quoted, 1)),
+        ] {
+            assert_ne!(edited.as_bytes(), bytes.as_slice(), "{name}");
+            let outcome =
+                parse_hashed(edited.as_bytes()).and_then(|p| verify(&p, CONTRACT, no_evidence));
+            assert!(outcome.is_err(), "{name} passed");
+        }
+        // The bytes referee writes pass.
+        assert!(
+            parse_hashed(&bytes)
+                .and_then(|p| verify(&p, CONTRACT, no_evidence))
+                .is_ok()
+        );
     }
 
     #[test]
