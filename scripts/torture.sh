@@ -42,7 +42,7 @@ run() {
   case "$name" in *::*) ;; *) name="reliability::$name" ;; esac
   if env "$@" cargo test "${profile[@]}" --quiet --test it -- --exact "$name" \
     --nocapture >"$log" 2>&1; then
-    grep -E '^(crash|concurrency|tamper|1 GiB|leftovers)' "$log"
+    grep -E '^(crash|concurrency|tamper|1 GiB|leftovers|races)' "$log"
     printf '  ok     %s: %d.%d s\n' "$name" $((($(ms) - start) / 1000)) $((($(ms) - start) % 1000 / 100))
   else
     grep -E 'panicked at|^[a-z].*(stored in|expected|lost|changed)|hang guard' "$log" | grep -v '<unnamed>' | head -20
@@ -101,6 +101,17 @@ for name in a_symlinked_task_file_is_refused_and_its_target_kept \
   a_ledger_converted_to_crlf_says_so \
   committed_state_survives_autocrlf; do
   run "statedir::$name"
+done
+
+echo "== 8. races: init --force against the first record, $trials trials; round refs under the lock"
+run races::init_force_racing_the_first_record_never_bricks_the_loop REFEREE_RACE_TRIALS="$trials"
+run races::verify_names_a_round_ref_that_moved_or_went_missing
+run races::repair_keeps_a_hash_valid_final_row_that_lost_its_newline
+
+echo "== 9. hostile agents: escaped processes, SIGKILLed referee, FIFO and link output files"
+for _ in $(seq "$((repeat / 4 + 1))"); do
+  cargo test "${profile[@]}" --quiet --test it hostile:: >"$log" 2>&1 &&
+    printf '  ok     hostile:: (9 tests)\n' || { tail -20 "$log"; failed=$((failed + 1)); }
 done
 
 if [ "${BUGS:-}" = 1 ]; then
