@@ -51,6 +51,7 @@ pub fn run(state: &State, mut args: RunArgs) -> anyhow::Result<Exit> {
             super::shown(&lp.loaded.path)
         );
     };
+    preflight(&lp, &writer, &reviewer)?;
     lp.store.create_base()?;
     let (_driver, ended) = DriverLock::take(&lp)?;
     let task = task(&lp, &args)?;
@@ -84,6 +85,60 @@ pub fn run(state: &State, mut args: RunArgs) -> anyhow::Result<Exit> {
             return Ok(exit);
         }
     }
+}
+
+/// Refuses to start (or resume) a loop whose agents or judge cannot be
+/// started, before any agent call: a writer's paid call is not thrown away
+/// because the reviewer's program is missing.
+fn preflight(
+    lp: &Loop,
+    writer: &crate::contract::Agent,
+    reviewer: &crate::contract::Agent,
+) -> anyhow::Result<()> {
+    let mut missing = Vec::new();
+    for (role, agent) in [("writer", writer), ("reviewer", reviewer)] {
+        let cwd = match &agent.cwd {
+            Some(dir) => lp.repo.join(dir),
+            None => lp.repo.clone(),
+        };
+        let program = preset::program_of(agent).unwrap_or_default();
+        if program.is_empty() || !preset::resolves(&program, &cwd) {
+            let hint = match preset::install_hint(agent.preset) {
+                Some(install) => format!(" (install: `{install}`, or set `{role}.bin`)"),
+                None => format!(" (check `{role}.command`)"),
+            };
+            missing.push(format!("{role} `{program}`{hint}"));
+        }
+    }
+    if let Some(judge) = &lp.contract().judge {
+        let program = match judge.engine {
+            crate::contract::JudgeEngine::Command => {
+                judge.command.as_ref().and_then(|c| c.first().cloned())
+            }
+            crate::contract::JudgeEngine::Claude => {
+                Some(judge.bin.clone().unwrap_or_else(|| "claude".into()))
+            }
+            crate::contract::JudgeEngine::Codex => {
+                Some(judge.bin.clone().unwrap_or_else(|| "codex".into()))
+            }
+            crate::contract::JudgeEngine::Replay => None,
+        };
+        if let Some(program) = program
+            && !preset::resolves(&program, &lp.repo)
+        {
+            missing.push(format!(
+                "judge `{program}` (check `judge.command` or `judge.bin`)"
+            ));
+        }
+    }
+    if !missing.is_empty() {
+        anyhow::bail!(
+            "cannot start: {} not found on PATH or not executable; no agent was called\n\
+             hint: install it, or point the contract at it (before round 1: edit the contract; after: it is pinned, start a new loop)",
+            missing.join(", ")
+        );
+    }
+    Ok(())
 }
 
 /// `--from`: writes the loop's contract from the template unless the loop
