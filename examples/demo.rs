@@ -39,7 +39,7 @@ JSON
 writer-2)
   printf 'fn valid(now: u64, exp: u64) -> bool {\n    now < exp\n}\n\nfn refresh(token: &str) -> String {\n    format!("{token}.next")\n}\n' > auth.rs
   cat > "$REFEREE_OUTPUT_FILE" <<'JSON'
-{"responses": [{"id": "F1", "status": "disputed", "note": "the spec reads exp as exclusive"},
+{"responses": [{"id": "F1", "status": "wontfix", "note": "checking spec 4.2 first"},
                {"id": "F2", "status": "fixed", "note": "refresh mints a new token"}]}
 JSON
   ;;
