@@ -26,3 +26,4 @@ mod run;
 mod samples;
 mod skill;
 mod statedir;
+mod tools;
