@@ -57,7 +57,8 @@ pub fn replay(lp: &Loop, history: &History, other: &Contract) -> anyhow::Result<
         } else {
             format!("stop: {}", row.rule)
         };
-        if !row.rule.is_empty() && actual.is_none() {
+        // After an amendment a loop goes on: its real end is its last stop.
+        if !row.rule.is_empty() {
             actual = Some((row.round, row.rule.clone()));
         }
         if stopped.is_some() {

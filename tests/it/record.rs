@@ -1011,3 +1011,42 @@ fn replay_applies_the_progress_guards_to_stored_rounds() {
     assert_eq!(json["would_stop"]["rule"], "stalled", "{json}");
     assert_eq!(json["would_stop"]["round"], 2);
 }
+
+#[test]
+fn replay_takes_template_names_and_tells_the_loops_real_end() {
+    let repo = loop_with(&["--max-rounds", "2"]);
+    edit(&repo, "a");
+    assert_outcome(&record(&repo, &findings(&[("F1", "bug")]), &[]), 10, "");
+    edit(&repo, "b");
+    assert_outcome(
+        &record(&repo, &findings(&[("F1", "bug")]), &[]),
+        20,
+        "round-cap",
+    );
+    repo.referee()
+        .args([
+            "contract",
+            "amend",
+            "--max-rounds",
+            "4",
+            "--by",
+            "ana",
+            "--reason",
+            "close",
+        ])
+        .assert()
+        .success();
+    edit(&repo, "c");
+    assert_outcome(&record(&repo, r#"{"findings":[]}"#, &[]), 0, "clean");
+    let out = repo
+        .referee()
+        .args(["replay", "--contract", "ci-test-fix"])
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let stdout = text(&out.stdout);
+    assert!(
+        stdout.contains("the loop stopped at round 3 on `clean`"),
+        "{stdout}"
+    );
+}
