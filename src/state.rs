@@ -149,6 +149,12 @@ impl State {
         let mut loops = self.loops()?;
         match loops.len() {
             1 => Ok(loops.remove(0)),
+            0 if !crate::git::is_work_tree(&self.repo) => Err(anyhow::anyhow!(
+                "no loop in `{}`, and `{}` is not inside a git work tree: referee snapshots rounds with git\n\
+                 hint: `git init` first, then `referee init --loop NAME`",
+                self.root.display(),
+                shown(&self.repo)
+            )),
             0 => Err(anyhow::anyhow!(
                 "no loop in `{}`\nhint: start one with `referee init --loop NAME`",
                 self.root.display()
