@@ -122,7 +122,20 @@ fn main() -> anyhow::Result<()> {
 /// Runs one referee command line in-process, as the binary would, and
 /// returns its exit code.
 fn run(args: &[&str]) -> anyhow::Result<u8> {
-    println!("\n$ referee {}", args.join(" "));
+    // Echoed as a shell would need them: words with spaces keep quotes.
+    let shown: Vec<String> = args
+        .iter()
+        .map(|a| {
+            if a.is_empty()
+                || a.contains(|c: char| c.is_whitespace() || "'\"$`\\*?[]{}()|&;<>#~".contains(c))
+            {
+                format!("'{}'", a.replace('\'', "'\\''"))
+            } else {
+                (*a).to_string()
+            }
+        })
+        .collect();
+    println!("\n$ referee {}", shown.join(" "));
     let cli = Cli::try_parse_from(std::iter::once("referee").chain(args.iter().copied()))?;
     let code = referee::cmd::main(cli).code();
     println!("(exit {code})");
