@@ -39,7 +39,7 @@ JSON
 writer-2)
   printf 'fn valid(now: u64, exp: u64) -> bool {\n    now < exp\n}\n\nfn refresh(token: &str) -> String {\n    format!("{token}.next")\n}\n' > auth.rs
   cat > "$REFEREE_OUTPUT_FILE" <<'JSON'
-{"responses": [{"id": "F1", "status": "disputed", "note": "the spec reads exp as exclusive"},
+{"responses": [{"id": "F1", "status": "wontfix", "note": "checking spec 4.2 first"},
                {"id": "F2", "status": "fixed", "note": "refresh mints a new token"}]}
 JSON
   ;;
@@ -122,7 +122,20 @@ fn main() -> anyhow::Result<()> {
 /// Runs one referee command line in-process, as the binary would, and
 /// returns its exit code.
 fn run(args: &[&str]) -> anyhow::Result<u8> {
-    println!("\n$ referee {}", args.join(" "));
+    // Echoed as a shell would need them: words with spaces keep quotes.
+    let shown: Vec<String> = args
+        .iter()
+        .map(|a| {
+            if a.is_empty()
+                || a.contains(|c: char| c.is_whitespace() || "'\"$`\\*?[]{}()|&;<>#~".contains(c))
+            {
+                format!("'{}'", a.replace('\'', "'\\''"))
+            } else {
+                (*a).to_string()
+            }
+        })
+        .collect();
+    println!("\n$ referee {}", shown.join(" "));
     let cli = Cli::try_parse_from(std::iter::once("referee").chain(args.iter().copied()))?;
     let code = referee::cmd::main(cli).code();
     println!("(exit {code})");

@@ -6,7 +6,8 @@
 #   scripts/torture.sh [TRIALS] [CASES] [REPEAT]
 #
 #   TRIALS  killed `record` calls per crash run (default 200); the crash test
-#           runs twice: killing `record` alone, then its whole process group
+#           runs twice: killing `record` alone, then its whole process group;
+#           the leftovers test kills twice as many (tests/it/statedir.rs)
 #   CASES   proptest cases per fuzzed parser (default 20000)
 #   REPEAT  runs of the concurrency test (default 20)
 #
@@ -38,9 +39,10 @@ run() {
   local name="$1" start
   shift
   start=$(ms)
-  if env "$@" cargo test "${profile[@]}" --quiet --test it -- --exact "reliability::$name" \
+  case "$name" in *::*) ;; *) name="reliability::$name" ;; esac
+  if env "$@" cargo test "${profile[@]}" --quiet --test it -- --exact "$name" \
     --nocapture >"$log" 2>&1; then
-    grep -E '^(crash|concurrency|tamper|1 GiB)' "$log"
+    grep -E '^(crash|concurrency|tamper|1 GiB|leftovers|races)' "$log"
     printf '  ok     %s: %d.%d s\n' "$name" $((($(ms) - start) / 1000)) $((($(ms) - start) % 1000 / 100))
   else
     grep -E 'panicked at|^[a-z].*(stored in|expected|lost|changed)|hang guard' "$log" | grep -v '<unnamed>' | head -20
@@ -79,6 +81,37 @@ for name in a_reviewer_printing_a_gigabyte_costs_bounded_memory_and_records_noth
   finding_paths_outside_the_repository_are_never_opened \
   secrets_in_every_input_are_redacted_in_every_stored_file; do
   run "$name"
+done
+
+echo "== 7. state folder: links, leftovers of $((trials * 2)) killed records, a failed append, CRLF"
+run statedir::killed_records_leave_no_temporary_index_behind \
+  REFEREE_LEFTOVER_KILLS="$((trials * 2))"
+for name in a_symlinked_task_file_is_refused_and_its_target_kept \
+  a_symlinked_ledger_is_refused_by_writers_and_readers \
+  a_symlinked_evidence_folder_is_refused \
+  verify_reads_no_evidence_through_a_link \
+  a_symlinked_failed_folder_is_refused \
+  a_symlinked_orphans_folder_is_refused \
+  a_symlinked_contract_or_ledgers_folder_is_refused \
+  a_symlinked_state_folder_is_refused_unless_named_with_dir \
+  a_planted_link_in_the_scratch_folder_is_not_followed \
+  temporary_indexes_of_dead_calls_are_removed_by_the_next_snapshot \
+  a_killed_run_leaves_its_scratch_folder_redacted_and_only_until_the_next_command \
+  a_failed_append_leaves_no_torn_tail \
+  a_ledger_converted_to_crlf_says_so \
+  committed_state_survives_autocrlf; do
+  run "statedir::$name"
+done
+
+echo "== 8. races: init --force against the first record, $trials trials; round refs under the lock"
+run races::init_force_racing_the_first_record_never_bricks_the_loop REFEREE_RACE_TRIALS="$trials"
+run races::verify_names_a_round_ref_that_moved_or_went_missing
+run races::repair_keeps_a_hash_valid_final_row_that_lost_its_newline
+
+echo "== 9. hostile agents: escaped processes, SIGKILLed referee, FIFO and link output files"
+for _ in $(seq "$((repeat / 4 + 1))"); do
+  cargo test "${profile[@]}" --quiet --test it hostile:: >"$log" 2>&1 &&
+    printf '  ok     hostile:: (9 tests)\n' || { tail -20 "$log"; failed=$((failed + 1)); }
 done
 
 if [ "${BUGS:-}" = 1 ]; then

@@ -138,6 +138,15 @@ pub struct InitArgs {
     /// Reviewer preset.
     #[arg(long, value_name = "PRESET")]
     pub reviewer: Option<String>,
+    /// The writer's argv for the `command` preset (implied), as one string
+    /// split like a shell would split words (`'sh agent.sh --fast'`); no
+    /// shell ever runs it.
+    #[arg(long, value_name = "ARGV")]
+    pub writer_command: Option<String>,
+    /// The reviewer's argv for the `command` or `tests` preset (default
+    /// `command`), split like `--writer-command`.
+    #[arg(long, value_name = "ARGV")]
+    pub reviewer_command: Option<String>,
     /// Git revision the loop starts from (default: HEAD).
     #[arg(long, value_name = "REV")]
     pub base: Option<String>,
@@ -279,6 +288,8 @@ pub enum ContractCommand {
     Show(LoopArgs),
     /// Amend a running contract in writing (only the round cap).
     Amend(AmendArgs),
+    /// Put back the contract's bytes as round 1 pinned them, after a hand edit.
+    Restore(LoopArgs),
 }
 
 #[derive(Debug, Args)]

@@ -146,35 +146,69 @@ pub fn commit(
 pub fn publish(repo: &Path, snap: &Snapshot, message: &str) -> Result<(), SnapshotError> {
     let old = verify(repo, &format!("{}^{{commit}}", snap.r#ref))?
         .unwrap_or_else(|| ZERO_OID.to_string());
-    let update = || {
-        git::run(
-            repo,
-            ["update-ref", "-m", message, &snap.r#ref, &snap.commit, &old],
-            &[],
-        )
+    update_ref(
+        repo,
+        &["update-ref", "-m", message, &snap.r#ref, &snap.commit, &old],
+        &snap.r#ref,
+    )
+}
+
+/// Runs `git update-ref` on `reference` while the caller holds the loop's
+/// lock. A `git update-ref` killed with its referee (a closed terminal, a
+/// cancelled job) leaves `<ref>.lock` behind; under the loop's lock no other
+/// referee is updating this ref, so such a lock file is stale: it is removed
+/// once and the update tried again.
+fn update_ref(repo: &Path, args: &[&str], reference: &str) -> Result<(), SnapshotError> {
+    let Err(err) = git::run(repo, args, &[]) else {
+        return Ok(());
     };
-    if let Err(err) = update() {
-        // A `git update-ref` killed with its referee (a closed terminal, a
-        // cancelled job) leaves `<ref>.lock` behind. The caller holds the
-        // loop's lock, so a lock file on a round ref is stale: remove it
-        // once and try again.
-        let lock = git::run(
-            repo,
-            ["rev-parse", "--git-path", &format!("{}.lock", snap.r#ref)],
-            &[],
-        )
-        .ok()
-        .map(|out| String::from_utf8_lossy(&out.stdout).trim().to_string())
-        .map(|p| repo.join(p));
-        match lock {
-            Some(lock) if lock.is_file() => {
-                let _ = std::fs::remove_file(&lock);
-                update()?;
-            }
-            _ => return Err(err.into()),
+    let lock = git::run(
+        repo,
+        ["rev-parse", "--git-path", &format!("{reference}.lock")],
+        &[],
+    )
+    .ok()
+    .map(|out| String::from_utf8_lossy(&out.stdout).trim().to_string())
+    .map(|p| repo.join(p));
+    match lock {
+        Some(lock) if lock.is_file() => {
+            let _ = std::fs::remove_file(&lock);
+            git::run(repo, args, &[])?;
+            Ok(())
         }
+        _ => Err(err.into()),
     }
-    Ok(())
+}
+
+/// The ref that keeps a loop's pinned contract bytes.
+pub fn contract_ref(loop_name: &str) -> Result<String, SnapshotError> {
+    let round = round_ref(loop_name, 0)?;
+    Ok(format!(
+        "{}contract",
+        round.strip_suffix("round-0").unwrap_or(&round)
+    ))
+}
+
+/// Keeps `bytes` (the contract round 1 pinned) as a git blob under
+/// [`contract_ref`]: `referee contract restore` reads it back. A blob in the
+/// repository's own object store, not evidence: a contract may hold
+/// environment values that evidence would have to redact.
+pub fn keep_contract(repo: &Path, loop_name: &str, bytes: Vec<u8>) -> Result<(), SnapshotError> {
+    let reference = contract_ref(loop_name)?;
+    let out = git::run_with_input(repo, &["hash-object", "-w", "--stdin"], bytes)?;
+    let blob = object_id(&out.stdout, "hash-object")?;
+    update_ref(repo, &["update-ref", &reference, &blob], &reference)
+}
+
+/// The bytes [`keep_contract`] kept, if any.
+pub fn kept_contract(repo: &Path, loop_name: &str) -> Result<Option<Vec<u8>>, SnapshotError> {
+    let reference = contract_ref(loop_name)?;
+    let Some(blob) = verify(repo, &format!("{reference}^{{blob}}"))? else {
+        return Ok(None);
+    };
+    Ok(Some(
+        git::run(repo, ["cat-file", "blob", &blob], &[])?.stdout,
+    ))
 }
 
 /// Of `commits`, those that are not commit objects in the repository: one
@@ -283,6 +317,7 @@ fn worktree_tree_at(
     };
     let index = absolute(repo, index)?;
     let tmp = TempIndex(absolute(repo, tmp)?);
+    remove_stale_indexes(&tmp.0);
 
     let copied = index.is_file();
     if copied {
@@ -508,6 +543,7 @@ pub fn tree_of_frozen(
     let out = git::run(repo, ["rev-parse", "--git-path", &temp_index_name()], &[])?;
     let printed = out.stdout.strip_suffix(b"\n").unwrap_or(&out.stdout);
     let tmp = TempIndex(absolute(repo, printed)?);
+    remove_stale_indexes(&tmp.0);
     let env = [("GIT_INDEX_FILE", tmp.0.as_os_str())];
     git::run(repo, ["read-tree", &tree], &env)?;
     drop_excluded(repo, &exclude, &env)?;
@@ -697,6 +733,52 @@ fn object_id(stdout: &[u8], command: &'static str) -> Result<String, SnapshotErr
     }
 }
 
+/// The prefix of temporary index names; the pid of their process follows.
+const TEMP_INDEX: &str = "referee-index-";
+
+/// A temporary index older than this is stale even if a process with its
+/// pid runs (pids are reused). Its last write (ctime; the copy keeps the
+/// user's mtime) is never that old while a snapshot uses it.
+const TEMP_INDEX_MAX_AGE_SECS: i64 = 3600;
+
+/// Removes the temporary indexes, and git's `.lock` files of them, that a
+/// killed referee left beside `ours` (in the git directory): those whose
+/// process is gone, or that are over an hour old. Best effort: a file that
+/// cannot be removed now is tried again next time.
+fn remove_stale_indexes(ours: &Path) {
+    use std::os::unix::fs::MetadataExt;
+    let Some(dir) = ours.parent() else {
+        return;
+    };
+    let Ok(entries) = std::fs::read_dir(dir) else {
+        return;
+    };
+    let now = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| i64::try_from(d.as_secs()).unwrap_or(i64::MAX));
+    for entry in entries.flatten() {
+        let name = entry.file_name();
+        let Some(pid) = name
+            .to_str()
+            .and_then(|n| crate::leftover::pid_in(n, TEMP_INDEX))
+        else {
+            continue;
+        };
+        // This process's own (another thread's snapshot) stay.
+        if pid == std::process::id() {
+            continue;
+        }
+        // The entry itself (`lstat`): a file or a link, never a folder's contents.
+        let Ok(meta) = entry.metadata() else {
+            continue;
+        };
+        let old = now.saturating_sub(meta.ctime()) > TEMP_INDEX_MAX_AGE_SECS;
+        if !meta.is_dir() && (old || crate::leftover::gone(pid)) {
+            let _ = std::fs::remove_file(entry.path());
+        }
+    }
+}
+
 /// A unique name for a temporary index inside the git directory, where it
 /// shares the file system (and so the rename semantics) of the real one.
 fn temp_index_name() -> String {
@@ -706,7 +788,7 @@ fn temp_index_name() -> String {
         .map(|d| d.subsec_nanos())
         .unwrap_or(0);
     format!(
-        "referee-index-{}-{}-{nanos}",
+        "{TEMP_INDEX}{}-{}-{nanos}",
         std::process::id(),
         COUNTER.fetch_add(1, Ordering::Relaxed)
     )

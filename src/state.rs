@@ -9,6 +9,7 @@ use anyhow::Context;
 use crate::cli::LoopSelect;
 use crate::contract::LoopName;
 use crate::exit::UsageError;
+use crate::statefs::{self, FsError};
 
 /// The state folder and the repository it belongs to.
 #[derive(Debug, Clone)]
@@ -17,11 +18,15 @@ pub struct State {
     pub root: PathBuf,
     /// The top of the git work tree (the current folder outside git).
     pub repo: PathBuf,
+    /// Whether the user named the folder (`--dir`, `REFEREE_DIR`): then it
+    /// may be a link, since they chose where it points.
+    pub named: bool,
 }
 
 impl State {
     /// Finds the state folder: `dir` if given, else `.referee/` at the top of
-    /// the git work tree that holds the current folder.
+    /// the git work tree that holds the current folder. Refuses a layout
+    /// with a link in it (see [`State::check`]).
     pub fn locate(dir: Option<&Path>) -> anyhow::Result<State> {
         let cwd = std::env::current_dir().context("cannot read the current folder")?;
         let repo = git_toplevel(&cwd).unwrap_or_else(|| cwd.clone());
@@ -30,7 +35,33 @@ impl State {
             Some(dir) => cwd.join(dir),
             None => repo.join(".referee"),
         };
-        Ok(State { root, repo })
+        let state = State {
+            root,
+            repo,
+            named: dir.is_some(),
+        };
+        state.check()?;
+        Ok(state)
+    }
+
+    /// The writer agent can write `.referee/` too: a link there would send
+    /// referee's writes outside the repository. `.referee` itself must be a
+    /// real folder unless the user named it, and `contracts/` and `ledgers/`
+    /// always (the store checks everything below `ledgers/`).
+    pub fn check(&self) -> Result<(), FsError> {
+        if !self.named {
+            statefs::check_dir(&self.root)?;
+        }
+        statefs::check_dir(&self.contracts_dir())?;
+        statefs::check_dir(&self.ledgers_dir())?;
+        Ok(())
+    }
+
+    /// Creates the state folder if it is missing.
+    pub fn create(&self) -> anyhow::Result<()> {
+        std::fs::create_dir_all(&self.root)
+            .with_context(|| format!("cannot create `{}`", shown(&self.root)))?;
+        Ok(self.check()?)
     }
 
     /// The state folder relative to the repository, when it lies inside it
@@ -100,7 +131,8 @@ impl State {
     pub fn select(&self, select: &LoopSelect) -> anyhow::Result<LoopName> {
         if let Some(name) = &select.name {
             let name = LoopName::parse(name).map_err(|e| UsageError(e.to_string()))?;
-            if !self.contract_path(&name).exists() {
+            // A link is there too: loading it names it as one.
+            if std::fs::symlink_metadata(self.contract_path(&name)).is_err() {
                 let known = self.loops()?;
                 let hint = if known.is_empty() {
                     "hint: start one with `referee init --loop NAME`".to_string()
@@ -117,6 +149,12 @@ impl State {
         let mut loops = self.loops()?;
         match loops.len() {
             1 => Ok(loops.remove(0)),
+            0 if !crate::git::is_work_tree(&self.repo) => Err(anyhow::anyhow!(
+                "no loop in `{}`, and `{}` is not inside a git work tree: referee snapshots rounds with git\n\
+                 hint: `git init` first, then `referee init --loop NAME`",
+                self.root.display(),
+                shown(&self.repo)
+            )),
             0 => Err(anyhow::anyhow!(
                 "no loop in `{}`\nhint: start one with `referee init --loop NAME`",
                 self.root.display()
@@ -153,13 +191,4 @@ fn git_toplevel(cwd: &Path) -> Option<PathBuf> {
     (!top.is_empty()).then(|| PathBuf::from(top))
 }
 
-/// A path as the user should read it: relative to the current folder when inside it.
-pub fn shown(path: &Path) -> String {
-    let cwd = std::env::current_dir().ok();
-    match cwd.as_deref().and_then(|cwd| path.strip_prefix(cwd).ok()) {
-        // The current folder itself.
-        Some(rel) if rel.as_os_str().is_empty() => ".".to_string(),
-        Some(rel) => rel.display().to_string(),
-        None => path.display().to_string(),
-    }
-}
+pub use crate::statefs::shown;

@@ -1,8 +1,13 @@
 //! Agents: presets build each call's argv (pure), one process module runs it
-//! (duct, process groups, timeouts, capped output), and the output module
-//! reads what the tool printed (pure).
+//! (process groups, timeouts, capped output) with the process tree that
+//! finds everything a call started, the leftovers a killed referee left, and
+//! the files an agent shares with the referee; the output module reads what
+//! the tool printed (pure).
 
+pub mod file;
+pub mod leftovers;
 pub mod output;
 pub mod preset;
 pub mod process;
 pub mod prompt;
+pub mod tree;

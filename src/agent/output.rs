@@ -216,8 +216,13 @@ pub fn interpret(
         }
         Preset::Tests => {
             let Some(report) = junit else {
+                // Why the command wrote no report is in what it printed last.
+                let said = last_lines(&finished.stderr.bytes, 5)
+                    .or_else(|| last_lines(stdout, 5))
+                    .map(|l| format!("; it printed last:\n{l}"))
+                    .unwrap_or_default();
                 return Err(format!(
-                    "wrote no JUnit report ({}); a clean round must be proven",
+                    "wrote no JUnit report ({}); a clean round must be proven{said}",
                     match finished.code {
                         Some(code) => format!("the test command exited with status {code}"),
                         None => "the test command was killed by a signal".into(),
@@ -233,6 +238,27 @@ pub fn interpret(
         reply.cost_usd = None;
     }
     Ok(reply)
+}
+
+/// The last `n` non-empty lines of `bytes`, indented, or `None`.
+fn last_lines(bytes: &[u8], n: usize) -> Option<String> {
+    let text = String::from_utf8_lossy(bytes);
+    let lines: Vec<&str> = text
+        .lines()
+        .map(str::trim_end)
+        .filter(|l| !l.trim().is_empty())
+        .collect();
+    if lines.is_empty() {
+        return None;
+    }
+    let start = lines.len().saturating_sub(n);
+    Some(
+        lines[start..]
+            .iter()
+            .map(|l| format!("  {l}"))
+            .collect::<Vec<_>>()
+            .join("\n"),
+    )
 }
 
 /// The document as JSON: the whole text, else its last line that parses.

@@ -37,6 +37,8 @@ pub struct Files {
     /// Where an agent may write its findings or responses instead of stdout
     /// (and the codex `-o` final message).
     pub output: PathBuf,
+    /// Where the referee records the call's processes (not for the agent).
+    pub procs: PathBuf,
 }
 
 /// What a call is for.
@@ -172,6 +174,47 @@ pub fn build(agent: &Agent, ctx: &Context<'_>) -> Call {
     finish(agent, ctx, program, args, stdin, cwd)
 }
 
+/// The program a call of `agent` starts: its `bin`, the preset's tool, or
+/// the first word of its `command`.
+pub fn program_of(agent: &Agent) -> Option<String> {
+    match agent.preset {
+        Preset::Command | Preset::Tests => agent.command.as_ref()?.first().cloned(),
+        preset => Some(agent.bin.clone().unwrap_or_else(|| {
+            match preset {
+                Preset::Claude => "claude",
+                Preset::Codex | Preset::CodexReview => "codex",
+                Preset::Gemini => "gemini",
+                Preset::Command | Preset::Tests => "",
+            }
+            .to_string()
+        })),
+    }
+}
+
+/// How to install the tool a preset runs, for a message.
+pub fn install_hint(preset: Preset) -> Option<&'static str> {
+    match preset {
+        Preset::Claude => Some("npm install -g @anthropic-ai/claude-code"),
+        Preset::Codex | Preset::CodexReview => Some("npm install -g @openai/codex"),
+        Preset::Gemini => Some("npm install -g @google/gemini-cli"),
+        Preset::Command | Preset::Tests => None,
+    }
+}
+
+/// Whether `program` can be started from `cwd`: a path that exists and is
+/// executable, or a name found on `PATH`.
+pub fn resolves(program: &str, cwd: &Path) -> bool {
+    use std::os::unix::fs::PermissionsExt;
+    let runnable = |p: &Path| {
+        std::fs::metadata(p).is_ok_and(|m| m.is_file() && m.permissions().mode() & 0o111 != 0)
+    };
+    if program.contains('/') {
+        return runnable(&cwd.join(program));
+    }
+    std::env::var_os("PATH")
+        .is_some_and(|paths| std::env::split_paths(&paths).any(|dir| runnable(&dir.join(program))))
+}
+
 fn os(words: &[&str]) -> Vec<OsString> {
     words.iter().map(OsString::from).collect()
 }
@@ -213,6 +256,7 @@ fn finish(
         stdin,
         cwd,
         timeout: agent.timeout.as_duration(),
+        record: Some(ctx.files.procs.clone()),
     }
 }
 

@@ -1,23 +1,51 @@
 //! Runs one agent call: the only place that spawns agent processes. The call
-//! gets its own process group, so a timeout or a Ctrl-C kills the agent and
-//! every child it started; stdout and stderr are drained by threads into
-//! capped buffers, so an agent printing gigabytes costs bounded memory.
-//! Arguments and stdin are passed as bytes: nothing goes through a shell.
+//! gets its own process group, and the marker `REFEREE_CALL` in its
+//! environment; at its end (a timeout, a Ctrl-C, or its exit) every process
+//! of the call is ended, including those that left the group or the session
+//! (see [`tree`](super::tree)): with [`supervise`], the referee is the child
+//! subreaper, so orphans come back to it instead of to init. The agent dies
+//! with its referee (`PR_SET_PDEATHSIG`), and what it started is recorded
+//! for the next `run` to end (see [`leftovers`](super::leftovers)).
+//! Stdout and stderr are drained by threads into capped buffers, so an agent
+//! printing gigabytes costs bounded memory, and no pipe is waited on without
+//! a deadline. Arguments and stdin are passed as bytes: nothing goes through
+//! a shell.
 
+use std::collections::HashSet;
 use std::ffi::OsString;
-use std::io::Read;
+use std::io::{Read, Write};
 use std::os::unix::process::CommandExt;
 use std::path::PathBuf;
-use std::sync::Arc;
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::process::{Child, Command, Stdio};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::{Arc, Mutex};
 use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 
-use nix::sys::signal::{Signal, killpg};
+use nix::sys::signal::{Signal, kill, killpg};
+use nix::sys::wait::{WaitPidFlag, waitpid};
 use nix::unistd::Pid;
+
+use super::leftovers::{self, Record};
+use super::tree::{self, Family, Proc};
 
 /// Most bytes kept of one stream; the rest is drained and counted.
 pub const OUTPUT_CAP: usize = 32 * 1024 * 1024;
+/// The environment variable that marks every process of one call.
+pub const MARKER: &str = "REFEREE_CALL";
+/// After SIGTERM, how long the call's processes have to exit.
+const TERM_GRACE: Duration = Duration::from_secs(1);
+/// After that, how long SIGKILL is repeated on what is left (new children).
+const KILL_GRACE: Duration = Duration::from_millis(500);
+/// How long the output of a timed-out or interrupted call is read after its
+/// processes were ended: the output is evidence only.
+const READ_GRACE_FAILED: Duration = Duration::from_millis(300);
+/// How long the output of a call that exited is read after its processes
+/// were ended: its stdout is the result, so it must be whole.
+const READ_GRACE_DONE: Duration = Duration::from_secs(5);
+
+static SUPERVISING: AtomicBool = AtomicBool::new(false);
+static CALLS: AtomicU64 = AtomicU64::new(0);
 
 /// One process to run.
 #[derive(Debug, Clone, PartialEq)]
@@ -29,6 +57,10 @@ pub struct Call {
     pub stdin: Option<Vec<u8>>,
     pub cwd: PathBuf,
     pub timeout: Duration,
+    /// Where the call's processes are recorded while it runs (the round's
+    /// scratch folder), so the next `run` can end them if this referee is
+    /// killed.
+    pub record: Option<PathBuf>,
 }
 
 impl Call {
@@ -86,16 +118,33 @@ pub enum ProcessError {
         program: String,
         cause: std::io::Error,
     },
-    #[error("timed out after {}; its process group was killed", human(*.after))]
+    #[error("timed out after {}; it and every process it started were killed", human(*.after))]
     TimedOut {
         after: Duration,
         stdout: Captured,
         stderr: Captured,
     },
-    #[error("interrupted; its process group was killed")]
+    #[error("interrupted; it and every process it started were killed")]
     Interrupted { stdout: Captured, stderr: Captured },
+    #[error(
+        "exited, but its output was still held open {} later by a process the referee could not end",
+        human(READ_GRACE_DONE)
+    )]
+    OutputHeld,
     #[error("waiting for it failed: {0}")]
     Wait(std::io::Error),
+}
+
+/// Makes this process the child subreaper (Linux), so that what an agent
+/// orphans comes back to it and is ended with the call. For `main`: a
+/// process that runs one call at a time, from its main thread. Says whether
+/// it took effect.
+pub fn supervise() -> bool {
+    #[cfg(target_os = "linux")]
+    if nix::sys::prctl::set_child_subreaper(true).is_ok() {
+        SUPERVISING.store(true, Ordering::SeqCst);
+    }
+    SUPERVISING.load(Ordering::SeqCst)
 }
 
 /// Runs `call` to its end, its timeout, or `interrupt`. `tick` is called
@@ -105,38 +154,73 @@ pub fn run(
     interrupt: &AtomicBool,
     tick: &mut dyn FnMut(Duration),
 ) -> Result<Finished, ProcessError> {
-    let (out_reader, out_writer) = os_pipe::pipe().map_err(|cause| spawn_error(call, cause))?;
-    let (err_reader, err_writer) = os_pipe::pipe().map_err(|cause| spawn_error(call, cause))?;
-    let mut expr = duct::cmd(&call.program, &call.args)
-        .dir(&call.cwd)
-        .stdout_file(out_writer)
-        .stderr_file(err_writer)
-        .unchecked()
-        // Its own process group: the terminal's Ctrl-C reaches the referee,
-        // which then ends the whole group; a timeout does the same.
-        .before_spawn(|cmd| {
-            cmd.process_group(0);
-            Ok(())
-        });
-    for (key, value) in &call.env {
-        expr = expr.env(key, value);
-    }
-    expr = match &call.stdin {
-        Some(bytes) => expr.stdin_bytes(bytes.clone()),
-        None => expr.stdin_null(),
+    let me = std::process::id() as i32;
+    let my_start = tree::get(me).map_or(0, |p| p.start);
+    let marker_value = format!("{me}.{my_start}.{}", CALLS.fetch_add(1, Ordering::SeqCst));
+    let reaper = SUPERVISING.load(Ordering::SeqCst).then_some(me);
+    let before: HashSet<i32> = match (reaper, tree::scan()) {
+        (Some(me), Some(table)) => table
+            .iter()
+            .filter(|p| p.ppid == me)
+            .map(|p| p.pid)
+            .collect(),
+        _ => HashSet::new(),
     };
-    let handle = expr.start().map_err(|cause| spawn_error(call, cause))?;
-    // The expression kept its own copies of the pipe writers until spawn;
-    // dropping it closes them so the readers see end of file.
-    drop(expr);
-    let out = drain(out_reader);
-    let err = drain(err_reader);
-    let group = handle.pids().first().map(|&pid| pid as i32);
-
+    let mut command = Command::new(&call.program);
+    command
+        .args(&call.args)
+        .current_dir(&call.cwd)
+        .envs(call.env.iter().map(|(k, v)| (k, v)))
+        .env(MARKER, &marker_value)
+        .stdin(if call.stdin.is_some() {
+            Stdio::piped()
+        } else {
+            Stdio::null()
+        })
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        // Its own process group: the terminal's Ctrl-C reaches the referee,
+        // which then ends the whole call; a timeout does the same.
+        .process_group(0);
+    die_with_referee(&mut command);
+    let mut child = command.spawn().map_err(|cause| ProcessError::Spawn {
+        program: call.program.clone(),
+        cause,
+    })?;
     let start = Instant::now();
+    let pid = child.id() as i32;
+    let family = Family {
+        agent: (pid, tree::get(pid).map_or(0, |p| p.start)),
+        reaper,
+        before,
+        spared: HashSet::from([me]),
+    };
+    let marker = format!("{MARKER}={marker_value}");
+    if let (Some(path), Some(boot), true) = (&call.record, tree::boot_id(), my_start > 0) {
+        // Best effort: the record only matters if this referee is killed.
+        let _ = leftovers::write(
+            path,
+            &Record {
+                boot,
+                referee: (me, my_start),
+                agent: family.agent,
+                marker: marker.clone(),
+            },
+        );
+    }
+    if let (Some(bytes), Some(mut stdin)) = (call.stdin.clone(), child.stdin.take()) {
+        // Never joined: an agent that does not read its stdin must not hold
+        // the referee. Once the call's processes are ended, the write fails.
+        std::thread::spawn(move || {
+            let _ = stdin.write_all(&bytes);
+        });
+    }
+    let out = Reader::start(child.stdout.take());
+    let err = Reader::start(child.stderr.take());
+
     let outcome = loop {
-        match handle.try_wait() {
-            Ok(Some(output)) => break Ok(output.status.code()),
+        match child.try_wait() {
+            Ok(Some(status)) => break Ok(status.code()),
             Ok(None) => {}
             Err(e) => break Err(ProcessError::Wait(e)),
         }
@@ -158,19 +242,24 @@ pub fn run(
         std::thread::sleep(Duration::from_millis(50));
     };
     // Whatever happened, nothing the agent started may outlive the call or
-    // hold its pipes open: end the group (TERM, then KILL).
-    if let Some(pgid) = group {
-        end_group(pgid, outcome.is_err(), &mut || {
-            let _ = handle.try_wait();
-        });
+    // hold its pipes open.
+    end(&mut child, &family, &marker, outcome.is_err());
+    if let Some(path) = &call.record {
+        // The record names a running call only: a stale one could name a
+        // process group whose id was reused since.
+        let _ = std::fs::remove_file(path);
     }
-    let _ = handle.kill();
-    let _ = handle.wait();
-    drop(handle);
-    let stdout = join(out);
-    let stderr = join(err);
+    let grace = if outcome.is_ok() {
+        READ_GRACE_DONE
+    } else {
+        READ_GRACE_FAILED
+    };
+    let deadline = Instant::now() + grace;
+    let (stdout, out_whole) = out.finish(deadline);
+    let (stderr, err_whole) = err.finish(deadline);
     let elapsed = start.elapsed();
     match outcome {
+        Ok(_) if !(out_whole && err_whole) => Err(ProcessError::OutputHeld),
         Ok(code) => Ok(Finished {
             code,
             stdout,
@@ -187,6 +276,135 @@ pub fn run(
     }
 }
 
+/// The kernel sends the agent SIGKILL when the referee dies, even by
+/// SIGKILL (Linux). It is the forking thread's death that counts: calls are
+/// made from a thread that outlives them.
+#[cfg(target_os = "linux")]
+#[allow(unsafe_code)]
+fn die_with_referee(command: &mut Command) {
+    let parent = nix::unistd::getpid();
+    // SAFETY: the closure runs in the child between fork and exec, where
+    // only async-signal-safe work is allowed: it makes two system calls
+    // (prctl, getppid), allocates nothing and takes no lock.
+    unsafe {
+        command.pre_exec(move || {
+            nix::sys::prctl::set_pdeathsig(Signal::SIGKILL)
+                .map_err(|e| std::io::Error::from_raw_os_error(e as i32))?;
+            // The referee died before the prctl: no signal will come.
+            if nix::unistd::getppid() != parent {
+                return Err(std::io::Error::from_raw_os_error(nix::libc::ESRCH));
+            }
+            Ok(())
+        });
+    }
+}
+
+#[cfg(not(target_os = "linux"))]
+fn die_with_referee(_: &mut Command) {}
+
+/// Ends every process of the call: SIGTERM first when `gently` (a timeout or
+/// an interrupt), with [`TERM_GRACE`] to exit, then SIGKILL, repeated for
+/// [`KILL_GRACE`] on whatever is left or new. Reaps the agent and the
+/// orphans that came back to the referee. Without `/proc` (not Linux), the
+/// process group is all it can see.
+fn end(child: &mut Child, family: &Family, marker: &str, gently: bool) {
+    let group = Pid::from_raw(family.agent.0);
+    let members = || -> Option<Vec<Proc>> {
+        let table = tree::scan()?;
+        Some(family.members(&table, &mut |pid| tree::carries(pid, marker)))
+    };
+    let signal = |sig: Signal, members: &Option<Vec<Proc>>| {
+        let _ = killpg(group, sig);
+        for p in members.iter().flatten().filter(|p| !p.zombie) {
+            // The same process as scanned, not a new one with its pid.
+            if tree::get(p.pid).is_some_and(|now| now.start == p.start) {
+                let _ = kill(Pid::from_raw(p.pid), sig);
+            }
+        }
+    };
+    // Reaps, then says whether anything of the call still runs.
+    let settle = |child: &mut Child, members: &Option<Vec<Proc>>| -> bool {
+        let agent_done = !matches!(child.try_wait(), Ok(None));
+        match members {
+            Some(members) => {
+                for p in members {
+                    if p.zombie && Some(p.ppid) == family.reaper && p.pid != family.agent.0 {
+                        let _ = waitpid(Pid::from_raw(p.pid), Some(WaitPidFlag::WNOHANG));
+                    }
+                }
+                !agent_done || members.iter().any(|p| !p.zombie)
+            }
+            None => !agent_done || killpg(group, None).is_ok(),
+        }
+    };
+    if gently {
+        signal(Signal::SIGTERM, &members());
+        let until = Instant::now() + TERM_GRACE;
+        while settle(child, &members()) && Instant::now() < until {
+            std::thread::sleep(Duration::from_millis(20));
+        }
+    }
+    let until = Instant::now() + KILL_GRACE;
+    loop {
+        let now = members();
+        if !settle(child, &now) || Instant::now() >= until {
+            break;
+        }
+        signal(Signal::SIGKILL, &now);
+        std::thread::sleep(Duration::from_millis(10));
+    }
+}
+
+/// A stream drained on its own thread into a capped buffer, which the caller
+/// takes by a deadline (the thread may still be blocked on a pipe some
+/// unkillable process holds: it is left behind, not waited on).
+struct Reader {
+    captured: Arc<Mutex<Captured>>,
+    thread: Option<JoinHandle<()>>,
+}
+
+impl Reader {
+    fn start(stream: Option<impl Read + Send + 'static>) -> Reader {
+        let captured = Arc::new(Mutex::new(Captured::default()));
+        let thread = stream.map(|mut stream| {
+            let captured = Arc::clone(&captured);
+            std::thread::spawn(move || {
+                let mut buf = vec![0u8; 64 * 1024];
+                loop {
+                    match stream.read(&mut buf) {
+                        Ok(0) => break,
+                        Ok(n) => {
+                            let mut c = captured.lock().unwrap_or_else(|e| e.into_inner());
+                            let room = OUTPUT_CAP.saturating_sub(c.bytes.len());
+                            let keep = n.min(room);
+                            c.bytes.extend_from_slice(&buf[..keep]);
+                            c.dropped += (n - keep) as u64;
+                        }
+                        Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
+                        Err(_) => break,
+                    }
+                }
+            })
+        });
+        Reader { captured, thread }
+    }
+
+    /// What was read by `deadline`, and whether the stream reached its end.
+    fn finish(self, deadline: Instant) -> (Captured, bool) {
+        let whole = match &self.thread {
+            Some(thread) => {
+                while !thread.is_finished() && Instant::now() < deadline {
+                    std::thread::sleep(Duration::from_millis(5));
+                }
+                thread.is_finished()
+            }
+            None => true,
+        };
+        let mut captured = self.captured.lock().unwrap_or_else(|e| e.into_inner());
+        (std::mem::take(&mut *captured), whole)
+    }
+}
+
 /// `1.5s`, `2m`, `30m`.
 fn human(d: Duration) -> String {
     let secs = d.as_secs();
@@ -197,56 +415,6 @@ fn human(d: Duration) -> String {
     } else {
         format!("{secs}s")
     }
-}
-
-fn spawn_error(call: &Call, cause: std::io::Error) -> ProcessError {
-    ProcessError::Spawn {
-        program: call.program.clone(),
-        cause,
-    }
-}
-
-/// Ends the group: TERM, a moment to clean up, then KILL. `reap` collects
-/// the leader once it exits, so a zombie leader does not keep the group
-/// looking alive for the whole grace period.
-fn end_group(pgid: i32, gently_first: bool, reap: &mut dyn FnMut()) {
-    let pgid = Pid::from_raw(pgid);
-    if gently_first && killpg(pgid, Signal::SIGTERM).is_ok() {
-        let deadline = Instant::now() + Duration::from_secs(2);
-        while Instant::now() < deadline {
-            reap();
-            if killpg(pgid, None).is_err() {
-                return;
-            }
-            std::thread::sleep(Duration::from_millis(20));
-        }
-    }
-    let _ = killpg(pgid, Signal::SIGKILL);
-}
-
-fn drain(mut reader: os_pipe::PipeReader) -> JoinHandle<Captured> {
-    std::thread::spawn(move || {
-        let mut captured = Captured::default();
-        let mut buf = vec![0u8; 64 * 1024];
-        loop {
-            match reader.read(&mut buf) {
-                Ok(0) => break,
-                Ok(n) => {
-                    let room = OUTPUT_CAP.saturating_sub(captured.bytes.len());
-                    let keep = n.min(room);
-                    captured.bytes.extend_from_slice(&buf[..keep]);
-                    captured.dropped += (n - keep) as u64;
-                }
-                Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
-                Err(_) => break,
-            }
-        }
-        captured
-    })
-}
-
-fn join(handle: JoinHandle<Captured>) -> Captured {
-    handle.join().unwrap_or_default()
 }
 
 /// A flag set by SIGINT and SIGTERM, for [`run`]'s `interrupt`.
@@ -270,6 +438,7 @@ mod tests {
             stdin: Some(b"from stdin".to_vec()),
             cwd: std::env::temp_dir(),
             timeout,
+            record: None,
         }
     }
 
@@ -304,6 +473,51 @@ mod tests {
         assert!(
             !marker.exists(),
             "the background child outlived the timeout"
+        );
+    }
+
+    /// Running, or stopped: anything but gone or a zombie.
+    fn alive(pid: i32) -> bool {
+        tree::get(pid).is_some_and(|p| !p.zombie)
+    }
+
+    #[test]
+    fn a_timeout_ends_a_child_that_left_for_a_session_of_its_own() {
+        // No subreaper here (the test harness runs calls in parallel): the
+        // escaped child is found by the marker in its environment.
+        if tree::scan().is_none() {
+            return;
+        }
+        let flag = AtomicBool::new(false);
+        let start = Instant::now();
+        let err = run(
+            &sh(
+                "setsid sleep 30 & echo $!; sleep 30",
+                Duration::from_millis(300),
+            ),
+            &flag,
+            &mut |_| {},
+        )
+        .unwrap_err();
+        assert!(
+            start.elapsed() < Duration::from_secs(3),
+            "{:?}",
+            start.elapsed()
+        );
+        let ProcessError::TimedOut { stdout, .. } = err else {
+            panic!("{err}");
+        };
+        let pid: i32 = String::from_utf8_lossy(&stdout.bytes)
+            .trim()
+            .parse()
+            .unwrap();
+        let gone = Instant::now();
+        while alive(pid) && gone.elapsed() < Duration::from_secs(1) {
+            std::thread::sleep(Duration::from_millis(10));
+        }
+        assert!(
+            !alive(pid),
+            "the setsid child (pid {pid}) outlived the call"
         );
     }
 
@@ -359,6 +573,7 @@ mod tests {
             stdin: None,
             cwd: PathBuf::from("/"),
             timeout: Duration::from_secs(1),
+            record: None,
         };
         assert_eq!(call.display(), r"claude -p 'a b' 'it'\''s'");
     }

@@ -2,8 +2,6 @@
 
 use std::fmt::Write;
 
-use anyhow::Context;
-
 use crate::cli::{AmendArgs, LoopArgs};
 use crate::contract::MAX_ROUNDS_LIMIT;
 use crate::exit::{Exit, UsageError};
@@ -39,8 +37,8 @@ pub fn show(state: &State, args: LoopArgs) -> anyhow::Result<Exit> {
         return Ok(Exit::Success);
     }
 
-    let text = std::fs::read_to_string(&files.loaded.path)
-        .with_context(|| format!("cannot read `{}`", files.loaded.path.display()))?;
+    let bytes = crate::contract::load::read(&files.loaded.path)?;
+    let text = String::from_utf8_lossy(&bytes);
     let mut out = format!("# {}\n", super::shown(&files.loaded.path));
     out.push_str(&text);
     if !text.ends_with('\n') {
@@ -107,7 +105,14 @@ pub fn amend(state: &State, args: AmendArgs) -> anyhow::Result<Exit> {
             .into());
         }
         let now = current.max_rounds;
-        if n as u32 <= now {
+        if n as u32 == now {
+            anyhow::bail!(
+                "--max-rounds {n}: the round cap is {now} already; nothing to amend\n\
+                 hint: to give the writer more rounds, pass a larger number, such as `--max-rounds {}`",
+                now + 2
+            );
+        }
+        if (n as u32) < now {
             anyhow::bail!(
                 "--max-rounds {n}: an amendment only raises the round cap, and it is {now} now\n\
                  hint: to stop a loop early, leave it: the hand-off is `referee escalate`"
@@ -193,5 +198,56 @@ pub fn amend(state: &State, args: AmendArgs) -> anyhow::Result<Exit> {
         );
         super::emit(out.as_bytes())?;
     }
+    Ok(Exit::Success)
+}
+
+/// `referee contract restore`: writes back the contract bytes round 1
+/// pinned, kept in the repository when round 1 was recorded. The file now
+/// on disk is not parsed: a hand edit may have broken it.
+pub fn restore(state: &State, args: LoopArgs) -> anyhow::Result<Exit> {
+    let name = state.select(&args.select)?;
+    let path = state.contract_path(&name);
+    let store = crate::ledger::Store::new(state.ledger_path(&name), state.evidence_dir(&name), "");
+    let rows = store.read()?.rows;
+    let Some(first) = rows.first() else {
+        anyhow::bail!(
+            "loop `{name}` has not started: no round pinned its contract, and `{}` may still be edited by hand",
+            super::shown(&path)
+        );
+    };
+    let pinned = first.prev_sha256.clone();
+    if let Ok(bytes) = std::fs::read(&path)
+        && crate::digest::sha256_hex(&bytes) == pinned
+    {
+        let text = format!(
+            "contract `{}` already has the bytes round 1 pinned (sha256 `{}`): nothing to restore\n",
+            super::shown(&path),
+            pinned.get(..12).unwrap_or(&pinned)
+        );
+        super::emit(text.as_bytes())?;
+        return Ok(Exit::Success);
+    }
+    let kept = crate::snapshot::kept_contract(&state.repo, name.as_str())?.ok_or_else(|| {
+        anyhow::anyhow!(
+            "the pinned bytes of loop `{name}`'s contract are not kept in this repository (`{}` is missing; loops started before referee kept them have none)\n\
+             hint: restore the file from a backup or version control; the ledger pins sha256 `{pinned}`",
+            crate::snapshot::contract_ref(name.as_str()).unwrap_or_default()
+        )
+    })?;
+    let kept_sha = crate::digest::sha256_hex(&kept);
+    if kept_sha != pinned {
+        anyhow::bail!(
+            "the kept contract of loop `{name}` hashes to `{}`, but the ledger pins `{}`: it was not restored",
+            kept_sha.get(..12).unwrap_or(&kept_sha),
+            pinned.get(..12).unwrap_or(&pinned)
+        );
+    }
+    crate::statefs::replace(&state.root, &path, &kept)?;
+    let text = format!(
+        "restored `{}`: the bytes round 1 pinned (sha256 `{}`)\n",
+        super::shown(&path),
+        pinned.get(..12).unwrap_or(&pinned)
+    );
+    super::emit(text.as_bytes())?;
     Ok(Exit::Success)
 }

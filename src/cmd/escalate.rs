@@ -127,6 +127,19 @@ pub(super) fn build(lp: &Loop, history: &History) -> anyhow::Result<Handoff> {
         }
     };
     let last = history.last.as_ref().map(|(_, s)| s);
+    let open_ids: Vec<String> = open.iter().map(|t| t.finding.id.clone()).collect();
+    let next = match (status, &rule) {
+        ("stopped", Some(rule)) => crate::report::handoff::choices(
+            lp.name.as_str(),
+            rule,
+            history.max_rounds,
+            &open_ids,
+            last.and_then(|s| s.revert_to.as_ref()),
+            last.map(|s| s.out_of_scope.as_slice()).unwrap_or_default(),
+            history.contract.budget.usd,
+        ),
+        _ => Vec::new(),
+    };
     Ok(Handoff {
         loop_name: lp.name.to_string(),
         round: history.round(),
@@ -154,6 +167,7 @@ pub(super) fn build(lp: &Loop, history: &History) -> anyhow::Result<Handoff> {
         spent_tokens: history.spent_tokens,
         decisions,
         judge: last.and_then(|s| s.judge.clone()),
+        next,
         rows: history.rows.clone(),
     })
 }
@@ -162,8 +176,7 @@ pub(super) fn build(lp: &Loop, history: &History) -> anyhow::Result<Handoff> {
 fn writer_responses(lp: &Loop, history: &History) -> HashMap<String, String> {
     let mut out = HashMap::new();
     for e in &history.earlier {
-        let path = lp.store.evidence_dir(e.round).join("responses.json");
-        let Ok(bytes) = std::fs::read(path) else {
+        let Ok(Some(bytes)) = lp.store.evidence_file(e.round, "responses.json") else {
             continue;
         };
         let Ok(list) = responses::parse(&bytes) else {

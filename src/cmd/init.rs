@@ -10,6 +10,7 @@ use crate::exit::{Exit, UsageError};
 use crate::git;
 use crate::ledger::Store;
 use crate::state::State;
+use crate::statefs;
 
 pub fn run(state: &State, args: InitArgs) -> anyhow::Result<Exit> {
     let (name, path, contract, text) = write(state, &args)?;
@@ -99,18 +100,20 @@ pub(super) fn write(
     }
     let path = state.contract_path(&name);
     let text = render::to_toml(&contract);
+    state.create()?;
     // Replacing a contract happens under the ledger's lock, so that a first
     // `record` either sees the old contract pinned before this check, or
     // waits and then finds the file changed (it re-reads it under the lock).
     let store = Store::new(state.ledger_path(&name), state.evidence_dir(&name), "");
-    let _locked = if path.exists() {
+    let _locked = if std::fs::symlink_metadata(&path).is_ok() {
         let mut locked = store.lock()?;
         refuse_overwrite(&name, &path, args.force, !locked.rows()?.is_empty())?;
         Some(locked)
     } else {
         None
     };
-    write_atomically(&path, text.as_bytes())?;
+    statefs::replace(&state.root, &path, text.as_bytes())?;
+    write_attributes(state)?;
     Ok((name, path, contract, text))
 }
 
@@ -195,16 +198,85 @@ fn apply_flags(table: &mut Table, args: &InitArgs, name: &LoopName) {
     }
     // A preset from a flag replaces the template's section: its options
     // belonged to the template's preset.
-    for (section, preset) in [("writer", &args.writer), ("reviewer", &args.reviewer)] {
-        if let Some(preset) = preset {
-            let mut agent = Table::new();
-            agent.insert("preset".into(), Value::String(preset.clone()));
-            table.insert(section.into(), Value::Table(agent));
+    for (section, preset, argv) in [
+        ("writer", &args.writer, &args.writer_command),
+        ("reviewer", &args.reviewer, &args.reviewer_command),
+    ] {
+        if preset.is_none() && argv.is_none() {
+            continue;
         }
+        let mut agent = Table::new();
+        let preset = preset.clone().unwrap_or_else(|| "command".into());
+        agent.insert("preset".into(), Value::String(preset));
+        if let Some(argv) = argv {
+            let words = split_words(argv).into_iter().map(Value::String).collect();
+            agent.insert("command".into(), Value::Array(words));
+        }
+        table.insert(section.into(), Value::Table(agent));
     }
     if let Some(base) = &args.base {
         table.insert("base".into(), Value::String(base.clone()));
     }
+}
+
+/// Splits a command line into words as a POSIX shell would, quotes and
+/// backslashes included, without running anything: `--writer-command` takes
+/// one string, and the contract stores the argv.
+fn split_words(line: &str) -> Vec<String> {
+    let mut words = Vec::new();
+    let mut word = String::new();
+    let mut started = false;
+    let mut chars = line.chars();
+    while let Some(ch) = chars.next() {
+        match ch {
+            '\'' => {
+                started = true;
+                for c in chars.by_ref() {
+                    if c == '\'' {
+                        break;
+                    }
+                    word.push(c);
+                }
+            }
+            '"' => {
+                started = true;
+                while let Some(c) = chars.next() {
+                    match c {
+                        '"' => break,
+                        '\\' => match chars.next() {
+                            Some(next @ ('"' | '\\' | '$' | '`')) => word.push(next),
+                            Some(next) => {
+                                word.push('\\');
+                                word.push(next);
+                            }
+                            None => word.push('\\'),
+                        },
+                        c => word.push(c),
+                    }
+                }
+            }
+            '\\' => {
+                started = true;
+                if let Some(next) = chars.next() {
+                    word.push(next);
+                }
+            }
+            c if c.is_whitespace() => {
+                if started {
+                    words.push(std::mem::take(&mut word));
+                    started = false;
+                }
+            }
+            c => {
+                started = true;
+                word.push(c);
+            }
+        }
+    }
+    if started {
+        words.push(word);
+    }
+    words
 }
 
 /// The commit the loop starts from; a repository without commits starts from
@@ -246,19 +318,31 @@ fn refuse_overwrite(
     Ok(())
 }
 
-fn write_atomically(path: &std::path::Path, bytes: &[u8]) -> anyhow::Result<()> {
-    let dir = path.parent().context("contract path has no folder")?;
-    std::fs::create_dir_all(dir).with_context(|| format!("cannot create `{}`", dir.display()))?;
-    let tmp = dir.join(format!(".{}.tmp-{}", file_name(path), std::process::id()));
-    std::fs::write(&tmp, bytes).with_context(|| format!("cannot write `{}`", tmp.display()))?;
-    std::fs::rename(&tmp, path).with_context(|| format!("cannot write `{}`", path.display()))?;
-    Ok(())
-}
+/// What `.referee/.gitattributes` says, should the state ever be committed.
+const ATTRIBUTES: &str = "\
+# Written by `referee init`. A ledger's hash chain covers its exact bytes:
+# git must never convert line endings here (core.autocrlf, eol).
+* -text
+";
 
-fn file_name(path: &std::path::Path) -> String {
-    path.file_name()
-        .map(|n| n.to_string_lossy().into_owned())
-        .unwrap_or_default()
+/// Writes `.gitattributes` in the state folder unless one is there (the
+/// user's own lines, if they wrote some, are kept).
+fn write_attributes(state: &State) -> anyhow::Result<()> {
+    let path = state.root.join(".gitattributes");
+    match statefs::create_new(&state.root, &path) {
+        Ok(mut file) => {
+            use std::io::Write;
+            file.write_all(ATTRIBUTES.as_bytes())
+                .with_context(|| format!("cannot write `{}`", super::shown(&path)))?;
+            Ok(())
+        }
+        Err(statefs::FsError::Io { cause, .. })
+            if cause.kind() == std::io::ErrorKind::AlreadyExists =>
+        {
+            Ok(())
+        }
+        Err(err) => Err(err.into()),
+    }
 }
 
 fn short(rev: &str) -> &str {
@@ -267,6 +351,21 @@ fn short(rev: &str) -> &str {
 
 #[cfg(test)]
 mod tests {
+    #[test]
+    fn command_lines_split_like_a_shell() {
+        let table: [(&str, &[&str]); 6] = [
+            ("sh agent.sh", &["sh", "agent.sh"]),
+            ("  python3 -m  tool  ", &["python3", "-m", "tool"]),
+            ("sh -c 'echo \"a b\"'", &["sh", "-c", "echo \"a b\""]),
+            ("cmd \"it's\" x\\ y", &["cmd", "it's", "x y"]),
+            ("''", &[""]),
+            ("", &[]),
+        ];
+        for (line, want) in table {
+            assert_eq!(super::split_words(line), want, "{line}");
+        }
+    }
+
     use super::*;
     use crate::contract::load::TEMPLATES;
 

@@ -1,7 +1,5 @@
 //! `referee ledger show|verify|repair`.
 
-use anyhow::Context;
-
 use crate::cli::{LedgerFormat, LedgerShowArgs, LoopArgs};
 use crate::digest::sha256_hex;
 use crate::exit::Exit;
@@ -48,10 +46,10 @@ pub fn verify(state: &State, args: LoopArgs) -> anyhow::Result<Exit> {
             } else {
                 match &summary.head {
                     Some(head) => format!(
-                        "ledger `{}`: {} rows ({} rounds) verified; chain head {}\n",
+                        "ledger `{}`: {} ({}) verified; chain head {}\n",
                         super::shown(store.path()),
-                        summary.rows,
-                        summary.rounds,
+                        crate::engine::decide::plural(summary.rows, "row"),
+                        crate::engine::decide::plural(summary.rounds, "round"),
                         head
                     ),
                     None => format!(
@@ -159,8 +157,7 @@ fn store_of(
 ) -> anyhow::Result<(crate::contract::LoopName, Store)> {
     let name = state.select(select)?;
     let path = state.contract_path(&name);
-    let bytes = std::fs::read(&path)
-        .with_context(|| format!("cannot read contract `{}`", path.display()))?;
+    let bytes = crate::contract::load::read(&path)?;
     let store = Store::new(
         state.ledger_path(&name),
         state.evidence_dir(&name),

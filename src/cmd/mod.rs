@@ -27,12 +27,15 @@ mod replay;
 mod report;
 mod round;
 mod run;
+mod scratch;
 mod skill;
 mod status;
 mod waive;
 
 /// Runs one command line and says how the process should exit.
 pub fn main(cli: Cli) -> Exit {
+    // Before any agent runs: what an agent orphans comes back to referee.
+    crate::agent::process::supervise();
     match dispatch(cli) {
         Ok(exit) => exit,
         Err(err) => report_error(&err),
@@ -57,6 +60,9 @@ fn dispatch(cli: Cli) -> anyhow::Result<Exit> {
         }
         Command::Contract(ContractCommand::Amend(args)) => {
             contract::amend(&State::locate(dir)?, args)
+        }
+        Command::Contract(ContractCommand::Restore(args)) => {
+            contract::restore(&State::locate(dir)?, args)
         }
         Command::Waive(args) => waive::run(&State::locate(dir)?, args),
         Command::Findings(args) => findings::run(&State::locate(dir)?, args),
@@ -125,7 +131,8 @@ fn now() -> anyhow::Result<String> {
 
 pub(crate) use crate::state::shown;
 
-/// Loads the selected loop's contract (validated) and its store.
+/// Loads the selected loop's contract (validated) and its store, and
+/// removes the scratch folders of killed runs of the loop.
 fn open_loop(state: &State, select: &crate::cli::LoopSelect) -> anyhow::Result<Loop> {
     let name = state.select(select)?;
     let loaded = crate::contract::load::load(&state.contract_path(&name))?;
@@ -134,12 +141,14 @@ fn open_loop(state: &State, select: &crate::cli::LoopSelect) -> anyhow::Result<L
         state.evidence_dir(&name),
         &loaded.sha256,
     );
-    Ok(Loop {
+    let lp = Loop {
         name,
         loaded,
         store,
         repo: state.repo.clone(),
         exclude: state.inside_repo().into_iter().collect(),
         frozen: hook::frozen_files(state),
-    })
+    };
+    scratch::clean(&lp, false);
+    Ok(lp)
 }

@@ -14,8 +14,8 @@ pub fn run(state: &State, args: ReplayArgs) -> anyhow::Result<Exit> {
     let lp = super::open_loop(state, &args.select)?;
     let history = History::read(&lp, lp.store.read()?.rows)?;
     let path = &args.contract;
-    let text = std::fs::read_to_string(path)
-        .map_err(|e| anyhow::anyhow!("contract `{}`: cannot read: {e}", path.display()))?;
+    // A file, or a template name as `init --from` takes it.
+    let (text, _) = crate::contract::load::template(&path.to_string_lossy())?;
     // The other contract may leave out `loop`: it is replayed on this loop.
     let text = match toml::from_str::<toml::Table>(&text) {
         Ok(table) if !table.contains_key("loop") => {

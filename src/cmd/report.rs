@@ -55,7 +55,9 @@ fn folder(root: &Path, repo: &Path) -> anyhow::Result<Vec<LoopSummary>> {
     let state = State {
         root: root.to_path_buf(),
         repo: repo.to_path_buf(),
+        named: true,
     };
+    state.check()?;
     let mut names = state.loops()?;
     // Ledgers whose contract was not kept (an artifact of ledgers alone).
     if let Ok(entries) = std::fs::read_dir(state.ledgers_dir()) {

@@ -1,7 +1,7 @@
 //! The pieces of an agent-driven round that `run` and `hook stop` share: the
-//! loop's run lock, the round's scratch folder, one agent call with its
-//! evidence, the reviewer's call and reading, and where a failed call's
-//! output is kept. Does I/O (files, agent processes).
+//! loop's run lock, one agent call with its evidence, the reviewer's call
+//! and reading, and where a failed call's output is kept (the round's
+//! scratch folder is `scratch.rs`). Does I/O (files, agent processes).
 
 use std::fs::File;
 use std::path::{Path, PathBuf};
@@ -11,14 +11,17 @@ use std::time::{Duration, Instant};
 
 use anyhow::Context as _;
 
+use super::scratch::{self, WorkDir};
+use crate::agent::file;
 use crate::agent::output::{self, Reply};
-use crate::agent::preset::{self, Files, Role};
+use crate::agent::preset::{self, Role};
 use crate::agent::process::{self, Call, Finished, ProcessError};
 use crate::agent::prompt;
 use crate::contract::{Agent, Preset};
 use crate::engine::{History, Loop, Review};
 use crate::findings::{self, Finding, Format};
 use crate::redact::redact;
+use crate::statefs;
 
 /// One driver per loop at a time (`run`, or a `hook stop` round): a lock
 /// file beside the ledger, held while rounds are driven. The ledger itself
@@ -27,8 +30,9 @@ use crate::redact::redact;
 pub(super) struct RunLock(#[allow(dead_code)] File);
 
 impl RunLock {
-    /// Takes the lock, or says who holds it.
-    pub(super) fn take(lp: &Loop) -> anyhow::Result<RunLock> {
+    /// Takes the lock, or says who holds it; with it, how many processes a
+    /// killed run's agents left running were ended.
+    pub(super) fn take(lp: &Loop) -> anyhow::Result<(RunLock, usize)> {
         let (file, path) = Self::open(lp)?;
         match file.try_lock() {
             Ok(()) => Ok(Self::taken(lp, file, Holder::Run)),
@@ -52,7 +56,7 @@ impl RunLock {
         let start = Instant::now();
         loop {
             match file.try_lock() {
-                Ok(()) => return Ok(Some(Self::taken(lp, file, Holder::Hook))),
+                Ok(()) => return Ok(Some(Self::taken(lp, file, Holder::Hook).0)),
                 Err(std::fs::TryLockError::WouldBlock)
                     if start.elapsed() < patience
                         && !std::fs::read_to_string(&path)
@@ -70,37 +74,21 @@ impl RunLock {
 
     fn open(lp: &Loop) -> anyhow::Result<(File, PathBuf)> {
         let path = lp.store.path().with_extension("run.lock");
-        if let Some(dir) = path.parent() {
-            std::fs::create_dir_all(dir)
-                .with_context(|| format!("cannot create `{}`", dir.display()))?;
-        }
-        let file = File::options()
-            .create(true)
-            .truncate(false)
-            .write(true)
-            .open(&path)
-            .with_context(|| format!("cannot open `{}`", path.display()))?;
+        let file = statefs::open_lock(lp.store.base(), &path)?;
         Ok((file, path))
     }
 
-    fn taken(lp: &Loop, mut file: File, holder: Holder) -> RunLock {
+    fn taken(lp: &Loop, mut file: File, holder: Holder) -> (RunLock, usize) {
         // Who holds it, for a `hook stop` that finds it taken.
         let _ = file.set_len(0).and_then(|()| {
             use std::io::Write as _;
             writeln!(file, "{} {}", holder.as_str(), std::process::id())
         });
-        // No other driver holds this loop: scratch folders left by a killed
-        // one (prompts, findings) go now.
-        if let Some(dir) = lp.store.evidence_dir(0).parent()
-            && let Ok(entries) = std::fs::read_dir(dir)
-        {
-            for entry in entries.flatten() {
-                if entry.file_name().to_string_lossy().starts_with(".work-") {
-                    let _ = std::fs::remove_dir_all(entry.path());
-                }
-            }
-        }
-        RunLock(file)
+        // No other driver holds this loop: every scratch folder left by a
+        // killed one (prompts, findings) goes now, and so does what its
+        // agent had started.
+        let ended = scratch::clean(lp, true);
+        (RunLock(file), ended)
     }
 }
 
@@ -206,13 +194,15 @@ impl Caller<'_> {
         spend: &Spend,
         round: u32,
         text: &str,
-        files: &Files,
+        work: &WorkDir,
         evidence: &mut Vec<(String, Vec<u8>)>,
     ) -> anyhow::Result<Reply> {
         let lp = self.lp;
         let contract = lp.contract();
-        std::fs::write(&files.prompt, text)
-            .with_context(|| format!("cannot write `{}`", files.prompt.display()))?;
+        let files = &work.files();
+        // The agent gets the exact prompt on stdin; the copy on disk, which
+        // a killed run leaves behind, is redacted like evidence.
+        work.write(&files.prompt, &redact(text.as_bytes()))?;
         let _ = std::fs::remove_file(&files.output);
         let spent = history.spent_usd + spend.usd.unwrap_or(0.0);
         let head = crate::git::resolve_commit(&lp.repo, "HEAD").ok().flatten();
@@ -268,9 +258,18 @@ impl Caller<'_> {
                 );
             }
         };
-        let output_file = read_capped(&files.output)?;
+        // What the agent left there may be a FIFO, a symlink or a hard link.
+        let read_back = |path: &Path, since| {
+            file::read_back(path, process::OUTPUT_CAP, since).map_err(|e| {
+                anyhow::anyhow!(
+                    "round {round}: {} `{label}`: {e}; nothing was recorded",
+                    role.as_str()
+                )
+            })
+        };
+        let output_file = read_back(&files.output, None)?;
         let report = match &junit {
-            Some(path) => written_since(path, started)?,
+            Some(path) => read_back(path, Some(started))?,
             None => None,
         };
         let reply = output::interpret(
@@ -327,12 +326,11 @@ impl Caller<'_> {
         round: u32,
         vars: &[(&str, &str)],
         patch: &[u8],
-        files: &Files,
+        work: &WorkDir,
         evidence: &mut Vec<(String, Vec<u8>)>,
     ) -> anyhow::Result<Review> {
         let lp = self.lp;
-        std::fs::write(&files.patch, patch)
-            .with_context(|| format!("cannot write `{}`", files.patch.display()))?;
+        work.write(&work.files().patch, patch)?;
         let open: Vec<&Finding> = history
             .registry
             .findings
@@ -353,7 +351,7 @@ impl Caller<'_> {
             spend,
             round,
             &text,
-            files,
+            work,
             evidence,
         )?;
         spend.add(&reply);
@@ -417,31 +415,6 @@ pub(super) fn base_vars(
     ]
 }
 
-/// A file the call may have written, read whole up to the output cap.
-fn read_capped(path: &Path) -> anyhow::Result<Option<Vec<u8>>> {
-    match std::fs::metadata(path) {
-        Ok(meta) if meta.len() > process::OUTPUT_CAP as u64 => anyhow::bail!(
-            "`{}` is larger than {} MiB",
-            path.display(),
-            process::OUTPUT_CAP / 1024 / 1024
-        ),
-        Ok(_) => {
-            Ok(Some(std::fs::read(path).with_context(|| {
-                format!("cannot read `{}`", path.display())
-            })?))
-        }
-        Err(_) => Ok(None),
-    }
-}
-
-/// The report at `path` if this call wrote it (not a stale one from before).
-fn written_since(path: &Path, since: std::time::SystemTime) -> anyhow::Result<Option<Vec<u8>>> {
-    let fresh = std::fs::metadata(path)
-        .and_then(|m| m.modified())
-        .is_ok_and(|t| t + Duration::from_secs(1) >= since);
-    if fresh { read_capped(path) } else { Ok(None) }
-}
-
 /// Keeps a failed call's output (redacted) where a person can read it:
 /// `<ledgers>/<loop>/failed/round-<n>-<role>-<time>/`. Not evidence of any
 /// round: nothing was recorded.
@@ -454,47 +427,13 @@ pub(super) fn keep_failure(
     let stamp = chrono::Utc::now().format("%Y%m%dT%H%M%S%.3fZ");
     let dir = lp
         .store
-        .evidence_dir(round)
-        .with_file_name("failed")
+        .loop_dir()
+        .join("failed")
         .join(format!("round-{round}-{}-{stamp}", role.as_str()));
-    std::fs::create_dir_all(&dir).with_context(|| format!("cannot create `{}`", dir.display()))?;
+    statefs::create_dir_all(lp.store.base(), &dir)?;
     for (name, bytes) in files {
         let name = name.rsplit('/').next().unwrap_or(name);
-        std::fs::write(dir.join(name), redact(bytes))
-            .with_context(|| format!("cannot write `{}`", dir.join(name).display()))?;
+        statefs::replace(lp.store.base(), &dir.join(name), &redact(bytes))?;
     }
     Ok(dir)
-}
-
-/// The round's scratch folder under the state folder (left out of snapshots),
-/// removed when the round ends.
-pub(super) struct WorkDir(PathBuf);
-
-impl WorkDir {
-    pub(super) fn new(lp: &Loop, round: u32) -> anyhow::Result<WorkDir> {
-        let dir = lp
-            .store
-            .evidence_dir(round)
-            .with_file_name(format!(".work-{}-round-{round}", std::process::id()));
-        let _ = std::fs::remove_dir_all(&dir);
-        std::fs::create_dir_all(&dir)
-            .with_context(|| format!("cannot create `{}`", dir.display()))?;
-        Ok(WorkDir(dir))
-    }
-
-    pub(super) fn files(&self) -> Files {
-        Files {
-            prompt: self.0.join("prompt.md"),
-            patch: self.0.join("patch.diff"),
-            findings: self.0.join("findings.json"),
-            schema: self.0.join("findings.schema.json"),
-            output: self.0.join("output"),
-        }
-    }
-}
-
-impl Drop for WorkDir {
-    fn drop(&mut self) {
-        let _ = std::fs::remove_dir_all(&self.0);
-    }
 }

@@ -11,9 +11,8 @@ use std::time::Duration;
 use anyhow::Context as _;
 use serde_json::json;
 
-use super::round::{Caller, Progress, RunLock, Spend, WorkDir};
 use crate::agent::output::Reply;
-use crate::agent::preset::Role;
+use crate::agent::preset::{self, Role};
 use crate::agent::process::{self, Call, Finished};
 use crate::agent::prompt;
 use crate::cli::{HandoffFormat, RunArgs};
@@ -24,6 +23,10 @@ use crate::exit::{Exit, UsageError};
 use crate::findings::Finding;
 use crate::report::round::{self, RoundView};
 use crate::state::State;
+use crate::statefs;
+
+use super::round::{Caller, Progress, RunLock, Spend};
+use super::scratch::WorkDir;
 
 pub fn run(state: &State, mut args: RunArgs) -> anyhow::Result<Exit> {
     if let Some(from) = args.from.clone() {
@@ -44,9 +47,12 @@ pub fn run(state: &State, mut args: RunArgs) -> anyhow::Result<Exit> {
             super::shown(&lp.loaded.path)
         );
     };
-    let _driver = RunLock::take(&lp)?;
+    preflight(&lp, &writer, &reviewer)?;
+    lp.store.create_base()?;
+    let (_driver, ended) = RunLock::take(&lp)?;
     let task = task(&lp, &args)?;
     let out = Printer::new(&args);
+    out.leftovers(ended);
     let interrupt = process::interrupt_flag();
     let mut review_first = args.review_first;
     loop {
@@ -77,6 +83,60 @@ pub fn run(state: &State, mut args: RunArgs) -> anyhow::Result<Exit> {
     }
 }
 
+/// Refuses to start (or resume) a loop whose agents or judge cannot be
+/// started, before any agent call: a writer's paid call is not thrown away
+/// because the reviewer's program is missing.
+fn preflight(
+    lp: &Loop,
+    writer: &crate::contract::Agent,
+    reviewer: &crate::contract::Agent,
+) -> anyhow::Result<()> {
+    let mut missing = Vec::new();
+    for (role, agent) in [("writer", writer), ("reviewer", reviewer)] {
+        let cwd = match &agent.cwd {
+            Some(dir) => lp.repo.join(dir),
+            None => lp.repo.clone(),
+        };
+        let program = preset::program_of(agent).unwrap_or_default();
+        if program.is_empty() || !preset::resolves(&program, &cwd) {
+            let hint = match preset::install_hint(agent.preset) {
+                Some(install) => format!(" (install: `{install}`, or set `{role}.bin`)"),
+                None => format!(" (check `{role}.command`)"),
+            };
+            missing.push(format!("{role} `{program}`{hint}"));
+        }
+    }
+    if let Some(judge) = &lp.contract().judge {
+        let program = match judge.engine {
+            crate::contract::JudgeEngine::Command => {
+                judge.command.as_ref().and_then(|c| c.first().cloned())
+            }
+            crate::contract::JudgeEngine::Claude => {
+                Some(judge.bin.clone().unwrap_or_else(|| "claude".into()))
+            }
+            crate::contract::JudgeEngine::Codex => {
+                Some(judge.bin.clone().unwrap_or_else(|| "codex".into()))
+            }
+            crate::contract::JudgeEngine::Replay => None,
+        };
+        if let Some(program) = program
+            && !preset::resolves(&program, &lp.repo)
+        {
+            missing.push(format!(
+                "judge `{program}` (check `judge.command` or `judge.bin`)"
+            ));
+        }
+    }
+    if !missing.is_empty() {
+        anyhow::bail!(
+            "cannot start: {} not found on PATH or not executable; no agent was called\n\
+             hint: install it, or point the contract at it (before round 1: edit the contract; after: it is pinned, start a new loop)",
+            missing.join(", ")
+        );
+    }
+    Ok(())
+}
+
 /// `--from`: writes the loop's contract from the template unless the loop
 /// has one (a CI job that resumes keeps its contract), and selects the loop.
 fn contract_from(state: &State, args: &mut RunArgs, from: &str) -> anyhow::Result<()> {
@@ -92,6 +152,8 @@ fn contract_from(state: &State, args: &mut RunArgs, from: &str) -> anyhow::Resul
         budget_tokens: None,
         writer: None,
         reviewer: None,
+        writer_command: None,
+        reviewer_command: None,
         base: None,
         force: false,
         json: false,
@@ -117,7 +179,7 @@ fn contract_from(state: &State, args: &mut RunArgs, from: &str) -> anyhow::Resul
 /// The task: `--task`, `--task-file`, or the one a previous `run` of this
 /// loop saved (so a resumed loop keeps its task).
 fn task(lp: &Loop, args: &RunArgs) -> anyhow::Result<String> {
-    let saved = lp.store.evidence_dir(0).with_file_name("task.md");
+    let saved = lp.store.loop_dir().join("task.md");
     let given = match (&args.task, &args.task_file) {
         (Some(text), _) => Some(text.clone()),
         (None, Some(path)) => Some(
@@ -131,23 +193,26 @@ fn task(lp: &Loop, args: &RunArgs) -> anyhow::Result<String> {
             Err(UsageError("--task: the task is empty".into()).into())
         }
         Some(text) => {
-            if let Some(dir) = saved.parent() {
-                std::fs::create_dir_all(dir)
-                    .with_context(|| format!("cannot create `{}`", dir.display()))?;
-            }
             // Stored like evidence: redacted. A resumed loop reads this copy,
             // so a secret in a task does not survive a resume either.
-            std::fs::write(&saved, crate::redact::redact_str(&text))
-                .with_context(|| format!("cannot write `{}`", saved.display()))?;
+            let redacted = crate::redact::redact_str(&text);
+            statefs::replace(lp.store.base(), &saved, redacted.as_bytes())?;
             Ok(text)
         }
-        None => std::fs::read_to_string(&saved).map_err(|_| {
-            UsageError(format!(
+        None => match statefs::read(lp.store.base(), &saved)? {
+            Some(bytes) => String::from_utf8(bytes).map_err(|e| {
+                anyhow::anyhow!(
+                    "`{}`: the saved task is not UTF-8 (byte {})\nhint: pass the task again with `--task TEXT` or `--task-file F`",
+                    super::shown(&saved),
+                    e.utf8_error().valid_up_to()
+                )
+            }),
+            None => Err(UsageError(format!(
                 "loop `{}` has no task yet: pass `--task TEXT` or `--task-file F`",
                 lp.name
             ))
-            .into()
-        }),
+            .into()),
+        },
     }
 }
 
@@ -168,8 +233,7 @@ impl Driver<'_> {
         let work = WorkDir::new(lp, round)?;
         let files = work.files();
         let schema = prompt::schema_for_agents();
-        std::fs::write(&files.schema, &schema)
-            .with_context(|| format!("cannot write `{}`", files.schema.display()))?;
+        work.write(&files.schema, schema.as_bytes())?;
         let mut evidence: Vec<(String, Vec<u8>)> =
             vec![("task.md".into(), self.task.as_bytes().to_vec())];
         let mut spend = Spend::default();
@@ -197,8 +261,7 @@ impl Driver<'_> {
             vars.push(("findings", list.as_str()));
             let text = prompt::render(&caller.template(Role::Writer)?, &vars);
             let doc = json!({ "findings": must_fix });
-            std::fs::write(&files.findings, serde_json::to_vec_pretty(&doc)?)
-                .with_context(|| format!("cannot write `{}`", files.findings.display()))?;
+            work.write(&files.findings, &serde_json::to_vec_pretty(&doc)?)?;
             let reply = caller.call(
                 Role::Writer,
                 self.writer,
@@ -206,7 +269,7 @@ impl Driver<'_> {
                 &spend,
                 round,
                 &text,
-                &files,
+                &work,
                 &mut evidence,
             )?;
             spend.add(&reply);
@@ -242,7 +305,7 @@ impl Driver<'_> {
                 round,
                 &base_vars,
                 &patch.text,
-                &files,
+                &work,
                 &mut evidence,
             )?)
         };
@@ -259,7 +322,7 @@ impl Driver<'_> {
         let history = History::read(lp, rows)?;
         engine::finish(
             lp,
-            &mut locked,
+            locked,
             &history,
             snapped,
             Submission {
@@ -321,6 +384,15 @@ impl Printer {
         let mut out = std::io::stdout().lock();
         let _ = writeln!(out, "{value}");
         let _ = out.flush();
+    }
+
+    fn leftovers(&self, ended: usize) {
+        if ended > 0 && matches!(self.mode, Mode::Plain | Mode::Live) {
+            eprintln!(
+                "ended {ended} process{} that the agents of a killed `referee run` left running",
+                if ended == 1 { "" } else { "es" }
+            );
+        }
     }
 
     fn round(&self, lp: &Loop, recorded: &Recorded) -> anyhow::Result<()> {

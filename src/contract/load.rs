@@ -6,6 +6,7 @@ use anyhow::Context;
 
 use super::Contract;
 use crate::digest::sha256_hex;
+use crate::statefs::{self, FsError};
 
 /// The templates shipped in `contracts/`, built into the binary so that
 /// `--from NAME` works outside a checkout of referee.
@@ -39,8 +40,7 @@ pub struct Loaded {
 
 /// Reads and validates the contract at `path`.
 pub fn load(path: &Path) -> anyhow::Result<Loaded> {
-    let bytes = std::fs::read(path)
-        .with_context(|| format!("cannot read contract `{}`", path.display()))?;
+    let bytes = read(path)?;
     let sha256 = sha256_hex(&bytes);
     let text = String::from_utf8(bytes).map_err(|e| {
         anyhow::anyhow!(
@@ -56,6 +56,19 @@ pub fn load(path: &Path) -> anyhow::Result<Loaded> {
         path: path.to_path_buf(),
         sha256,
     })
+}
+
+/// The bytes of the contract file at `path`, refusing a link: the file lies
+/// under the state folder, which the writer agent can write.
+pub fn read(path: &Path) -> anyhow::Result<Vec<u8>> {
+    match statefs::read_file(path) {
+        Ok(bytes) => Ok(bytes),
+        Err(FsError::Io { cause, .. }) => {
+            Err(anyhow::Error::new(cause)
+                .context(format!("cannot read contract `{}`", path.display())))
+        }
+        Err(err) => Err(err.into()),
+    }
 }
 
 /// A template's text and where it came from: a file, or a shipped name.

@@ -11,7 +11,6 @@ use super::decide::{Earlier, Reported};
 use crate::contract::load::Loaded;
 use crate::contract::{Contract, LoopName};
 use crate::findings::responses::Response;
-use crate::ledger::store::digest_dir;
 use crate::ledger::{Kind, Row, Store, Verdict};
 
 /// A loop: its contract, its ledger store and where its repository is.
@@ -271,7 +270,14 @@ impl History {
 /// Reads `row`'s `state.json` after checking its evidence against the row.
 pub fn read_state(store: &Store, row: &Row) -> anyhow::Result<RoundState> {
     let dir = store.evidence_dir(row.round);
-    let digest = digest_dir(&dir)?;
+    let Some(digest) = store.evidence_digest(row.round)? else {
+        anyhow::bail!(
+            "evidence `{}` of round {} is missing\n\
+             hint: `referee ledger verify` names what changed; evidence is write-once",
+            dir.display(),
+            row.round
+        );
+    };
     if digest != row.evidence_sha256 {
         anyhow::bail!(
             "evidence `{}` of round {} does not match its ledger row (digest `{}`, the row pins `{}`)\n\
@@ -282,13 +288,15 @@ pub fn read_state(store: &Store, row: &Row) -> anyhow::Result<RoundState> {
             short(&row.evidence_sha256)
         );
     }
-    read_state_file(&dir.join(STATE_FILE))
+    let path = dir.join(STATE_FILE);
+    let bytes = store
+        .evidence_file(row.round, STATE_FILE)?
+        .ok_or_else(|| anyhow::anyhow!("cannot read `{}`: it is missing", path.display()))?;
+    state_from_bytes(&bytes, &path)
 }
 
-fn read_state_file(path: &Path) -> anyhow::Result<RoundState> {
-    let bytes = std::fs::read(path)
-        .map_err(|e| anyhow::anyhow!("cannot read `{}`: {e}", path.display()))?;
-    let mut state: RoundState = serde_json::from_slice(&bytes)
+fn state_from_bytes(bytes: &[u8], path: &Path) -> anyhow::Result<RoundState> {
+    let mut state: RoundState = serde_json::from_slice(bytes)
         .map_err(|e| anyhow::anyhow!("`{}` is not a round state: {e}", path.display()))?;
     slim::hydrate(&mut state);
     Ok(state)
@@ -393,10 +401,11 @@ pub fn check_pinned(lp: &Loop, rows: &[Row]) -> anyhow::Result<()> {
     {
         anyhow::bail!(
             "contract `{}` changed since round 1: the ledger pins sha256 `{}`, the file now has `{}`\n\
-             hint: restore the file (`git diff` it); a running contract changes only through `referee contract amend`",
+             hint: `referee contract restore --loop {}` puts back the pinned bytes; a running contract changes only through `referee contract amend`",
             crate::state::shown(&lp.loaded.path),
             first.prev_sha256,
-            lp.loaded.sha256
+            lp.loaded.sha256,
+            lp.name
         );
     }
     Ok(())

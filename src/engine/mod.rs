@@ -132,7 +132,7 @@ pub fn record(lp: &Loop, sub: Submission) -> anyhow::Result<Recorded> {
 
     history.ensure_open(&lp.name)?;
     let snapped = snap(lp, &history, &tree)?;
-    finish(lp, &mut locked, &history, snapped, sub)
+    finish(lp, locked, &history, snapped, sub)
 }
 
 /// Stores `tree` (the working tree, from `snapshot::worktree_tree`) as the
@@ -170,10 +170,14 @@ pub struct Snapped {
     pub patch: Patch,
 }
 
-/// Decides the round and commits it: evidence, then the row.
-pub fn finish(
-    lp: &Loop,
-    locked: &mut Locked<'_>,
+/// Decides the round and commits it: evidence, then the row. `locked` is
+/// the ledger's lock, under which `history` was read. A judge call (a
+/// process, up to its timeout) runs with the lock released, so `status` and
+/// the other readers answer meanwhile; the round commits only if no row was
+/// appended in between.
+pub fn finish<'a>(
+    lp: &'a Loop,
+    mut locked: Locked<'a>,
     history: &History,
     snapped: Snapped,
     sub: Submission,
@@ -205,7 +209,21 @@ pub fn finish(
             spent_tokens,
         },
     );
-    let asked = consult_judge(lp, history, round, &decision, &sub);
+    let asked = if judge_wanted(history, &decision, &sub) {
+        drop(locked);
+        let asked = consult_judge(lp, history, round, &decision, &sub);
+        locked = lp.store.lock()?;
+        if locked.rows()?.len() != history.rows.len() {
+            anyhow::bail!(
+                "loop `{}` changed while its judge was asked about round {round} (another process appended to its ledger); nothing was recorded\n\
+                 hint: run the command again",
+                lp.name
+            );
+        }
+        asked
+    } else {
+        None
+    };
     let outcome = Outcome::of(&decision, asked.as_ref(), round);
     let counts = decision.counts;
     // Files the contract names are pinned at round 1 and carried after.
@@ -279,6 +297,13 @@ pub fn finish(
         .as_deref()
         .map(crate::ledger::row::one_line)
         .unwrap_or_default();
+    // Round 1 pins the contract: its bytes are kept for `contract restore`.
+    if history.last.is_none() {
+        let bytes = std::fs::read(&lp.loaded.path).map_err(|e| {
+            anyhow::anyhow!("cannot read contract `{}`: {e}", lp.loaded.path.display())
+        })?;
+        snapshot::keep_contract(&lp.repo, lp.name.as_str(), bytes)?;
+    }
     // The round's ref moves only here, under the lock, right before its row.
     snapshot::publish(
         &lp.repo,
@@ -387,8 +412,13 @@ impl Outcome {
     }
 }
 
-/// Asks the contract's judge, when there is one, the six rules said continue
-/// and the round was reviewed (SPEC §7). `None`: not consulted.
+/// Whether the contract's judge is asked: there is one, the rules and
+/// guards said continue, and the round was reviewed (SPEC §7).
+fn judge_wanted(history: &History, decision: &Decision, sub: &Submission) -> bool {
+    history.contract.judge.is_some() && decision.stop.is_none() && sub.review.is_some()
+}
+
+/// Asks the contract's judge. `None`: there is none.
 fn consult_judge(
     lp: &Loop,
     history: &History,
@@ -397,9 +427,6 @@ fn consult_judge(
     sub: &Submission,
 ) -> Option<Asked> {
     let judge = history.contract.judge.as_ref()?;
-    if decision.stop.is_some() || sub.review.is_none() {
-        return None;
-    }
     let block_open = decision.registry.findings.iter().any(|t| {
         t.standing == accounting::Standing::Open
             && t.finding.severity == crate::findings::Severity::Block
@@ -472,8 +499,7 @@ fn earlier_patches(lp: &Loop, history: &History) -> Vec<(u32, ParsedPatch)> {
         .rev()
         .filter(|e| e.round >= 2)
         .filter_map(|e| {
-            let path = lp.store.evidence_dir(e.round).join(PATCH_FILE);
-            let bytes = std::fs::read(path).ok()?;
+            let bytes = lp.store.evidence_file(e.round, PATCH_FILE).ok()??;
             Some((e.round, crate::patch::parse(&bytes)))
         })
         .collect()

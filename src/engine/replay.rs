@@ -57,29 +57,33 @@ pub fn replay(lp: &Loop, history: &History, other: &Contract) -> anyhow::Result<
         } else {
             format!("stop: {}", row.rule)
         };
-        if !row.rule.is_empty() && actual.is_none() {
+        // After an amendment a loop goes on: its real end is its last stop.
+        if !row.rule.is_empty() {
             actual = Some((row.round, row.rule.clone()));
         }
         if stopped.is_some() {
             continue;
         }
         let dir = lp.store.evidence_dir(row.round);
-        let patch_text = std::fs::read(dir.join(PATCH_FILE)).map_err(|e| {
-            anyhow::anyhow!(
-                "round {}: cannot read `{}`: {e}",
-                row.round,
-                dir.join(PATCH_FILE).display()
-            )
-        })?;
+        let patch_text = lp
+            .store
+            .evidence_file(row.round, PATCH_FILE)?
+            .ok_or_else(|| {
+                anyhow::anyhow!(
+                    "round {}: cannot read `{}`: it is missing",
+                    row.round,
+                    dir.join(PATCH_FILE).display()
+                )
+            })?;
         let patch = crate::patch::parse(&patch_text);
-        let parsed: Option<Parsed> = match std::fs::read(dir.join("findings.json")) {
-            Ok(bytes) => Some(serde_json::from_slice(&bytes).map_err(|e| {
+        let parsed: Option<Parsed> = match lp.store.evidence_file(row.round, "findings.json")? {
+            Some(bytes) => Some(serde_json::from_slice(&bytes).map_err(|e| {
                 anyhow::anyhow!(
                     "round {}: `findings.json` is not a parsed review: {e}",
                     row.round
                 )
             })?),
-            Err(_) => None,
+            None => None,
         };
         let mut files: Vec<String> = Vec::new();
         for f in &patch.files {
@@ -89,14 +93,14 @@ pub fn replay(lp: &Loop, history: &History, other: &Contract) -> anyhow::Result<
                 }
             }
         }
-        let responses = match std::fs::read(dir.join("responses.json")) {
-            Ok(bytes) => crate::findings::responses::parse(&bytes).map_err(|e| {
+        let responses = match lp.store.evidence_file(row.round, "responses.json")? {
+            Some(bytes) => crate::findings::responses::parse(&bytes).map_err(|e| {
                 anyhow::anyhow!(
                     "round {}: `responses.json` is not a responses document: {e}",
                     row.round
                 )
             })?,
-            Err(_) => Vec::new(),
+            None => Vec::new(),
         };
         let counts = row.counts.unwrap_or_default();
         // A round `run` ended before the review because the writer changed

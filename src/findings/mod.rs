@@ -297,11 +297,23 @@ pub(crate) fn require_object(text: &str, format: Format) -> Result<(), FindingsE
         Some('{') | None => Ok(()),
         Some(other) => {
             let (line, column) = line_column(text, start);
+            // Linters' own JSON (ruff, eslint) is an array of results: they
+            // all print SARIF too, which referee reads.
+            let linter = other == '['
+                && ["\"filename\"", "\"filePath\"", "\"ruleId\"", "\"code\""]
+                    .iter()
+                    .any(|key| text.contains(key));
+            let hint = if linter {
+                "\nhint: this looks like a linter's own JSON; ask it for SARIF instead \
+                 (`ruff check --output-format sarif`, `eslint --format @microsoft/eslint-formatter-sarif`)"
+            } else {
+                ""
+            };
             Err(FindingsError::Syntax {
                 format,
                 line,
                 column,
-                message: format!("expected a json object `{{...}}`, found `{other}`"),
+                message: format!("expected a json object `{{...}}`, found `{other}`{hint}"),
             })
         }
     }

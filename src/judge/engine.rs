@@ -300,6 +300,8 @@ fn call(
         stdin: Some(stdin),
         cwd: repo.to_path_buf(),
         timeout: judge.timeout.as_duration(),
+        // Nothing to record into: a judge call has no scratch folder.
+        record: None,
     };
     let done = process::run(&call, interrupt, &mut |_| {}).map_err(|e| Outcome::Failed {
         reason: e.to_string(),

@@ -34,6 +34,13 @@ pub enum ChainError {
         "torn final line after row {after} ({len} bytes, a crash mid-append; it was never a committed row)\nhint: run `referee ledger repair` to remove it"
     )]
     Torn { after: usize, len: usize },
+    /// `line` is `header` or `row N`.
+    #[error(
+        "{line} ends with `\\r\\n`: the ledger was converted to CRLF line endings, probably by git's autocrlf\n\
+         hint: convert it back to LF (`dos2unix FILE`, or `sed -i 's/\\r$//' FILE`): the rows' hashes are over LF lines; \
+         `referee init` writes `.referee/.gitattributes` (`* -text`) so that git leaves them alone"
+    )]
+    Crlf { line: String },
 }
 
 impl ChainError {
@@ -79,6 +86,11 @@ fn parse_with(bytes: &[u8], hash: bool) -> Result<Parsed, ChainError> {
     let mut lines = body.split(|&b| b == b'\n');
     let first = lines.next().unwrap_or_default();
     let expected = header();
+    if first.strip_suffix(b"\r") == Some(expected.as_bytes()) {
+        return Err(ChainError::Crlf {
+            line: "header".into(),
+        });
+    }
     if first != expected.as_bytes() {
         return Err(ChainError::Header {
             found: shorten(&String::from_utf8_lossy(first)),
@@ -86,8 +98,23 @@ fn parse_with(bytes: &[u8], hash: bool) -> Result<Parsed, ChainError> {
     }
     for (i, line) in lines.enumerate() {
         let row_no = i + 1;
+        // A row as written ends with its hash, never with a CR.
+        if line.ends_with(b"\r") {
+            return Err(ChainError::Crlf {
+                line: format!("row {row_no}"),
+            });
+        }
         let fields = read_record(line).map_err(|p| ChainError::row(row_no, p))?;
         let row = Row::from_fields(&fields).map_err(|e| ChainError::row(row_no, e.to_string()))?;
+        // The hash covers the row's values; the bytes must also be exactly
+        // how referee writes those values, or an edit that keeps the values
+        // (a quote added or dropped) would pass.
+        if hash && !written_as(line, &fields) {
+            return Err(ChainError::row(
+                row_no,
+                "its bytes are not as referee writes its values (quoting or spacing was edited)",
+            ));
+        }
         parsed.rows.push(row);
         if hash {
             parsed.hashes.push(hash_fields(&fields));
@@ -148,6 +175,33 @@ fn split(reader: &mut csv_core::Reader, line: &[u8]) -> Result<Vec<String>, Stri
         start = end;
     }
     Ok(fields)
+}
+
+/// Whether `line` is exactly the CSV line referee writes for `fields`. The
+/// common row needs no quoting: then it is the fields joined by commas.
+fn written_as(line: &[u8], fields: &[String]) -> bool {
+    let plain = fields
+        .iter()
+        .all(|f| !f.bytes().any(|b| matches!(b, b',' | b'"' | b'\n' | b'\r')));
+    if plain {
+        let mut at = 0;
+        for (i, field) in fields.iter().enumerate() {
+            if i > 0 {
+                if line.get(at) != Some(&b',') {
+                    return false;
+                }
+                at += 1;
+            }
+            let end = at + field.len();
+            if line.get(at..end) != Some(field.as_bytes()) {
+                return false;
+            }
+            at = end;
+        }
+        return at == line.len();
+    }
+    let written = write_record(fields);
+    written.strip_suffix(b"\n") == Some(line)
 }
 
 /// A row as one CSV line, with its newline.
@@ -322,6 +376,34 @@ mod tests {
     }
 
     #[test]
+    fn edits_that_keep_the_values_are_caught() {
+        let bytes = ledger(3);
+        let text = String::from_utf8(bytes.clone()).unwrap();
+        let rows: Vec<&str> = text.lines().collect();
+        let row = rows[2];
+        let first_field_end = row.find(',').unwrap();
+        let quoted = format!("\"{}\"{}", &row[..first_field_end], &row[first_field_end..]);
+        for (name, edited) in [
+            (
+                "a CR before the newline",
+                text.replacen(&format!("{row}\n"), &format!("{row}\r\n"), 1),
+            ),
+            ("a field quoted", text.replacen(row, &quoted, 1)),
+        ] {
+            assert_ne!(edited.as_bytes(), bytes.as_slice(), "{name}");
+            let outcome =
+                parse_hashed(edited.as_bytes()).and_then(|p| verify(&p, CONTRACT, no_evidence));
+            assert!(outcome.is_err(), "{name} passed");
+        }
+        // The bytes referee writes pass.
+        assert!(
+            parse_hashed(&bytes)
+                .and_then(|p| verify(&p, CONTRACT, no_evidence))
+                .is_ok()
+        );
+    }
+
+    #[test]
     fn a_torn_tail_is_named_after_the_rows_it_follows() {
         let mut bytes = ledger(2);
         let full = ledger(3);
@@ -356,6 +438,44 @@ mod tests {
         )
         .unwrap_err();
         assert!(err.to_string().starts_with("row 2: prev_sha256"), "{err}");
+    }
+
+    #[test]
+    fn crlf_line_endings_are_named() {
+        let lf = ledger(3);
+        let crlf: Vec<u8> = lf
+            .iter()
+            .flat_map(|&b| {
+                if b == b'\n' {
+                    vec![b'\r', b'\n']
+                } else {
+                    vec![b]
+                }
+            })
+            .collect();
+        let err = parse(&crlf).unwrap_err();
+        assert_eq!(
+            err,
+            ChainError::Crlf {
+                line: "header".into()
+            }
+        );
+        assert!(
+            err.to_string().starts_with(
+                "header ends with `\\r\\n`: the ledger was converted to CRLF line endings, probably by git's autocrlf\nhint: "
+            ),
+            "{err}"
+        );
+        // One row saved with CRLF (an editor): named by its number.
+        let text = String::from_utf8(lf).unwrap();
+        let lines: Vec<&str> = text.lines().collect();
+        let mixed = format!("{}\n{}\n{}\r\n{}\n", lines[0], lines[1], lines[2], lines[3]);
+        assert_eq!(
+            parse(mixed.as_bytes()).unwrap_err(),
+            ChainError::Crlf {
+                line: "row 2".into()
+            }
+        );
     }
 
     #[test]

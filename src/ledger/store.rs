@@ -1,13 +1,16 @@
 //! The ledger on disk: an exclusive lock, whole-row appends with fsync, the
-//! write-once evidence folders, and reads. Does I/O.
+//! write-once evidence folders, and reads. Does I/O, and never through a
+//! link: everything below the ledgers folder goes through [`crate::statefs`].
 
 use std::fs::{File, OpenOptions};
 use std::io::{Read, Seek, SeekFrom, Write};
+use std::os::unix::fs::OpenOptionsExt;
 use std::path::{Path, PathBuf};
 
 use super::chain::{self, ChainError, Parsed};
 use super::row::{Draft, Kind, Row, header};
 use crate::digest::{Framed, sha256_hex};
+use crate::statefs::{self, FsError};
 
 /// A ledger store failure, naming the file.
 #[derive(Debug, thiserror::Error)]
@@ -21,6 +24,9 @@ pub enum StoreError {
     Chain { path: PathBuf, cause: ChainError },
     #[error("evidence `{}`: {problem}", path.display())]
     Evidence { path: PathBuf, problem: String },
+    /// A link (or a file where a folder belongs) under the ledgers folder.
+    #[error(transparent)]
+    Fs(#[from] FsError),
 }
 
 fn io(path: &Path) -> impl FnOnce(std::io::Error) -> StoreError + '_ {
@@ -35,21 +41,59 @@ fn io(path: &Path) -> impl FnOnce(std::io::Error) -> StoreError + '_ {
 pub struct Store {
     ledger: PathBuf,
     evidence_root: PathBuf,
+    /// The folder holding the ledger (`ledgers/`). Nothing the store touches
+    /// below it may be a link, nor may it be one itself; the folders above
+    /// it are the state folder's, checked by [`crate::state::State`].
+    base: PathBuf,
     /// The contract's sha256: `prev_sha256` of row 1.
     genesis: String,
 }
 
 impl Store {
     pub fn new(ledger: PathBuf, evidence_root: PathBuf, contract_sha256: &str) -> Store {
+        let base = ledger.parent().map(Path::to_path_buf).unwrap_or_default();
         Store {
             ledger,
             evidence_root,
+            base,
             genesis: contract_sha256.to_string(),
         }
     }
 
     pub fn path(&self) -> &Path {
         &self.ledger
+    }
+
+    /// The ledgers folder: files the loop keeps beside its ledger (the saved
+    /// task, scratch and `failed/` folders) go through [`crate::statefs`]
+    /// with this base.
+    pub fn base(&self) -> &Path {
+        &self.base
+    }
+
+    /// The folder holding the loop's evidence, scratch and saved task.
+    pub fn loop_dir(&self) -> &Path {
+        &self.evidence_root
+    }
+
+    /// Creates the ledgers folder if it is missing (refusing a link there).
+    pub fn create_base(&self) -> Result<(), StoreError> {
+        if !self.check_base()? {
+            std::fs::create_dir_all(&self.base).map_err(io(&self.base))?;
+            self.check_base()?;
+        }
+        Ok(())
+    }
+
+    /// Refuses a ledgers folder that is a link or not a folder; says
+    /// whether it exists.
+    fn check_base(&self) -> Result<bool, StoreError> {
+        let base = if self.base.as_os_str().is_empty() {
+            Path::new(".")
+        } else {
+            &self.base
+        };
+        Ok(statefs::check_dir(base)?)
     }
 
     /// The evidence folder of round `round`.
@@ -59,10 +103,10 @@ impl Store {
 
     /// Whether the ledger has at least one committed row.
     pub fn has_rows(&self) -> Result<bool, StoreError> {
-        match std::fs::metadata(&self.ledger) {
-            Ok(meta) => Ok(meta.len() > 0 && !self.read()?.rows.is_empty()),
-            Err(err) if err.kind() == std::io::ErrorKind::NotFound => Ok(false),
-            Err(err) => Err(io(&self.ledger)(err)),
+        self.check_base()?;
+        match statefs::check(&self.base, &self.ledger)? {
+            Some(meta) => Ok(meta.len() > 0 && !self.read()?.rows.is_empty()),
+            None => Ok(false),
         }
     }
 
@@ -76,16 +120,13 @@ impl Store {
         &self,
         parse: fn(&[u8]) -> Result<Parsed, ChainError>,
     ) -> Result<Parsed, StoreError> {
-        let mut file = match File::open(&self.ledger) {
-            Ok(file) => file,
-            Err(err) if err.kind() == std::io::ErrorKind::NotFound => {
-                return Ok(Parsed {
-                    rows: Vec::new(),
-                    hashes: Vec::new(),
-                    torn: None,
-                });
-            }
-            Err(err) => return Err(io(&self.ledger)(err)),
+        self.check_base()?;
+        let Some(mut file) = statefs::open_read(&self.base, &self.ledger)? else {
+            return Ok(Parsed {
+                rows: Vec::new(),
+                hashes: Vec::new(),
+                torn: None,
+            });
         };
         file.lock_shared().map_err(io(&self.ledger))?;
         let mut bytes = Vec::new();
@@ -95,15 +136,8 @@ impl Store {
 
     /// Takes the exclusive lock that every append holds, creating the file.
     pub fn lock(&self) -> Result<Locked<'_>, StoreError> {
-        if let Some(parent) = self.ledger.parent() {
-            std::fs::create_dir_all(parent).map_err(io(parent))?;
-        }
-        let file = OpenOptions::new()
-            .read(true)
-            .append(true)
-            .create(true)
-            .open(&self.ledger)
-            .map_err(io(&self.ledger))?;
+        self.create_base()?;
+        let file = statefs::open_append(&self.base, &self.ledger)?;
         file.lock().map_err(io(&self.ledger))?;
         Ok(Locked { store: self, file })
     }
@@ -112,7 +146,11 @@ impl Store {
     pub fn verify(&self) -> Result<chain::Summary, StoreError> {
         let parsed = self.read_with(chain::parse_hashed)?;
         // Which rounds have an evidence folder, listed once (not a stat per row).
-        let present: std::collections::HashSet<u32> = std::fs::read_dir(&self.evidence_root)
+        let listed = match statefs::check(&self.base, &self.evidence_root)? {
+            Some(meta) if meta.is_dir() => std::fs::read_dir(&self.evidence_root),
+            _ => Err(std::io::ErrorKind::NotFound.into()),
+        };
+        let present: std::collections::HashSet<u32> = listed
             .map(|entries| {
                 entries
                     .flatten()
@@ -142,6 +180,23 @@ impl Store {
         let Some(torn) = parsed.torn else {
             return Ok(None);
         };
+        // A final row that lost only its newline, and whose hash links and
+        // verifies, is a committed row: it gets its newline back.
+        let mut whole = bytes.clone();
+        whole.push(b'\n');
+        if let Ok(again) = chain::parse_hashed(&whole)
+            && again.torn.is_none()
+            && again.rows.len() == parsed.rows.len() + 1
+            // The chain and the row hashes; evidence is `verify`'s to check.
+            && chain::verify(&again, &self.genesis, |row| {
+                Ok((!row.evidence_sha256.is_empty()).then(|| row.evidence_sha256.clone()))
+            })
+            .is_ok()
+        {
+            locked.file.write_all(b"\n").map_err(io(&self.ledger))?;
+            locked.file.sync_all().map_err(io(&self.ledger))?;
+            return Ok(None);
+        }
         locked.file.set_len(torn.offset).map_err(io(&self.ledger))?;
         locked.file.sync_all().map_err(io(&self.ledger))?;
         Ok(Some(torn.bytes))
@@ -151,11 +206,25 @@ impl Store {
         if row.kind != Kind::Round {
             return Ok(None);
         }
-        let dir = self.evidence_dir(row.round);
-        if !dir.exists() {
-            return Ok(None);
+        self.evidence_digest(row.round).map_err(|e| e.to_string())
+    }
+
+    /// The digest of round `round`'s evidence folder, `None` when there is
+    /// none. A link anywhere in it is refused, never read through.
+    pub fn evidence_digest(&self, round: u32) -> Result<Option<String>, StoreError> {
+        let dir = self.evidence_dir(round);
+        match statefs::check(&self.base, &dir)? {
+            None => Ok(None),
+            Some(meta) if meta.is_dir() => digest_dir(&dir).map(Some),
+            Some(_) => Err(FsError::NotFolder { path: dir }.into()),
         }
-        digest_dir(&dir).map(Some).map_err(|e| e.to_string())
+    }
+
+    /// The evidence file `name` of round `round`, `None` when absent; never
+    /// read through a link.
+    pub fn evidence_file(&self, round: u32, name: &str) -> Result<Option<Vec<u8>>, StoreError> {
+        let path = self.evidence_dir(round).join(name);
+        Ok(statefs::read(&self.base, &path)?)
     }
 
     fn chain(&self, cause: ChainError) -> StoreError {
@@ -208,6 +277,8 @@ impl Locked<'_> {
             }
             let body = &tail[..tail.len() - 1];
             match body.iter().rposition(|&b| b == b'\n') {
+                // A CRLF line: the whole read names the first such line.
+                Some(_) if body.ends_with(b"\r") => return Ok(self.rows()?.last().cloned()),
                 Some(i) => {
                     let line = &body[i + 1..];
                     if line == header().as_bytes() {
@@ -291,8 +362,11 @@ impl Locked<'_> {
             bytes.push(b'\n');
         }
         bytes.extend(chain::write_record(&row.fields()));
-        self.file.write_all(&bytes).map_err(io(&path))?;
-        self.file.sync_data().map_err(io(&path))?;
+        write_or_undo(&mut self.file, len, &bytes, |file, bytes| {
+            file.write_all(bytes)?;
+            file.sync_data()
+        })
+        .map_err(io(&path))?;
         if len == 0 {
             sync_parent(&path)?;
         }
@@ -300,10 +374,36 @@ impl Locked<'_> {
     }
 }
 
+/// Writes `bytes` after the `len` committed bytes of `file` with `write`.
+/// When the write (or its fsync) fails part-way, as on a full disk, the file
+/// is cut back to `len` before the error is returned: a failed append leaves
+/// no torn tail of its own for `repair` to remove. The caller holds the lock.
+fn write_or_undo(
+    file: &mut File,
+    len: u64,
+    bytes: &[u8],
+    write: impl FnOnce(&mut File, &[u8]) -> std::io::Result<()>,
+) -> std::io::Result<()> {
+    let Err(cause) = write(file, bytes) else {
+        return Ok(());
+    };
+    match file.set_len(len).and_then(|()| file.sync_data()) {
+        Ok(()) => Err(cause),
+        Err(undo) => Err(std::io::Error::new(
+            cause.kind(),
+            format!(
+                "{cause}; the partial row could not be removed ({undo})\nhint: run `referee ledger repair`"
+            ),
+        )),
+    }
+}
+
 /// A round's evidence, staged in a private folder until the row commits it.
 #[derive(Debug)]
 pub struct Evidence {
     dir: PathBuf,
+    /// The store's ledgers folder, for the links checks.
+    base: PathBuf,
     committed: bool,
     /// The sha256 of each file written through [`Evidence::add`], so the
     /// digest need not read them back.
@@ -316,9 +416,11 @@ impl Evidence {
     /// killed before its row, and are removed (they were never evidence).
     pub fn stage(store: &Store) -> Result<Evidence, StoreError> {
         let root = &store.evidence_root;
-        std::fs::create_dir_all(root).map_err(io(root))?;
+        store.create_base()?;
+        statefs::create_dir_all(&store.base, root)?;
         if let Ok(entries) = std::fs::read_dir(root) {
             for entry in entries.flatten() {
+                // `remove_dir_all` removes a link itself, never its target.
                 if entry.file_name().to_string_lossy().starts_with(".staging-") {
                     let _ = std::fs::remove_dir_all(entry.path());
                 }
@@ -334,6 +436,7 @@ impl Evidence {
                 Ok(()) => {
                     return Ok(Evidence {
                         dir,
+                        base: store.base.clone(),
                         committed: false,
                         hashed: std::sync::Mutex::default(),
                     });
@@ -363,7 +466,7 @@ impl Evidence {
         }
         let path = self.dir.join(name);
         if let Some(parent) = path.parent() {
-            std::fs::create_dir_all(parent).map_err(io(parent))?;
+            statefs::create_dir_all(&self.dir, parent)?;
         }
         Ok(path)
     }
@@ -371,11 +474,7 @@ impl Evidence {
     /// Stages one file; a name is written once.
     pub fn add(&self, name: &str, bytes: &[u8]) -> Result<(), StoreError> {
         let path = self.path_of(name)?;
-        let mut file = OpenOptions::new()
-            .write(true)
-            .create_new(true)
-            .open(&path)
-            .map_err(io(&path))?;
+        let mut file = statefs::create_new(&self.dir, &path)?;
         file.write_all(bytes).map_err(io(&path))?;
         if let Ok(mut hashed) = self.hashed.lock() {
             hashed.insert(name.to_string(), sha256_hex(bytes));
@@ -391,16 +490,20 @@ impl Evidence {
         let digest = digest_dir_with(&self.dir, &known)?;
         for file in list_files(&self.dir)? {
             let path = self.dir.join(&file);
-            let f = File::open(&path).map_err(io(&path))?;
+            let f = OpenOptions::new()
+                .read(true)
+                .custom_flags(nix::libc::O_NOFOLLOW)
+                .open(&path)
+                .map_err(io(&path))?;
             f.sync_all().map_err(io(&path))?;
             let mut perms = f.metadata().map_err(io(&path))?.permissions();
             perms.set_readonly(true);
-            std::fs::set_permissions(&path, perms).map_err(io(&path))?;
+            f.set_permissions(perms).map_err(io(&path))?;
         }
-        if dest.exists() {
+        if statefs::check(&self.base, dest)?.is_some() {
             let parent = dest.parent().unwrap_or(Path::new("."));
             let orphans = parent.join(".orphans");
-            std::fs::create_dir_all(&orphans).map_err(io(&orphans))?;
+            statefs::create_dir_all(&self.base, &orphans)?;
             let name = dest
                 .file_name()
                 .map(|n| n.to_string_lossy().into_owned())
@@ -442,8 +545,11 @@ fn list_files(dir: &Path) -> Result<Vec<String>, StoreError> {
             } else {
                 format!("{rel}/{name}")
             };
+            // The entry's own type (`lstat`): a link is refused, never followed.
             let kind = entry.file_type().map_err(io(&entry.path()))?;
-            if kind.is_dir() {
+            if kind.is_symlink() {
+                return Err(FsError::Link { path: entry.path() }.into());
+            } else if kind.is_dir() {
                 stack.push((entry.path(), rel_name));
             } else {
                 out.push(rel_name);
@@ -455,8 +561,10 @@ fn list_files(dir: &Path) -> Result<Vec<String>, StoreError> {
 }
 
 /// The digest of an evidence folder: each file's relative path and sha256, in
-/// path order, framed. Adding, removing, renaming or changing a file changes it.
+/// path order, framed. Adding, removing, renaming or changing a file changes
+/// it. A link (the folder itself, or anything in it) is refused.
 pub fn digest_dir(dir: &Path) -> Result<String, StoreError> {
+    statefs::check_dir(dir)?;
     digest_dir_with(dir, &std::collections::BTreeMap::new())
 }
 
@@ -472,8 +580,7 @@ fn digest_dir_with(
             Some(sha) => sha.clone(),
             None => {
                 let path = dir.join(&rel);
-                let bytes = std::fs::read(&path).map_err(io(&path))?;
-                sha256_hex(&bytes)
+                sha256_hex(&statefs::read_file(&path)?)
             }
         };
         framed.field(rel.as_bytes());
@@ -488,4 +595,97 @@ fn sync_parent(path: &Path) -> Result<(), StoreError> {
         dir.sync_all().map_err(io(parent))?;
     }
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn file_with(bytes: &[u8]) -> (tempfile::TempDir, File) {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("l.csv");
+        std::fs::write(&path, bytes).unwrap();
+        let file = OpenOptions::new()
+            .read(true)
+            .append(true)
+            .open(&path)
+            .unwrap();
+        (dir, file)
+    }
+
+    fn contents(dir: &tempfile::TempDir) -> Vec<u8> {
+        std::fs::read(dir.path().join("l.csv")).unwrap()
+    }
+
+    #[test]
+    fn a_write_that_fails_part_way_leaves_the_committed_bytes_only() {
+        let committed = b"header\nrow 1\n";
+        let (dir, mut file) = file_with(committed);
+        let len = committed.len() as u64;
+        // A full disk: half the row lands, then ENOSPC.
+        let err = write_or_undo(&mut file, len, b"row 2 is long\n", |file, bytes| {
+            file.write_all(&bytes[..6])?;
+            Err(std::io::Error::from_raw_os_error(nix::libc::ENOSPC))
+        })
+        .unwrap_err();
+        assert_eq!(err.raw_os_error(), Some(nix::libc::ENOSPC), "{err}");
+        assert_eq!(contents(&dir), committed);
+
+        // The next append goes after the committed bytes, as if nothing failed.
+        write_or_undo(&mut file, len, b"row 2\n", |file, bytes| {
+            file.write_all(bytes)
+        })
+        .unwrap();
+        assert_eq!(contents(&dir), b"header\nrow 1\nrow 2\n");
+    }
+
+    #[test]
+    fn a_failed_fsync_also_takes_the_row_back() {
+        let (dir, mut file) = file_with(b"");
+        let err = write_or_undo(&mut file, 0, b"header\nrow 1\n", |file, bytes| {
+            file.write_all(bytes)?;
+            Err(std::io::Error::from_raw_os_error(nix::libc::EIO))
+        })
+        .unwrap_err();
+        assert_eq!(err.raw_os_error(), Some(nix::libc::EIO));
+        assert!(contents(&dir).is_empty());
+    }
+
+    #[test]
+    fn a_store_refuses_a_linked_ledgers_folder_and_reads_no_evidence_link() {
+        let dir = tempfile::tempdir().unwrap();
+        let outside = tempfile::tempdir().unwrap();
+        std::os::unix::fs::symlink(outside.path(), dir.path().join("ledgers")).unwrap();
+        let base = dir.path().join("ledgers");
+        let store = Store::new(base.join("l.csv"), base.join("l"), "");
+        for err in [
+            store.read().map(|_| ()).unwrap_err(),
+            store.lock().map(|_| ()).unwrap_err(),
+            store.verify().map(|_| ()).unwrap_err(),
+        ] {
+            assert!(
+                matches!(&err, StoreError::Fs(FsError::Link { path }) if *path == base),
+                "{err}"
+            );
+        }
+        assert_eq!(std::fs::read_dir(outside.path()).unwrap().count(), 0);
+
+        let base = dir.path().join("real");
+        std::fs::create_dir_all(base.join("l/round-1")).unwrap();
+        std::fs::write(outside.path().join("state.json"), "{}").unwrap();
+        std::os::unix::fs::symlink(
+            outside.path().join("state.json"),
+            base.join("l/round-1/state.json"),
+        )
+        .unwrap();
+        let store = Store::new(base.join("l.csv"), base.join("l"), "");
+        assert!(matches!(
+            store.evidence_file(1, "state.json"),
+            Err(StoreError::Fs(FsError::Link { .. }))
+        ));
+        assert!(matches!(
+            store.evidence_digest(1),
+            Err(StoreError::Fs(FsError::Link { .. }))
+        ));
+    }
 }

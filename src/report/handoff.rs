@@ -33,8 +33,120 @@ pub struct Handoff {
     pub decisions: Vec<Decision>,
     /// What the judge said in the last round, quoted.
     pub judge: Option<crate::judge::engine::Outcome>,
+    /// What a person can do now, as commands ([`choices`]).
+    pub next: Vec<Choice>,
     #[serde(skip)]
     pub rows: Vec<Row>,
+}
+
+/// One thing a person can do about a stopped loop, and the command for it.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct Choice {
+    pub what: String,
+    pub command: String,
+}
+
+/// The choices a person has when a loop stops on `rule`, as commands: the
+/// rule decides which come first. `ids` are the open must-fix findings.
+pub fn choices(
+    loop_name: &str,
+    rule: &str,
+    max_rounds: u32,
+    ids: &[String],
+    revert_to: Option<&RevertTo>,
+    out_of_scope: &[String],
+    budget_usd: Option<f64>,
+) -> Vec<Choice> {
+    let l = loop_name;
+    let c = |what: &str, command: String| Choice {
+        what: what.to_string(),
+        command,
+    };
+    let more = max_rounds + 2;
+    let amend = c(
+        "give the writer more rounds, in writing",
+        format!("referee contract amend --loop {l} --max-rounds {more} --by NAME --reason TEXT"),
+    );
+    let waive = ids.first().map(|id| {
+        c(
+            "rule a finding not worth fixing (it stops counting)",
+            format!("referee waive {id} --loop {l} --by NAME --reason TEXT"),
+        )
+    });
+    let approve = c(
+        "accept the work as it stands",
+        format!("referee approve --loop {l} --by NAME --reason TEXT"),
+    );
+    let reject = c(
+        "reject it",
+        format!("referee reject --loop {l} --by NAME --reason TEXT"),
+    );
+    let fresh = c(
+        "start over with another contract",
+        format!("referee init --loop {l}-2 [flags]"),
+    );
+    let mut out = Vec::new();
+    match rule {
+        "clean" | "nit-round" => {
+            out.push(approve);
+            out.push(reject);
+            return out;
+        }
+        "diff-growth" => {
+            if let Some(r) = revert_to {
+                out.push(c(
+                    &format!("go back to round {} (the referee never reverts)", r.round),
+                    r.command.clone(),
+                ));
+            }
+            out.push(amend);
+        }
+        "scope" => {
+            if !out_of_scope.is_empty() {
+                out.push(c(
+                    "undo the changes outside the scope",
+                    format!("git restore --source=HEAD -- {}", out_of_scope.join(" ")),
+                ));
+            }
+            out.push(fresh.clone());
+        }
+        "budget" => {
+            let raise = budget_usd.map_or_else(
+                || format!("referee contract amend --loop {l} --budget-tokens N --by NAME --reason TEXT"),
+                |usd| {
+                    format!(
+                        "referee contract amend --loop {l} --budget-usd {:.2} --by NAME --reason TEXT",
+                        usd * 2.0
+                    )
+                },
+            );
+            out.push(c("raise the budget, in writing", raise));
+        }
+        "disputed" | "reopened" | "flip-flop" => {
+            if let Some(waive) = waive.clone() {
+                out.push(Choice {
+                    what: "side with the writer: waive the finding".into(),
+                    ..waive
+                });
+            }
+            out.push(Choice {
+                what: "side with the reviewer: give the writer another round to fix it".into(),
+                ..amend
+            });
+        }
+        _ => {
+            out.push(amend);
+            if let Some(waive) = waive {
+                out.push(waive);
+            }
+        }
+    }
+    out.push(approve);
+    out.push(reject);
+    if rule != "scope" {
+        out.push(fresh);
+    }
+    out
 }
 
 /// One unresolved finding and both positions on it.
@@ -226,6 +338,12 @@ fn text(h: &Handoff) -> String {
             out.push('\n');
         }
     }
+    if !h.next.is_empty() {
+        out.push_str("\nwhat you can do:\n");
+        for choice in &h.next {
+            out.push_str(&format!("  {}: `{}`\n", choice.what, choice.command));
+        }
+    }
     out
 }
 
@@ -254,6 +372,12 @@ fn markdown(h: &Handoff) -> String {
         out.push('\n');
         for line in extras {
             out.push_str(&format!("- {}\n", line.replace("\n  ", "\n\n  ")));
+        }
+    }
+    if !h.next.is_empty() {
+        out.push_str("\n### what you can do\n\n");
+        for choice in &h.next {
+            out.push_str(&format!("- {}: `{}`\n", choice.what, choice.command));
         }
     }
     out

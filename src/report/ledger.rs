@@ -224,8 +224,8 @@ fn markdown(name: &str, rows: &[Row]) -> String {
     }
     if let Some(last) = rows.last() {
         out.push_str(&format!(
-            "\n{} rows; chain head `{}`\n",
-            rows.len(),
+            "\n{}; chain head `{}`\n",
+            crate::engine::decide::plural(rows.len(), "row"),
             last.row_sha256.get(..12).unwrap_or(&last.row_sha256)
         ));
     }

@@ -419,3 +419,122 @@ fn named_files_stay_inside_and_are_pinned_at_round_one() {
         .assert()
         .code(10);
 }
+
+#[test]
+fn a_hand_edited_pinned_contract_is_restored_from_its_kept_bytes() {
+    let repo = Repo::new();
+    repo.referee()
+        .args(["init", "--loop", "l"])
+        .assert()
+        .success();
+    let path = repo.join(".referee/contracts/l.toml");
+    let pinned = std::fs::read(&path).unwrap();
+    let out = repo
+        .referee()
+        .args(["contract", "restore"])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(1), "nothing pinned before round 1");
+    assert!(text(&out.stderr).contains("has not started"));
+    let bug = r#"{"findings":[{"id":"F1","severity":"bug","title":"expired tokens pass","file":"src/a.rs","line":1}]}"#;
+    repo.write("src/a.rs", "one\n");
+    repo.referee()
+        .args(["record", "--findings", "-"])
+        .write_stdin(bug)
+        .assert()
+        .code(10);
+    // A hand edit, even one that breaks the TOML.
+    std::fs::write(&path, "max_rounds = = 9\n").unwrap();
+    repo.write("src/a.rs", "two\n");
+    let out = repo
+        .referee()
+        .args(["record", "--loop", "l", "--findings", "-"])
+        .write_stdin(bug)
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(1));
+    std::fs::write(
+        &path,
+        String::from_utf8(pinned.clone())
+            .unwrap()
+            .replace("max_rounds = 3", "max_rounds = 9"),
+    )
+    .unwrap();
+    let out = repo
+        .referee()
+        .args(["record", "--findings", "-"])
+        .write_stdin(bug)
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(1));
+    assert!(
+        text(&out.stderr)
+            .contains("hint: `referee contract restore --loop l` puts back the pinned bytes"),
+        "{}",
+        text(&out.stderr)
+    );
+    let out = repo
+        .referee()
+        .args(["contract", "restore", "--loop", "l"])
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    assert!(
+        text(&out.stdout).starts_with("restored `.referee/contracts/l.toml`"),
+        "{}",
+        text(&out.stdout)
+    );
+    assert_eq!(std::fs::read(&path).unwrap(), pinned);
+    repo.referee()
+        .args(["record", "--findings", "-"])
+        .write_stdin(bug)
+        .assert()
+        .code(10);
+}
+
+#[test]
+fn init_takes_the_command_argv_of_each_agent() {
+    let repo = Repo::new();
+    repo.referee()
+        .args([
+            "init",
+            "--loop",
+            "c",
+            "--writer-command",
+            "sh .fake/agent.sh --role 'the writer'",
+            "--reviewer",
+            "tests",
+            "--reviewer-command",
+            "python3 -m pytest -q",
+        ])
+        .assert()
+        .code(1)
+        .stderr(predicates::str::contains("reviewer.junit"));
+    repo.referee()
+        .args([
+            "init",
+            "--loop",
+            "c",
+            "--writer-command",
+            "sh .fake/agent.sh --role 'the writer'",
+            "--reviewer-command",
+            "sh .fake/review.sh",
+        ])
+        .assert()
+        .success();
+    let out = repo
+        .referee()
+        .args(["contract", "show", "--json"])
+        .output()
+        .unwrap();
+    let json: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(json["contract"]["writer"]["preset"], "command");
+    assert_eq!(
+        json["contract"]["writer"]["command"],
+        serde_json::json!(["sh", ".fake/agent.sh", "--role", "the writer"])
+    );
+    assert_eq!(
+        json["contract"]["reviewer"]["command"],
+        serde_json::json!(["sh", ".fake/review.sh"])
+    );
+}

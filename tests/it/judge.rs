@@ -402,3 +402,76 @@ fn the_doc_review_template_runs_its_judge_from_a_replay_file() {
     let status: Value = serde_json::from_slice(&status.stdout).unwrap();
     assert_eq!(status["rule"], "judge:holds");
 }
+
+/// The judge is a process that may run for minutes: it must not hold the
+/// ledger's lock, or `status`, `escalate` and `ledger show` hang meanwhile.
+#[test]
+fn status_answers_while_a_judge_call_is_in_progress() {
+    let repo = Repo::new();
+    let marker = repo.join("judge-started");
+    let script = repo.join("judge.sh");
+    let (a, b, c, d) = GO_ON;
+    std::fs::write(
+        &script,
+        format!(
+            "cat > /dev/null\ntouch '{}'\nsleep 4\nprintf '%s' '{}'\n",
+            marker.display(),
+            answers(a, b, c, d)
+        ),
+    )
+    .unwrap();
+    let contract = repo.join("c.toml");
+    std::fs::write(
+        &contract,
+        format!(
+            "loop = \"d\"\n[judge]\nengine = \"command\"\ncommand = [\"sh\", \"{}\"]\nuse_case = \"docs\"\n",
+            script.display()
+        ),
+    )
+    .unwrap();
+    repo.referee()
+        .args(["init", "--from", contract.to_str().unwrap()])
+        .assert()
+        .success();
+    std::fs::write(
+        repo.join(".git/info/exclude"),
+        "judge.sh\nc.toml\njudge-started\n",
+    )
+    .unwrap();
+    repo.write("doc.md", "draft\n");
+    let mut record = repo
+        .referee_std()
+        .args(["record", "--findings", "-"])
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    {
+        use std::io::Write;
+        record
+            .stdin
+            .take()
+            .unwrap()
+            .write_all(SHOULD.as_bytes())
+            .unwrap();
+    }
+    let waited = std::time::Instant::now();
+    while !marker.exists() {
+        assert!(
+            waited.elapsed() < std::time::Duration::from_secs(20),
+            "the judge never started"
+        );
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+    let started = std::time::Instant::now();
+    let status = repo.referee().args(["status"]).output().unwrap();
+    let took = started.elapsed();
+    assert!(status.status.success(), "{}", text(&status.stderr));
+    assert!(
+        took < std::time::Duration::from_secs(1),
+        "status took {took:?} while the judge ran"
+    );
+    let out = record.wait_with_output().unwrap();
+    assert_eq!(out.status.code(), Some(10), "{}", text(&out.stderr));
+}

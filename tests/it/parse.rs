@@ -502,3 +502,17 @@ fn native_parser_accepts_what_the_schema_allows() {
         }
     }
 }
+
+#[test]
+fn a_linters_own_json_gets_a_hint_to_ask_for_sarif() {
+    let ruff = r#"[{"cell":null,"code":"F401","filename":"/r/a.py","location":{"column":8,"row":1},"message":"`os` imported but unused"}]"#;
+    let out = assert_cmd::Command::cargo_bin("referee")
+        .unwrap()
+        .args(["parse", "-"])
+        .write_stdin(ruff)
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(1));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("ruff check --output-format sarif"), "{err}");
+}

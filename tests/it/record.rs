@@ -153,7 +153,10 @@ fn converge_then_clean() {
     );
     // The snapshots are refs; the user's branch and index are untouched.
     let refs = repo.git(&["for-each-ref", "--format=%(refname)", "refs/referee/"]);
-    assert_eq!(refs, "refs/referee/l/round-1\nrefs/referee/l/round-2\n");
+    assert_eq!(
+        refs,
+        "refs/referee/l/contract\nrefs/referee/l/round-1\nrefs/referee/l/round-2\n"
+    );
     assert_eq!(
         repo.git(&["status", "--porcelain"]),
         "?? .referee/\n?? src/\n"
@@ -319,6 +322,45 @@ fn round_cap_escalates_the_leftovers() {
         out.stdout
             .contains("round 2 of 2: 1 must-fix finding still open")
     );
+    // The hand-off ends with what a person can do, as commands.
+    assert!(out.stdout.contains("what you can do:"), "{}", out.stdout);
+    assert!(
+        out.stdout.contains(
+            "give the writer more rounds, in writing: `referee contract amend --loop l --max-rounds 4 --by NAME --reason TEXT`"
+        ),
+        "{}",
+        out.stdout
+    );
+    assert!(
+        out.stdout
+            .contains("`referee waive F1 --loop l --by NAME --reason TEXT`")
+    );
+    assert!(
+        out.stdout
+            .contains("`referee approve --loop l --by NAME --reason TEXT`")
+    );
+    // Amending to the cap in force says so plainly.
+    let same = repo
+        .referee()
+        .args([
+            "contract",
+            "amend",
+            "--max-rounds",
+            "2",
+            "--by",
+            "ana",
+            "--reason",
+            "x",
+        ])
+        .output()
+        .unwrap();
+    assert_eq!(same.status.code(), Some(1));
+    let err = text(&same.stderr);
+    assert!(
+        err.contains("the round cap is 2 already; nothing to amend"),
+        "{err}"
+    );
+    assert!(!err.contains("stop a loop early"), "{err}");
     assert!(out.stdout.contains("rounds contested: 1, 2"));
 
     // A human raises the cap in writing; the loop goes on.
@@ -895,7 +937,7 @@ fn concurrent_records_on_one_loop_and_on_sixteen_loops_keep_every_row() {
             .args(["ledger", "verify", "--loop", &format!("l{i}")])
             .assert()
             .success()
-            .stdout(predicates::str::contains("1 rows (1 rounds) verified"));
+            .stdout(predicates::str::contains("1 row (1 round) verified"));
     }
 }
 
@@ -947,4 +989,64 @@ fn a_skipped_finding_is_listed_and_comes_back_open_not_reopened() {
     );
     let rows = rounds(&repo);
     assert_eq!(rows[2]["reopened"], 0);
+}
+
+#[test]
+fn replay_applies_the_progress_guards_to_stored_rounds() {
+    let repo = loop_with(&["--max-rounds", "5", "--guards", "none"]);
+    edit(&repo, "a");
+    assert_outcome(&record(&repo, &findings(&[("F1", "bug")]), &[]), 10, "");
+    // Round 2: the writer changed nothing; without guards the loop goes on.
+    let second = findings(&[("F1", "bug")]).replace("reviewer on F1", "still there");
+    assert_outcome(&record(&repo, &second, &[]), 10, "");
+    let guarded = repo.join("guarded.toml");
+    std::fs::write(&guarded, "loop = \"l\"\nmax_rounds = 5\n").unwrap();
+    let out = repo
+        .referee()
+        .args(["replay", "--json", "--contract", guarded.to_str().unwrap()])
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let json: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(json["would_stop"]["rule"], "stalled", "{json}");
+    assert_eq!(json["would_stop"]["round"], 2);
+}
+
+#[test]
+fn replay_takes_template_names_and_tells_the_loops_real_end() {
+    let repo = loop_with(&["--max-rounds", "2"]);
+    edit(&repo, "a");
+    assert_outcome(&record(&repo, &findings(&[("F1", "bug")]), &[]), 10, "");
+    edit(&repo, "b");
+    assert_outcome(
+        &record(&repo, &findings(&[("F1", "bug")]), &[]),
+        20,
+        "round-cap",
+    );
+    repo.referee()
+        .args([
+            "contract",
+            "amend",
+            "--max-rounds",
+            "4",
+            "--by",
+            "ana",
+            "--reason",
+            "close",
+        ])
+        .assert()
+        .success();
+    edit(&repo, "c");
+    assert_outcome(&record(&repo, r#"{"findings":[]}"#, &[]), 0, "clean");
+    let out = repo
+        .referee()
+        .args(["replay", "--contract", "ci-test-fix"])
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let stdout = text(&out.stdout);
+    assert!(
+        stdout.contains("the loop stopped at round 3 on `clean`"),
+        "{stdout}"
+    );
 }

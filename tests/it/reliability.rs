@@ -199,14 +199,37 @@ struct CrashTally {
     orphans_injected: u64,
     /// `*.lock` files a killed git command left under `.git` (group kills only).
     stale_git_locks: u64,
+    /// The most temporary indexes (`.git/referee-index-*`, with their
+    /// `.lock` files) that killed calls had left at one time; each
+    /// completed `record` removes them.
+    temp_indexes_max: u64,
 }
 
-/// Lock files below `dir` (a killed git command's `refs/…/round-N.lock`).
+/// Whether `path` is a temporary index of a snapshot or git's lock of one.
+fn is_temp_index(path: &Path) -> bool {
+    path.file_name()
+        .is_some_and(|n| n.to_string_lossy().starts_with("referee-index-"))
+}
+
+/// Lock files below `dir` (a killed git command's `refs/…/round-N.lock`),
+/// but for those of temporary indexes: referee removes them itself.
 fn lock_files(dir: &Path) -> Vec<PathBuf> {
     tree(dir)
         .into_keys()
-        .filter(|p| p.extension().is_some_and(|e| e == "lock"))
+        .filter(|p| p.extension().is_some_and(|e| e == "lock") && !is_temp_index(p))
         .collect()
+}
+
+/// Temporary indexes and their locks in the git directory `dir`.
+fn temp_indexes(dir: &Path) -> Vec<PathBuf> {
+    std::fs::read_dir(dir)
+        .map(|d| {
+            d.filter_map(Result::ok)
+                .map(|e| e.path())
+                .filter(|p| is_temp_index(p))
+                .collect()
+        })
+        .unwrap_or_default()
 }
 
 /// A crash mid-append, simulated: part of a row and no newline. (A SIGKILL
@@ -348,6 +371,16 @@ fn sigkill_at_a_random_moment_keeps_every_committed_row() {
             // Only `record` died: the git commands it started ran to their end.
             assert!(locks.is_empty(), "{context}: {locks:?}");
         }
+        // Killed calls leave their temporary index (and, with their git
+        // command, its lock); the next snapshot removes those of dead pids.
+        let indexes = temp_indexes(&repo.join(".git"));
+        tally.temp_indexes_max = tally.temp_indexes_max.max(indexes.len() as u64);
+        if timing {
+            assert!(
+                indexes.is_empty(),
+                "{context}: a completed record left {indexes:?}"
+            );
+        }
 
         // Committed bytes never change: the file only grows.
         let after = std::fs::read(&csv).unwrap_or_default();
@@ -401,8 +434,11 @@ fn sigkill_at_a_random_moment_keeps_every_committed_row() {
         let rows = parsed.rows.len();
         if rows > 0 {
             assert!(
-                out.stdout
-                    .contains(&format!("{rows} rows ({rows} rounds) verified")),
+                out.stdout.contains(&if rows == 1 {
+                    "1 row (1 round) verified".to_string()
+                } else {
+                    format!("{rows} rows ({rows} rounds) verified")
+                }),
                 "{context}: {}",
                 out.stdout
             );

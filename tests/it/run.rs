@@ -206,7 +206,7 @@ fn a_hung_agent_times_out_and_its_children_die() {
     assert_eq!(code, 1);
     assert!(
         stderr
-            .contains("round 1: writer `command` timed out after 1s; its process group was killed"),
+            .contains("round 1: writer `command` timed out after 1s; it and every process it started were killed"),
         "{stderr}"
     );
     // Timeout (1 s) + 2 s, with room for a slow CI machine to start referee.
@@ -299,6 +299,27 @@ fn a_writer_that_changes_nothing_is_stalled_before_the_review() {
     assert_eq!(code, 20, "{stdout}");
     assert!(stdout.contains("stop: disputed"), "{stdout}");
     assert!(f.calls().contains("call reviewer 2"));
+}
+
+#[test]
+fn a_missing_reviewer_program_is_found_before_the_writer_is_called() {
+    let f = Fake::new("", "", "");
+    // Replace the reviewer's argv before round 1 (the contract may be edited).
+    let path = f.repo.join(".referee/contracts/l.toml");
+    let contract = std::fs::read_to_string(&path).unwrap();
+    let reviewer_at = contract.find("[reviewer]").unwrap();
+    let (head, tail) = contract.split_at(reviewer_at);
+    let tail = tail.replacen(&fake_agent(), "no-such-reviewer-program", 1);
+    std::fs::write(&path, format!("{head}{tail}")).unwrap();
+    f.file("writer-1.sh", &fix("x"));
+    let (code, stdout, stderr) = f.run(&["--task", "t"]);
+    assert_eq!(code, 1, "{stdout}");
+    assert!(
+        stderr.contains("cannot start: reviewer `no-such-reviewer-program` (check `reviewer.command`) not found on PATH"),
+        "{stderr}"
+    );
+    assert!(f.calls().is_empty(), "no agent was called: {}", f.calls());
+    assert!(f.rounds().is_empty());
 }
 
 #[test]
@@ -415,8 +436,9 @@ fn ctrl_c_stops_the_agents_and_records_nothing() {
     let out = child.wait_with_output().unwrap();
     assert_eq!(out.status.code(), Some(1));
     assert!(
-        text(&out.stderr)
-            .contains("round 1: writer `command` interrupted; its process group was killed"),
+        text(&out.stderr).contains(
+            "round 1: writer `command` interrupted; it and every process it started were killed"
+        ),
         "{}",
         text(&out.stderr)
     );
@@ -476,6 +498,26 @@ exit $failures
         "{stdout}"
     );
     assert!(stdout.contains("round 2 of 3 · loop `l` · stop: clean"));
+}
+
+#[test]
+fn a_test_command_that_writes_no_report_shows_why() {
+    let f = Fake::new("", "", "");
+    let path = f.repo.join(".referee/contracts/l.toml");
+    let contract = std::fs::read_to_string(&path).unwrap();
+    let start = contract.find("[reviewer]").unwrap();
+    let contract = format!(
+        "{}[reviewer]\npreset = \"tests\"\ncommand = [\"sh\", \"-c\", \"echo collecting tests >&2; echo 'ERROR: file or directory not found: tests/unit' >&2; exit 4\"]\njunit = \"target/junit.xml\"\n",
+        &contract[..start]
+    );
+    std::fs::write(&path, contract).unwrap();
+    f.file("writer-1.sh", &fix("x"));
+    let (code, stdout, stderr) = f.run(&["--task", "t"]);
+    assert_eq!(code, 1, "{stdout}");
+    assert!(
+        stderr.contains("wrote no JUnit report (the test command exited with status 4); a clean round must be proven; it printed last:\n  collecting tests\n  ERROR: file or directory not found: tests/unit"),
+        "{stderr}"
+    );
 }
 
 #[test]

@@ -17,6 +17,7 @@ fn files() -> Files {
         findings: "/w/findings.json".into(),
         schema: "/w/schema.json".into(),
         output: "/w/output".into(),
+        procs: "/w/agent.procs".into(),
     }
 }
 

@@ -66,12 +66,11 @@ fn record_path(state: &State, agent: HookAgent) -> PathBuf {
 
 fn read_record(state: &State, agent: HookAgent) -> anyhow::Result<Option<Record>> {
     let path = record_path(state, agent);
-    match std::fs::read(&path) {
-        Ok(bytes) => serde_json::from_slice(&bytes)
+    match crate::statefs::read(&state.root, &path)? {
+        Some(bytes) => serde_json::from_slice(&bytes)
             .map(Some)
             .with_context(|| format!("`{}` is not a hook install record", path.display())),
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(None),
-        Err(e) => Err(e).with_context(|| format!("cannot read `{}`", path.display())),
+        None => Ok(None),
     }
 }
 
@@ -179,11 +178,13 @@ pub fn install(state: &State, args: HookInstallArgs) -> anyhow::Result<Exit> {
     };
     let record_file = record_path(state, agent);
     if let Some(dir) = record_file.parent() {
-        std::fs::create_dir_all(dir)
-            .with_context(|| format!("cannot create `{}`", dir.display()))?;
+        crate::statefs::create_dir_all(&state.root, dir)?;
     }
-    std::fs::write(&record_file, serde_json::to_vec_pretty(&record)?)
-        .with_context(|| format!("cannot write `{}`", record_file.display()))?;
+    crate::statefs::replace(
+        &state.root,
+        &record_file,
+        &serde_json::to_vec_pretty(&record)?,
+    )?;
 
     let cap_line = installed.made.cap.as_ref().map(|c| {
         format!(

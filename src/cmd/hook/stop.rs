@@ -13,7 +13,8 @@ use std::time::Duration;
 use anyhow::Context as _;
 use serde::{Deserialize, Serialize};
 
-use super::super::round::{self, Caller, RunLock, Silent, Spend, WorkDir};
+use super::super::round::{self, Caller, RunLock, Silent, Spend};
+use super::super::scratch::WorkDir;
 use crate::agent::prompt;
 use crate::cli::{HookAgent, HookStopArgs, LoopSelect};
 use crate::engine::accounting::Standing as FindingStanding;
@@ -100,7 +101,14 @@ fn referee(
         Some(d) => payload.cwd.join(d),
         None => repo.join(".referee"),
     };
-    let state = State { root, repo };
+    let state = State {
+        root,
+        repo,
+        named: dir.is_some(),
+    };
+    // A link planted in the state folder is refused here as by every
+    // command (the stop goes through with the message).
+    state.check()?;
     let Some(lp) = choose_loop(&state, select)? else {
         return Ok(Answer::Allow);
     };
@@ -125,6 +133,7 @@ fn referee(
 
     // One driver per loop: a second stop waits for the first, then answers
     // from the round it recorded instead of recording it again.
+    lp.store.create_base()?;
     let patience = reviewer.timeout.as_duration() + Duration::from_secs(60);
     let Some(_lock) = RunLock::wait(&lp, patience)? else {
         let lock = lp.store.path().with_extension("run.lock");
@@ -247,10 +256,14 @@ struct SessionNote {
 
 /// The hook's record of round `round` (empty for a round it did not drive).
 fn note_of(lp: &Loop, round: u32) -> SessionNote {
-    std::fs::read(lp.store.evidence_dir(round).join(HOOK_FILE))
-        .ok()
-        .and_then(|bytes| serde_json::from_slice(&bytes).ok())
-        .unwrap_or_default()
+    crate::statefs::read(
+        lp.store.base(),
+        &lp.store.evidence_dir(round).join(HOOK_FILE),
+    )
+    .ok()
+    .flatten()
+    .and_then(|bytes| serde_json::from_slice(&bytes).ok())
+    .unwrap_or_default()
 }
 
 /// The last round, as `record` would report a retry of it.
@@ -267,7 +280,7 @@ fn recorded_last(history: &History) -> anyhow::Result<Recorded> {
 /// Where the writer answers findings it disputes; the next round reads it
 /// and keeps it in its evidence.
 pub(super) fn responses_file(lp: &Loop) -> PathBuf {
-    lp.store.evidence_dir(0).with_file_name("responses.json")
+    lp.store.loop_dir().join("responses.json")
 }
 
 struct Hook<'a> {
@@ -285,8 +298,7 @@ impl Hook<'_> {
         let round = history.round() + 1;
         let work = WorkDir::new(lp, round)?;
         let files = work.files();
-        std::fs::write(&files.schema, prompt::schema_for_agents())
-            .with_context(|| format!("cannot write `{}`", files.schema.display()))?;
+        work.write(&files.schema, prompt::schema_for_agents().as_bytes())?;
 
         let session = self.transcript();
         let (note, writer_tokens) = self.count(history, &session);
@@ -298,8 +310,10 @@ impl Hook<'_> {
         ];
 
         let responses_path = responses_file(lp);
-        let responses = match std::fs::read(&responses_path) {
-            Ok(bytes) => match responses::parse(&bytes) {
+        // The writer wrote it: read it as any file in the state folder,
+        // never through a link.
+        let responses = match crate::statefs::read(lp.store.base(), &responses_path) {
+            Ok(Some(bytes)) => match responses::parse(&bytes) {
                 Ok(list) => list,
                 Err(err) => {
                     return Ok(Answer::Tell(format!(
@@ -310,7 +324,14 @@ impl Hook<'_> {
                     )));
                 }
             },
-            Err(_) => Vec::new(),
+            Ok(None) => Vec::new(),
+            Err(err) => {
+                return Ok(Answer::Tell(format!(
+                    "referee: loop `{}`: cannot read `{}`: {err}; this stop was not refereed",
+                    lp.name,
+                    responses_path.display()
+                )));
+            }
         };
 
         let mut spend = Spend::default();
@@ -345,7 +366,7 @@ impl Hook<'_> {
                 round,
                 &vars,
                 &patch.text,
-                &files,
+                &work,
                 &mut evidence,
             ) {
                 Ok(review) => Some(review),
@@ -370,7 +391,7 @@ impl Hook<'_> {
         let history = History::read(lp, rows)?;
         let recorded = engine::finish(
             lp,
-            &mut locked,
+            locked,
             &history,
             snapped,
             Submission {
@@ -385,7 +406,6 @@ impl Hook<'_> {
                 stalled: stalled && !out_of_scope && !over_budget,
             },
         )?;
-        drop(locked);
         // The responses went into the round's evidence; the next round
         // starts without them.
         let _ = std::fs::remove_file(&responses_path);
