@@ -35,7 +35,7 @@ pub fn show(state: &State, args: LoopArgs) -> anyhow::Result<Exit> {
                 "at": r.at,
             })).collect::<Vec<_>>(),
         });
-        super::emit(format!("{}\n", serde_json::to_string_pretty(&json)?).as_bytes())?;
+        super::emit_json(&json)?;
         return Ok(Exit::Success);
     }
 
@@ -71,7 +71,7 @@ pub fn show(state: &State, args: LoopArgs) -> anyhow::Result<Exit> {
             r.reason
         );
     }
-    super::emit(out.as_bytes())?;
+    super::emit(&out)?;
     Ok(Exit::Success)
 }
 
@@ -179,7 +179,7 @@ pub fn amend(state: &State, args: AmendArgs) -> anyhow::Result<Exit> {
             json[field] =
                 serde_json::json!({"from": from.parse::<f64>().ok(), "to": to.parse::<f64>().ok()});
         }
-        super::emit(format!("{}\n", serde_json::to_string_pretty(&json)?).as_bytes())?;
+        super::emit_json(&json)?;
     } else {
         let what: Vec<String> = changes
             .iter()
@@ -191,7 +191,7 @@ pub fn amend(state: &State, args: AmendArgs) -> anyhow::Result<Exit> {
             what.join(", "),
             last.round
         );
-        super::emit(out.as_bytes())?;
+        super::emit(&out)?;
     }
     Ok(Exit::Success)
 }

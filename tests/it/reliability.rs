@@ -2234,3 +2234,104 @@ fn a_killed_run_leaves_no_unredacted_scratch_files() {
         .collect();
     assert!(leaks.is_empty(), "secrets stored in: {leaks:?}");
 }
+
+/// A title that clears the screen and retitles the window, a body with a C1
+/// CSI and DEL, and a path that turns the terminal red.
+const HOSTILE_TITLE: &str = "\u{1b}[2J\u{1b}]0;pwned\u{7} title";
+
+/// The control characters in `text` other than `\n` and `\t`, and other than
+/// referee's own colors when `colors` is on.
+fn raw_controls(text: &str, colors: bool) -> Vec<String> {
+    let own = ["\u{1b}[1;31m", "\u{1b}[1;32m", "\u{1b}[1;33m", "\u{1b}[0m"];
+    let mut found = Vec::new();
+    let mut rest = text;
+    while let Some((i, c)) = rest
+        .char_indices()
+        .find(|&(_, c)| c.is_control() && c != '\n' && c != '\t')
+    {
+        let tail = &rest[i..];
+        match own.iter().find(|o| colors && tail.starts_with(**o)) {
+            Some(o) => rest = &tail[o.len()..],
+            None => {
+                found.push(format!("{:?} at {:?}", c, &tail[..tail.len().min(12)]));
+                rest = &tail[c.len_utf8()..];
+            }
+        }
+    }
+    found
+}
+
+#[test]
+fn control_characters_in_findings_never_reach_the_terminal_raw() {
+    let repo = Repo::new();
+    let out = referee(&repo, &["init", "--loop", "l", "--max-rounds", "1"]);
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    repo.write("src/a.rs", "fn a() {}\n");
+    let dir = tempfile::tempdir().unwrap();
+    let review = dir.path().join("review.json");
+    let doc = serde_json::json!({"findings": [{
+        "id": "T1", "severity": "bug", "title": HOSTILE_TITLE,
+        "body": "a C1 CSI \u{9b}31m and DEL \u{7f} and CR \r over it",
+        "file": "src/\u{1b}[31mred.rs", "line": 1,
+    }]});
+    std::fs::write(&review, doc.to_string()).unwrap();
+    let review = review.to_str().unwrap();
+
+    let record = referee(&repo, &["record", "--findings", review]);
+    assert_eq!(record.code, 20, "{}", record.stderr);
+    let mut shown = vec![("record", record)];
+    for args in [
+        &["status"][..],
+        &["findings"],
+        &["escalate"],
+        &["escalate", "--format", "markdown"],
+        &["ledger", "show"],
+        &["report"],
+    ] {
+        shown.push((args[0], referee(&repo, args)));
+    }
+    for colors in ["always", "never"] {
+        for cmd in ["status", "escalate", "findings"] {
+            shown.push((cmd, referee(&repo, &["--color", colors, cmd])));
+        }
+    }
+    for (cmd, out) in &shown {
+        assert!(out.code == 0 || *cmd == "record", "{cmd}: {}", out.stderr);
+        for (stream, text) in [("stdout", &out.stdout), ("stderr", &out.stderr)] {
+            let raw = raw_controls(text, true);
+            assert!(raw.is_empty(), "{cmd} {stream}: raw {raw:?} in\n{text}");
+        }
+    }
+    // The title was printed, visibly, where people read findings.
+    for (cmd, out) in &shown[..4] {
+        assert!(
+            out.stdout.contains("^[[2J^[]0;pwned^G title"),
+            "{cmd}: {}",
+            out.stdout
+        );
+    }
+    // Referee's own colors still work.
+    let colored = referee(&repo, &["--color", "always", "escalate"]);
+    assert!(
+        colored.stdout.starts_with("\u{1b}[1;31m"),
+        "{}",
+        colored.stdout
+    );
+    assert!(raw_controls(&colored.stdout, false).len() >= 2);
+
+    // JSON is exact: the title comes back as it was stored.
+    for args in [
+        &["findings", "--json"][..],
+        &["escalate", "--json"],
+        &["status", "--json"],
+    ] {
+        let out = referee(&repo, args);
+        assert_eq!(out.code, 0, "{args:?}: {}", out.stderr);
+        assert!(
+            out.stdout.contains(r"\u001b[2J\u001b]0;pwned\u0007 title"),
+            "{args:?}: {}",
+            out.stdout
+        );
+        serde_json::from_str::<Value>(&out.stdout).unwrap();
+    }
+}
