@@ -1852,6 +1852,8 @@ fn finding_paths_outside_the_repository_are_never_opened() {
         {"id": "E4", "severity": "bug", "title": "a linked file", "file": "leak.txt", "line": 1},
         {"id": "E5", "severity": "bug", "title": "uri", "file": format!("file://{abs}"), "line": 1},
         {"id": "E6", "severity": "bug", "title": "new file", "file": format!("../{sibling}/created.txt"), "line": 1},
+        {"id": "E7", "severity": "bug", "title": "one-slash uri", "file": format!("file:{abs}"), "line": 1},
+        {"id": "E8", "severity": "bug", "title": "home", "file": "~/.ssh/id_rsa", "line": 1},
     ]});
     let mut cmd = repo.referee_std();
     cmd.args(["record", "--findings", "-"])
@@ -1928,8 +1930,10 @@ fn finding_paths_outside_the_repository_are_never_opened() {
     assert_eq!(by_id["E2"], (abs.clone(), true));
     assert_eq!(by_id["E3"], ("link/secret.txt".to_string(), false));
     assert_eq!(by_id["E4"], ("leak.txt".to_string(), false));
-    assert_eq!(by_id["E5"], (abs, true));
+    assert_eq!(by_id["E5"], (abs.clone(), true));
     assert_eq!(by_id["E6"], (format!("../{sibling}/created.txt"), true));
+    assert_eq!(by_id["E7"], (abs, true));
+    assert_eq!(by_id["E8"], ("~/.ssh/id_rsa".to_string(), true));
 }
 
 /// One secret of each rule in docs/secrets.md that text carries, as it is
