@@ -477,8 +477,12 @@ fn redact_state(state: &mut RoundState) {
         use crate::judge::engine::Outcome as Judged;
         match judge {
             Judged::Decided {
-                answers, reason, ..
+                model,
+                answers,
+                reason,
+                ..
             } => {
+                model.iter_mut().for_each(redact_string);
                 redact_strings(answers);
                 redact_string(reason);
             }
