@@ -250,6 +250,13 @@ pub enum LedgerFormat {
     Markdown,
 }
 
+impl LedgerFormat {
+    /// Read by people (control characters shown, colors), not programs.
+    pub fn for_people(self) -> bool {
+        matches!(self, LedgerFormat::Table | LedgerFormat::Markdown)
+    }
+}
+
 #[derive(Debug, Args)]
 pub struct LedgerShowArgs {
     #[command(flatten)]
@@ -268,6 +275,13 @@ pub enum HandoffFormat {
     Text,
     Markdown,
     Json,
+}
+
+impl HandoffFormat {
+    /// Read by people (control characters shown, colors), not programs.
+    pub fn for_people(self) -> bool {
+        matches!(self, HandoffFormat::Text | HandoffFormat::Markdown)
+    }
 }
 
 #[derive(Debug, Args)]
@@ -342,6 +356,13 @@ pub enum FindingsFormat {
     Sarif,
 }
 
+impl FindingsFormat {
+    /// Read by people (control characters shown), not programs.
+    pub fn for_people(self) -> bool {
+        self == FindingsFormat::Table
+    }
+}
+
 #[derive(Debug, Args)]
 pub struct FindingsArgs {
     #[command(flatten)]
@@ -408,6 +429,13 @@ pub enum ReportFormat {
     Table,
     Json,
     Markdown,
+}
+
+impl ReportFormat {
+    /// Read by people (control characters shown), not programs.
+    pub fn for_people(self) -> bool {
+        matches!(self, ReportFormat::Table | ReportFormat::Markdown)
+    }
 }
 
 #[derive(Debug, Args)]

@@ -73,32 +73,26 @@ pub fn check(state: &State, args: ApprovalCheckArgs) -> anyhow::Result<Exit> {
             "differ": differ,
             "approved_tree_present": differ.is_some(),
         });
-        super::emit(format!("{}\n", serde_json::to_string_pretty(&value)?).as_bytes())?;
+        super::emit_json(&value)?;
     } else if ok {
-        super::emit(
-            format!(
-                "approved: {what} is the tree {} approved by {} at {} (loop `{}`, round {})\n",
-                approved.get(..12).unwrap_or(approved),
-                approval.by,
-                approval.at,
-                lp.name,
-                approval.round
-            )
-            .as_bytes(),
-        )?;
+        super::emit(&format!(
+            "approved: {what} is the tree {} approved by {} at {} (loop `{}`, round {})\n",
+            approved.get(..12).unwrap_or(approved),
+            approval.by,
+            approval.at,
+            lp.name,
+            approval.round
+        ))?;
     } else if differ.is_none() {
-        super::emit(
-            format!(
-                "not approved: {what} (tree {}) is not the tree approved by {} at {} (tree {}); \
+        super::emit(&format!(
+            "not approved: {what} (tree {}) is not the tree approved by {} at {} (tree {}); \
                  the approved tree is not in this repository, so the differing paths cannot be listed\n\
                  hint: `git fetch origin 'refs/referee/*:refs/referee/*'` brings the snapshots\n",
-                tree.get(..12).unwrap_or(&tree),
-                approval.by,
-                approval.at,
-                approved.get(..12).unwrap_or(approved),
-            )
-            .as_bytes(),
-        )?;
+            tree.get(..12).unwrap_or(&tree),
+            approval.by,
+            approval.at,
+            approved.get(..12).unwrap_or(approved),
+        ))?;
     } else {
         let mut out = format!(
             "not approved: {what} differs from the tree approved by {} at {} (loop `{}`, round {}) in {}:\n",
@@ -111,7 +105,7 @@ pub fn check(state: &State, args: ApprovalCheckArgs) -> anyhow::Result<Exit> {
         for p in &differ_list {
             out.push_str(&format!("  {p}\n"));
         }
-        super::emit(out.as_bytes())?;
+        super::emit(&out)?;
     }
     Ok(if ok { Exit::Success } else { Exit::Escalated })
 }

@@ -8,7 +8,7 @@ use crate::exit::Exit;
 pub fn run(args: CompletionsArgs) -> anyhow::Result<Exit> {
     let mut script = Vec::new();
     clap_complete::generate(args.shell, &mut Cli::command(), "referee", &mut script);
-    super::emit(&script)?;
+    super::emit_exact(&script)?;
     Ok(Exit::Success)
 }
 
@@ -17,6 +17,6 @@ pub fn run(args: CompletionsArgs) -> anyhow::Result<Exit> {
 pub fn man() -> anyhow::Result<Exit> {
     let mut page = Vec::new();
     clap_mangen::Man::new(Cli::command()).render(&mut page)?;
-    super::emit(&page)?;
+    super::emit_exact(&page)?;
     Ok(Exit::Success)
 }

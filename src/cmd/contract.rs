@@ -33,7 +33,7 @@ pub fn show(state: &State, args: LoopArgs) -> anyhow::Result<Exit> {
                 "at": r.at,
             })).collect::<Vec<_>>(),
         });
-        super::emit(format!("{}\n", serde_json::to_string_pretty(&json)?).as_bytes())?;
+        super::emit_json(&json)?;
         return Ok(Exit::Success);
     }
 
@@ -69,7 +69,7 @@ pub fn show(state: &State, args: LoopArgs) -> anyhow::Result<Exit> {
             r.reason
         );
     }
-    super::emit(out.as_bytes())?;
+    super::emit(&out)?;
     Ok(Exit::Success)
 }
 
@@ -184,7 +184,7 @@ pub fn amend(state: &State, args: AmendArgs) -> anyhow::Result<Exit> {
             json[field] =
                 serde_json::json!({"from": from.parse::<f64>().ok(), "to": to.parse::<f64>().ok()});
         }
-        super::emit(format!("{}\n", serde_json::to_string_pretty(&json)?).as_bytes())?;
+        super::emit_json(&json)?;
     } else {
         let what: Vec<String> = changes
             .iter()
@@ -196,7 +196,7 @@ pub fn amend(state: &State, args: AmendArgs) -> anyhow::Result<Exit> {
             what.join(", "),
             last.round
         );
-        super::emit(out.as_bytes())?;
+        super::emit(&out)?;
     }
     Ok(Exit::Success)
 }
@@ -224,7 +224,7 @@ pub fn restore(state: &State, args: LoopArgs) -> anyhow::Result<Exit> {
             super::shown(&path),
             pinned.get(..12).unwrap_or(&pinned)
         );
-        super::emit(text.as_bytes())?;
+        super::emit(&text)?;
         return Ok(Exit::Success);
     }
     let kept = crate::snapshot::kept_contract(&state.repo, name.as_str())?.ok_or_else(|| {
@@ -248,6 +248,6 @@ pub fn restore(state: &State, args: LoopArgs) -> anyhow::Result<Exit> {
         super::shown(&path),
         pinned.get(..12).unwrap_or(&pinned)
     );
-    super::emit(text.as_bytes())?;
+    super::emit(&text)?;
     Ok(Exit::Success)
 }

@@ -78,7 +78,7 @@ fn decide(state: &State, args: DecisionArgs, kind: Kind) -> anyhow::Result<Exit>
             "tree": last.snapshot.tree,
             "row": appended.to_json(),
         });
-        super::emit(format!("{}\n", serde_json::to_string_pretty(&value)?).as_bytes())?;
+        super::emit_json(&value)?;
     } else {
         let what = if kind == Kind::Approve {
             "approved"
@@ -103,7 +103,7 @@ fn decide(state: &State, args: DecisionArgs, kind: Kind) -> anyhow::Result<Exit>
                 lp.name
             ));
         }
-        super::emit(out.as_bytes())?;
+        super::emit(&out)?;
     }
     Ok(Exit::Success)
 }

@@ -21,7 +21,10 @@ pub fn run(state: &State, args: EscalateArgs) -> anyhow::Result<Exit> {
     } else {
         args.format
     };
-    super::emit(&crate::report::handoff::render(&handoff, format))?;
+    super::emit_rendered(
+        &crate::report::handoff::render(&handoff, format),
+        format.for_people(),
+    )?;
     Ok(Exit::Success)
 }
 

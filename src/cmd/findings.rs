@@ -40,6 +40,6 @@ pub fn run(state: &State, args: FindingsArgs) -> anyhow::Result<Exit> {
             findings::sarif(lp.name.as_str(), env!("CARGO_PKG_VERSION"), &list)
         }
     };
-    super::emit(&bytes)?;
+    super::emit_rendered(&bytes, format.for_people())?;
     Ok(Exit::Success)
 }

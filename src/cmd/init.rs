@@ -131,7 +131,7 @@ fn print(
             "sha256": crate::digest::sha256_hex(text.as_bytes()),
             "contract": contract,
         });
-        super::emit(format!("{}\n", serde_json::to_string_pretty(&json)?).as_bytes())?;
+        super::emit_json(&json)?;
     } else {
         let mut out = format!(
             "wrote `{}`: loop `{name}`, max_rounds {}, floor {}, closure {}, base {}\n",
@@ -151,7 +151,7 @@ fn print(
                 "next: `referee record --loop {name} --findings FILE` after each review\n"
             ));
         }
-        super::emit(out.as_bytes())?;
+        super::emit(&out)?;
     }
     Ok(())
 }

@@ -91,7 +91,7 @@ pub fn ask(state: &State, args: LoopArgs) -> anyhow::Result<Exit> {
             "answer": answer.as_deref().and_then(|a| serde_json::from_str::<serde_json::Value>(a).ok()).or(answer.clone().map(serde_json::Value::String)),
             "outcome": asked.outcome,
         });
-        super::emit(format!("{}\n", serde_json::to_string_pretty(&value)?).as_bytes())?;
+        super::emit_json(&value)?;
         return Ok(Exit::Success);
     }
     let mut out = format!(
@@ -112,6 +112,6 @@ pub fn ask(state: &State, args: LoopArgs) -> anyhow::Result<Exit> {
         None => out.push_str("answer: (none)\n\n"),
     }
     out.push_str(&format!("decision: {}\n", asked.outcome.summary()));
-    super::emit(out.as_bytes())?;
+    super::emit(&out)?;
     Ok(Exit::Success)
 }

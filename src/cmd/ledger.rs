@@ -15,7 +15,10 @@ pub fn show(state: &State, args: LedgerShowArgs) -> anyhow::Result<Exit> {
     } else {
         args.format
     };
-    super::emit(&report::ledger::render(name.as_str(), &parsed.rows, format))?;
+    super::emit_rendered(
+        &report::ledger::render(name.as_str(), &parsed.rows, format),
+        format.for_people(),
+    )?;
     if let Some(torn) = parsed.torn {
         eprintln_quiet(&format!(
             "warning: ledger `{}` ends in a torn line of {} bytes (not shown)\nhint: run `referee ledger repair`",
@@ -37,34 +40,32 @@ pub fn verify(state: &State, args: LoopArgs) -> anyhow::Result<Exit> {
         });
     match checked {
         Ok(summary) => {
-            let text = if args.json {
-                format!(
-                    "{}\n",
-                    serde_json::json!({"loop": name.as_str(), "ok": true, "rows": summary.rows,
-                                       "rounds": summary.rounds, "head": summary.head})
-                )
-            } else {
-                match &summary.head {
-                    Some(head) => format!(
-                        "ledger `{}`: {} ({}) verified; chain head {}\n",
-                        super::shown(store.path()),
-                        crate::engine::decide::plural(summary.rows, "row"),
-                        crate::engine::decide::plural(summary.rounds, "round"),
-                        head
-                    ),
-                    None => format!(
-                        "ledger `{}`: no rows yet; nothing to verify\n",
-                        super::shown(store.path())
-                    ),
-                }
+            if args.json {
+                let json = serde_json::json!({"loop": name.as_str(), "ok": true, "rows": summary.rows,
+                                   "rounds": summary.rounds, "head": summary.head});
+                super::emit_exact(format!("{json}\n").as_bytes())?;
+                return Ok(Exit::Success);
+            }
+            let text = match &summary.head {
+                Some(head) => format!(
+                    "ledger `{}`: {} ({}) verified; chain head {}\n",
+                    super::shown(store.path()),
+                    crate::engine::decide::plural(summary.rows, "row"),
+                    crate::engine::decide::plural(summary.rounds, "round"),
+                    head
+                ),
+                None => format!(
+                    "ledger `{}`: no rows yet; nothing to verify\n",
+                    super::shown(store.path())
+                ),
             };
-            super::emit(text.as_bytes())?;
+            super::emit(&text)?;
             Ok(Exit::Success)
         }
         Err(err) => {
             if args.json {
                 let json = serde_json::json!({"loop": name.as_str(), "ok": false, "problem": err.to_string()});
-                super::emit(format!("{json}\n").as_bytes())?;
+                super::emit_exact(format!("{json}\n").as_bytes())?;
             }
             Err(err)
         }
@@ -124,28 +125,28 @@ fn snapshots_hold(
 pub fn repair(state: &State, args: LoopArgs) -> anyhow::Result<Exit> {
     let (name, store) = store_of(state, &args.select)?;
     let removed = store.repair()?;
-    let text = match (&removed, args.json) {
-        (Some(bytes), true) => format!(
-            "{}\n",
-            serde_json::json!({"loop": name.as_str(), "removed_bytes": bytes.len(),
-                               "removed": String::from_utf8_lossy(bytes)})
-        ),
-        (None, true) => format!(
-            "{}\n",
-            serde_json::json!({"loop": name.as_str(), "removed_bytes": 0})
-        ),
-        (Some(bytes), false) => format!(
+    if args.json {
+        let json = match &removed {
+            Some(bytes) => serde_json::json!({"loop": name.as_str(), "removed_bytes": bytes.len(),
+                                              "removed": String::from_utf8_lossy(bytes)}),
+            None => serde_json::json!({"loop": name.as_str(), "removed_bytes": 0}),
+        };
+        super::emit_exact(format!("{json}\n").as_bytes())?;
+        return Ok(Exit::Success);
+    }
+    let text = match &removed {
+        Some(bytes) => format!(
             "removed a torn final line of {} bytes from `{}` (never a committed row): {}\n",
             bytes.len(),
             super::shown(store.path()),
             String::from_utf8_lossy(bytes).escape_debug()
         ),
-        (None, false) => format!(
+        None => format!(
             "nothing to repair: `{}` ends on a complete row\n",
             super::shown(store.path())
         ),
     };
-    super::emit(text.as_bytes())?;
+    super::emit(&text)?;
     Ok(Exit::Success)
 }
 
@@ -168,5 +169,6 @@ fn store_of(
 
 fn eprintln_quiet(text: &str) {
     use std::io::Write;
+    let text = crate::report::terminal::escape(text);
     let _ = writeln!(std::io::stderr().lock(), "{text}");
 }

@@ -93,8 +93,10 @@ fn report_error(err: &anyhow::Error) -> Exit {
     if broken_pipe {
         return Exit::Success;
     }
+    // Errors quote input (ids, names, values): shown like other human text.
+    let message = crate::report::terminal::escape(&format!("{err:#}")).into_owned();
     let mut stderr = std::io::stderr().lock();
-    let _ = writeln!(stderr, "error: {err:#}");
+    let _ = writeln!(stderr, "error: {message}");
     if err.chain().any(|cause| cause.is::<UsageError>()) {
         Exit::Usage
     } else {
@@ -102,12 +104,38 @@ fn report_error(err: &anyhow::Error) -> Exit {
     }
 }
 
-/// Writes bytes to stdout; a closed pipe comes back as an error that exits quietly.
-fn emit(bytes: &[u8]) -> anyhow::Result<()> {
+/// Writes text for people to stdout: the one place human output leaves the
+/// process, so the one place stored text (a finding's title, body or path)
+/// has its control characters made visible and referee's own colors are
+/// applied (`report::style::for_people`). A closed pipe comes back as an
+/// error that exits quietly.
+fn emit(text: &str) -> anyhow::Result<()> {
+    emit_exact(crate::report::style::for_people(text).as_bytes())
+}
+
+/// Writes a document for programs (JSON, CSV, SARIF, shell scripts, man
+/// pages) byte for byte: its own format escapes what it must.
+fn emit_exact(bytes: &[u8]) -> anyhow::Result<()> {
     let mut out = std::io::stdout().lock();
     out.write_all(bytes)?;
     out.flush()?;
     Ok(())
+}
+
+/// Writes what a renderer made in `format`: for people, or exactly.
+fn emit_rendered(bytes: &[u8], for_people: bool) -> anyhow::Result<()> {
+    if for_people {
+        emit(&String::from_utf8_lossy(bytes))
+    } else {
+        emit_exact(bytes)
+    }
+}
+
+/// Writes `value` as pretty JSON and a newline, exactly.
+fn emit_json(value: &impl serde::Serialize) -> anyhow::Result<()> {
+    let mut bytes = serde_json::to_vec_pretty(value)?;
+    bytes.push(b'\n');
+    emit_exact(&bytes)
 }
 
 /// The clock: now as RFC 3339 UTC to the second. `REFEREE_NOW` fixes it (for

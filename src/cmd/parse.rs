@@ -26,7 +26,7 @@ pub fn run(args: ParseArgs) -> anyhow::Result<Exit> {
         .with_context(|| format!("findings `{name}`"))?;
     let mut out = serde_json::to_vec_pretty(&parsed)?;
     out.push(b'\n');
-    super::emit(&out)?;
+    super::emit_exact(&out)?;
     Ok(Exit::Success)
 }
 

@@ -69,7 +69,7 @@ pub(super) fn print(lp: &engine::Loop, recorded: &Recorded, json: bool) -> anyho
     };
     if json {
         let value = round::json(&view, i32::from(recorded.exit().code()));
-        super::emit(format!("{}\n", serde_json::to_string_pretty(&value)?).as_bytes())?;
+        super::emit_json(&value)?;
         return Ok(());
     }
     let mut out = round::text(&view);
@@ -83,6 +83,6 @@ pub(super) fn print(lp: &engine::Loop, recorded: &Recorded, json: bool) -> anyho
             HandoffFormat::Text,
         )));
     }
-    super::emit(out.as_bytes())?;
+    super::emit(&out)?;
     Ok(())
 }

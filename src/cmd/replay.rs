@@ -34,7 +34,7 @@ pub fn run(state: &State, args: ReplayArgs) -> anyhow::Result<Exit> {
             "would_stop": r.stopped.as_ref().map(|(round, rule)| serde_json::json!({"round": round, "rule": rule})),
             "stopped": r.actual.as_ref().map(|(round, rule)| serde_json::json!({"round": round, "rule": rule})),
         });
-        super::emit(format!("{}\n", serde_json::to_string_pretty(&value)?).as_bytes())?;
+        super::emit_json(&value)?;
         return Ok(Exit::Success);
     }
     let mut out = format!(
@@ -92,6 +92,6 @@ pub fn run(state: &State, args: ReplayArgs) -> anyhow::Result<Exit> {
         ),
     };
     let _ = writeln!(out, "{actual}; {replayed}");
-    super::emit(out.as_bytes())?;
+    super::emit(&out)?;
     Ok(Exit::Success)
 }

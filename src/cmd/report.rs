@@ -46,7 +46,7 @@ pub fn run(state: &State, args: ReportArgs) -> anyhow::Result<Exit> {
     } else {
         args.format
     };
-    super::emit(&summary::render(&loops, format))?;
+    super::emit_rendered(&summary::render(&loops, format), format.for_people())?;
     Ok(Exit::Success)
 }
 

@@ -414,7 +414,7 @@ impl Printer {
                 }
                 self.json_line(value);
             }
-            Mode::Plain | Mode::Live => super::emit(round::text(&view).as_bytes())?,
+            Mode::Plain | Mode::Live => super::emit(&round::text(&view))?,
             Mode::Quiet => {}
         }
         Ok(())
@@ -428,16 +428,13 @@ impl Printer {
             })),
             _ => {
                 if self.mode == Mode::Quiet {
-                    super::emit(
-                        format!(
-                            "loop `{}` stopped at round {} on `{}`: {}\n",
-                            lp.name,
-                            recorded.row.round,
-                            recorded.state.rule.as_deref().unwrap_or_default(),
-                            recorded.state.reason
-                        )
-                        .as_bytes(),
-                    )?;
+                    super::emit(&format!(
+                        "loop `{}` stopped at round {} on `{}`: {}\n",
+                        lp.name,
+                        recorded.row.round,
+                        recorded.state.rule.as_deref().unwrap_or_default(),
+                        recorded.state.reason
+                    ))?;
                 }
                 if recorded.state.rule.as_deref().is_some_and(|r| r != "clean") {
                     let history = History::read(lp, lp.store.read()?.rows)?;
@@ -447,7 +444,7 @@ impl Printer {
                         &handoff,
                         HandoffFormat::Text,
                     ));
-                    super::emit(&text)?;
+                    super::emit(&String::from_utf8_lossy(&text))?;
                 }
             }
         }

@@ -55,13 +55,13 @@ pub fn install(dir: Option<&Path>, args: SkillInstallArgs) -> anyhow::Result<Exi
             .iter()
             .map(|(path, what)| serde_json::json!({"path": path, "result": what}))
             .collect();
-        super::emit(format!("{}\n", serde_json::to_string_pretty(&value)?).as_bytes())?;
+        super::emit_json(&value)?;
     } else {
         let mut out = String::new();
         for (path, what) in &done {
             out.push_str(&format!("{what}: {}\n", super::shown(&PathBuf::from(path))));
         }
-        super::emit(out.as_bytes())?;
+        super::emit(&out)?;
     }
     Ok(Exit::Success)
 }

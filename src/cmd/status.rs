@@ -149,7 +149,7 @@ pub fn run(state: &State, args: LoopArgs) -> anyhow::Result<Exit> {
             "skipped": skipped_json,
             "next": next,
         });
-        super::emit(format!("{}\n", serde_json::to_string_pretty(&value)?).as_bytes())?;
+        super::emit_json(&value)?;
         return Ok(Exit::Success);
     }
 
@@ -242,7 +242,7 @@ pub fn run(state: &State, args: LoopArgs) -> anyhow::Result<Exit> {
         }
     }
     let _ = writeln!(out, "next: {next}");
-    super::emit(out.as_bytes())?;
+    super::emit(&out)?;
     Ok(Exit::Success)
 }
 

@@ -51,15 +51,12 @@ pub fn run(state: &State, args: WaiveArgs) -> anyhow::Result<Exit> {
             "waived": id,
             "row": row.to_json(),
         });
-        super::emit(format!("{}\n", serde_json::to_string_pretty(&value)?).as_bytes())?;
+        super::emit_json(&value)?;
     } else {
-        super::emit(
-            format!(
-                "waived `{id}` of loop `{}` by {by} (ledger row after round {}): it no longer counts as must-fix\n",
-                lp.name, row.round
-            )
-            .as_bytes(),
-        )?;
+        super::emit(&format!(
+            "waived `{id}` of loop `{}` by {by} (ledger row after round {}): it no longer counts as must-fix\n",
+            lp.name, row.round
+        ))?;
     }
     Ok(Exit::Success)
 }

@@ -205,7 +205,7 @@ impl Contract {
         let name = LoopName::parse(&name).map_err(|_| ContractError::Invalid {
             field: "loop".into(),
             value: format!("`{name}`"),
-            allowed: "a loop name matching `[a-z0-9][a-z0-9._-]{0,63}`".into(),
+            allowed: format!("a loop name: {}", crate::contract::name::RULE),
         })?;
         let mut contract = Contract::with_defaults(name, default_base.to_string());
         if let Some(n) = fields.int("max_rounds", 1, i64::from(MAX_ROUNDS_LIMIT))? {

@@ -1,4 +1,6 @@
-//! Loop names: `[a-z0-9][a-z0-9._-]{0,63}`. Pure.
+//! Loop names: `[a-z0-9][a-z0-9._-]{0,63}`, and a valid git ref component
+//! (the round snapshots live at `refs/referee/<loop>/round-<n>`): no `..`,
+//! no `.lock` at the end. Pure.
 
 use std::fmt;
 
@@ -11,8 +13,12 @@ pub struct LoopName(String);
 
 /// A string that is no loop name.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-#[error("loop name `{0}` is not valid: it must match `[a-z0-9][a-z0-9._-]{{0,63}}`")]
+#[error("loop name `{0}` is not valid: {RULE}")]
 pub struct BadLoopName(pub String);
+
+/// What a loop name must be, as error messages say it.
+pub const RULE: &str = "it must match `[a-z0-9][a-z0-9._-]{0,63}`, \
+     without `..` and not ending in `.lock` (it names git refs)";
 
 impl LoopName {
     pub fn parse(text: &str) -> Result<LoopName, BadLoopName> {
@@ -22,7 +28,10 @@ impl LoopName {
             .is_some_and(|c| c.is_ascii_lowercase() || c.is_ascii_digit());
         let rest_ok = chars
             .all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || matches!(c, '.' | '_' | '-'));
-        if first_ok && rest_ok && text.len() <= 64 {
+        // What git refuses in a ref component (`git check-ref-format`); a
+        // leading `.` and `@{` are already outside the characters allowed.
+        let ref_ok = !text.contains("..") && !text.ends_with(".lock");
+        if first_ok && rest_ok && ref_ok && text.len() <= 64 {
             Ok(LoopName(text.to_string()))
         } else {
             Err(BadLoopName(text.to_string()))
@@ -46,7 +55,16 @@ mod tests {
 
     #[test]
     fn names() {
-        for good in ["a", "0", "auth-fix", "v1.2_x", &"a".repeat(64)] {
+        for good in [
+            "a",
+            "0",
+            "auth-fix",
+            "v1.2_x",
+            "a.lock.b",
+            "a.",
+            "a_lock",
+            &"a".repeat(64),
+        ] {
             assert!(LoopName::parse(good).is_ok(), "{good}");
         }
         for bad in [
@@ -58,6 +76,9 @@ mod tests {
             "a b",
             "é",
             "../x",
+            "a.lock",
+            "a..b",
+            "a@{1}",
             &"a".repeat(65),
         ] {
             assert!(LoopName::parse(bad).is_err(), "{bad}");

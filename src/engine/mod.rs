@@ -20,7 +20,7 @@ use crate::judge::engine::Asked;
 use crate::ledger::store::Locked;
 use crate::ledger::{Draft, Evidence, Kind, Row, Verdict};
 use crate::patch::ParsedPatch;
-use crate::redact::{redact, redact_str};
+use crate::redact::{redact, redact_str, redact_string};
 use crate::snapshot::{self, Patch, Snapshot};
 use decide::{Decision, Round, Stop, Terms};
 pub use history::{History, Loop, RevertTo, RoundState, SnapshotInfo, Standing};
@@ -508,26 +508,17 @@ fn earlier_patches(lp: &Loop, history: &History) -> Vec<(u32, ParsedPatch)> {
 /// A finding with its free text redacted (ids and fingerprints are not text
 /// a person wrote, and must stay comparable).
 fn redact_finding(f: &mut crate::findings::Finding) {
-    let text = |s: &mut String| {
-        let r = redact_str(s);
-        if r != *s {
-            *s = r;
-        }
-    };
-    text(&mut f.title);
-    if let Some(b) = f.body.as_mut() {
-        text(b);
-    }
-    if let Some(file) = f.file.as_mut() {
-        text(file);
-    }
-    if let Some(rule) = f.rule.as_mut() {
-        text(rule);
+    redact_string(&mut f.title);
+    for text in [f.body.as_mut(), f.file.as_mut(), f.rule.as_mut()]
+        .into_iter()
+        .flatten()
+    {
+        redact_string(text);
     }
 }
 
 fn redact_state(state: &mut RoundState) {
-    state.reason = redact_str(&state.reason);
+    redact_string(&mut state.reason);
     state
         .reported
         .iter_mut()
@@ -538,10 +529,26 @@ fn redact_state(state: &mut RoundState) {
         .iter_mut()
         .for_each(|t| redact_finding(&mut t.finding));
     for r in &mut state.responses {
-        r.note = redact_str(&r.note);
+        redact_string(&mut r.note);
     }
-    for f in &mut state.out_of_scope {
-        *f = redact_str(f);
+    state.out_of_scope.iter_mut().for_each(redact_string);
+    if let Some(judge) = state.judge.as_mut() {
+        use crate::judge::engine::Outcome as Judged;
+        match judge {
+            Judged::Decided {
+                model,
+                answers,
+                reason,
+                ..
+            } => {
+                model.iter_mut().for_each(redact_string);
+                redact_strings(answers);
+                redact_string(reason);
+            }
+            Judged::Skipped { reason } | Judged::Failed { reason } | Judged::Invalid { reason } => {
+                redact_string(reason)
+            }
+        }
     }
 }
 
@@ -557,12 +564,7 @@ fn redacted_json<T: serde::Serialize>(value: &T) -> anyhow::Result<Vec<u8>> {
 
 fn redact_strings(value: &mut Value) {
     match value {
-        Value::String(s) => {
-            let r = redact_str(s);
-            if r != *s {
-                *s = r;
-            }
-        }
+        Value::String(s) => redact_string(s),
         Value::Array(items) => items.iter_mut().for_each(redact_strings),
         Value::Object(map) => map.values_mut().for_each(redact_strings),
         _ => {}

@@ -13,22 +13,37 @@ pub struct NormPath {
 
 /// Normalizes `raw` against `repo_root` (absolute). `None` for an empty path.
 ///
-/// Handles `file://` URIs (with `%XX` escapes), `\` separators, `./`,
-/// duplicate slashes and `..`; absolute paths under the root become
-/// relative. Symlinks are not resolved: this is text only.
+/// Handles `file:` URIs (`file:///a`, `file://localhost/a`, `file:/a`, with
+/// `%XX` escapes), `\` separators, `./`, duplicate slashes and `..`;
+/// absolute paths under the root become relative. A path a shell would
+/// expand (`~/…`, `~user/…`, `$HOME/…`, `%USERPROFILE%\…`) and a `file:` URI
+/// naming another host escape. Symlinks are not resolved: this is text only.
 pub fn normalize(raw: &str, repo_root: &str) -> Option<NormPath> {
     let raw = raw.trim();
     let decoded;
     let raw = match strip_file_scheme(raw) {
-        Some(rest) => {
+        Some(Uri::Path(rest)) => {
             decoded = percent_decode(rest);
             decoded.as_str()
+        }
+        Some(Uri::Remote(rest)) => {
+            return Some(NormPath {
+                path: format!("//{}", rest.replace('\\', "/")),
+                escapes: true,
+            });
         }
         None => raw,
     };
     let text = raw.replace('\\', "/");
     if text.is_empty() {
         return None;
+    }
+    if expanded_by_a_shell(&text) {
+        let cleaned = clean(&text);
+        return Some(NormPath {
+            path: cleaned.parts.join("/"),
+            escapes: true,
+        });
     }
     let root = clean(&repo_root.replace('\\', "/"));
     if is_absolute(&text) {
@@ -112,18 +127,58 @@ fn is_absolute(path: &str) -> bool {
     !split_prefix(&path.replace('\\', "/")).0.is_empty()
 }
 
-/// The path of a `file:` URI (`file:///a`, `file://localhost/a`, `file:/a`).
-fn strip_file_scheme(raw: &str) -> Option<&str> {
-    let rest = raw
-        .strip_prefix("file://")
-        .or_else(|| raw.strip_prefix("FILE://"))?;
-    let rest = rest.strip_prefix("localhost").unwrap_or(rest);
+/// What a `file:` URI names.
+enum Uri<'a> {
+    /// A path on this machine.
+    Path(&'a str),
+    /// `file://host/…` for a host other than `localhost`: host and path.
+    Remote(&'a str),
+}
+
+/// The path of a `file:` URI (`file:///a`, `file://localhost/a`, `file:/a`,
+/// any case); `None` when `raw` is no such URI.
+fn strip_file_scheme(raw: &str) -> Option<Uri<'_>> {
+    let scheme = raw.get(..5)?;
+    if !scheme.eq_ignore_ascii_case("file:") {
+        return None;
+    }
+    let after = &raw[5..];
+    let rest = match after.strip_prefix("//") {
+        Some(authority) => {
+            let host_end = authority.find('/').unwrap_or(authority.len());
+            let host = &authority[..host_end];
+            if !host.is_empty() && !host.eq_ignore_ascii_case("localhost") {
+                return Some(Uri::Remote(authority));
+            }
+            &authority[host_end..]
+        }
+        None if after.starts_with('/') => after,
+        // `file:a` is no URI: a file of that name.
+        None => return None,
+    };
     // `file:///C:/x` names the Windows path `C:/x`.
     let bytes = rest.as_bytes();
     if bytes.len() >= 4 && bytes[0] == b'/' && bytes[1].is_ascii_alphabetic() && bytes[2] == b':' {
-        return Some(&rest[1..]);
+        return Some(Uri::Path(&rest[1..]));
     }
-    Some(rest)
+    Some(Uri::Path(rest))
+}
+
+/// Whether a shell would expand the path's start: `~`, `~user`, `$HOME`,
+/// `${HOME}`, `%USERPROFILE%`. Such a path names a place outside the
+/// repository, never a file in it.
+fn expanded_by_a_shell(path: &str) -> bool {
+    let first = path.split('/').next().unwrap_or_default();
+    let user = |s: &str| {
+        s.chars()
+            .all(|c| c.is_ascii_alphanumeric() || matches!(c, '.' | '_' | '-'))
+    };
+    match first.as_bytes().first() {
+        Some(b'~') => user(&first[1..]),
+        Some(b'$') => first.len() > 1,
+        Some(b'%') => first.len() > 2 && first.ends_with('%'),
+        _ => false,
+    }
 }
 
 /// Decodes `%XX` escapes; invalid escapes and non-UTF-8 results stay as text.
@@ -214,6 +269,40 @@ mod tests {
                 escapes: true
             })
         );
+    }
+
+    #[test]
+    fn uris_and_shell_paths_that_leave_the_repository_are_flagged() {
+        let table = [
+            ("file:/etc/passwd", "/etc/passwd"),
+            ("FILE:///etc/passwd", "/etc/passwd"),
+            ("File://localhost/etc/shadow", "/etc/shadow"),
+            (
+                "file://evil.example/etc/passwd",
+                "//evil.example/etc/passwd",
+            ),
+            ("~/.ssh/id_rsa", "~/.ssh/id_rsa"),
+            ("~", "~"),
+            ("~root/.bashrc", "~root/.bashrc"),
+            ("~\\.aws\\credentials", "~/.aws/credentials"),
+            ("$HOME/.netrc", "$HOME/.netrc"),
+            ("${HOME}/.netrc", "${HOME}/.netrc"),
+            ("%USERPROFILE%\\.ssh\\id_rsa", "%USERPROFILE%/.ssh/id_rsa"),
+        ];
+        for (raw, path) in table {
+            assert_eq!(norm(raw), Some((path.to_string(), true)), "{raw}");
+        }
+        // In the repository, and names that only look alike.
+        assert_eq!(
+            norm("file:/work/repo/src/a.rs"),
+            Some(("src/a.rs".into(), false))
+        );
+        assert_eq!(
+            norm("src/~backup.rs"),
+            Some(("src/~backup.rs".into(), false))
+        );
+        assert_eq!(norm("file:notes.md"), Some(("file:notes.md".into(), false)));
+        assert_eq!(norm("100%/a"), Some(("100%/a".into(), false)));
     }
 
     #[test]

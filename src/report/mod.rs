@@ -6,3 +6,4 @@ pub mod ledger;
 pub mod round;
 pub mod style;
 pub mod summary;
+pub mod terminal;

@@ -1,7 +1,15 @@
 //! Color for people at a terminal, never for pipes, `NO_COLOR` or
 //! `--color never`. The choice is made once per process from the flags and
 //! the environment; renderers only ask `paint`.
+//!
+//! `paint` does not write escape sequences: it marks where a color starts
+//! and ends, with a key drawn afresh by each process. [`for_people`], on
+//! the way out, makes every control character visible (stored text is
+//! untrusted: a finding's title may carry `ESC [2J`) and only then turns
+//! the marks into colors. A mark cannot be forged by stored text, which was
+//! written before the key existed.
 
+use std::hash::{BuildHasher, RandomState};
 use std::io::IsTerminal;
 use std::sync::OnceLock;
 
@@ -33,17 +41,58 @@ pub enum Tone {
     Bad,
 }
 
-/// `text` in `tone`'s color when color is on.
+/// The start of a mark: a private-use character and this process's key.
+static MARK: OnceLock<String> = OnceLock::new();
+
+fn mark() -> &'static str {
+    MARK.get_or_init(|| {
+        let key = RandomState::new().hash_one(std::process::id());
+        format!("\u{f8ff}{key:016x}")
+    })
+}
+
+/// `text` in `tone`'s color when color is on (applied by [`for_people`]).
 pub fn paint(text: &str, tone: Tone) -> String {
     if !ENABLED.get().copied().unwrap_or(false) {
         return text.to_string();
     }
     let code = match tone {
-        Tone::Good => "32",
-        Tone::Busy => "33",
-        Tone::Bad => "31",
+        Tone::Good => 'g',
+        Tone::Busy => 'y',
+        Tone::Bad => 'r',
     };
-    format!("\u{1b}[1;{code}m{text}\u{1b}[0m")
+    let mark = mark();
+    format!("{mark}{code}{text}{mark}0")
+}
+
+/// Human output as it is written: control characters made visible
+/// (`report::terminal::escape`), then the marks of [`paint`] turned into
+/// colors. The one way text for people leaves the process.
+pub fn for_people(text: &str) -> String {
+    let escape = super::terminal::escape;
+    // No mark was ever made, so the text holds none.
+    let Some(mark) = MARK.get() else {
+        return escape(text).into_owned();
+    };
+    let mut pieces = text.split(mark.as_str());
+    let mut out = String::with_capacity(text.len());
+    out.push_str(&escape(pieces.next().unwrap_or_default()));
+    for piece in pieces {
+        let rest = match piece.as_bytes().first() {
+            Some(&code @ (b'g' | b'y' | b'r' | b'0')) => {
+                out.push_str(match code {
+                    b'g' => "\u{1b}[1;32m",
+                    b'y' => "\u{1b}[1;33m",
+                    b'r' => "\u{1b}[1;31m",
+                    _ => "\u{1b}[0m",
+                });
+                &piece[1..]
+            }
+            _ => piece,
+        };
+        out.push_str(&escape(rest));
+    }
+    out
 }
 
 /// The tone of a round's outcome (`continue`, `stop: <rule>`).

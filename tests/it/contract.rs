@@ -205,6 +205,34 @@ fn bad_flags_name_the_field_and_write_nothing() {
         .assert()
         .code(2);
     assert!(text(&out.get_output().stderr).contains("loop name `Bad/Name` is not valid"));
+    // Names git refuses as a ref component: the snapshots could not be kept.
+    for name in ["a.lock", "a..b"] {
+        let out = repo
+            .referee()
+            .args(["init", "--loop", name])
+            .assert()
+            .code(2);
+        let stderr = text(&out.get_output().stderr);
+        assert!(
+            stderr.contains(&format!("loop name `{name}` is not valid")),
+            "{stderr}"
+        );
+        assert!(stderr.contains("`.lock`"), "{stderr}");
+        assert!(
+            !repo
+                .join(&format!(".referee/contracts/{name}.toml"))
+                .exists()
+        );
+    }
+    let toml = "loop = \"x.lock\"\n";
+    let from = repo.join("hand.toml");
+    std::fs::write(&from, toml).unwrap();
+    let out = repo
+        .referee()
+        .args(["init", "--from", from.to_str().unwrap()])
+        .assert()
+        .code(2);
+    assert!(text(&out.get_output().stderr).contains("x.lock"));
 }
 
 #[test]

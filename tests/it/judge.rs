@@ -75,6 +75,26 @@ const BLOCK: &str =
     r#"{"findings":[{"id":"B1","severity":"block","title":"leaks the admin password"}]}"#;
 
 #[test]
+fn the_judge_answer_is_stored_redacted_everywhere() {
+    let repo = with_judge("engine = \"replay\"\nreplay = \".referee/judge.json\"", "");
+    let (a, b, c, d) = GO_ON;
+    let mut answer = answers(a, b, c, d);
+    answer["model"] = json!("small-judge-1 PASSWORD=hunter2-judge-answer");
+    replay(&repo, &[answer]);
+    let (code, out) = record(&repo, 1, SHOULD);
+    assert_eq!(code, 10, "{out}");
+    let evidence = repo.join(".referee/ledgers/d/round-1");
+    let mut checked = 0;
+    for name in ["judge.answer", "judge.json", "state.json"] {
+        let stored = std::fs::read_to_string(evidence.join(name)).unwrap();
+        assert!(stored.contains("small-judge-1"), "{name}: {stored}");
+        assert!(!stored.contains("hunter2-judge-answer"), "{name}: {stored}");
+        checked += 1;
+    }
+    assert_eq!(checked, 3);
+}
+
+#[test]
 fn a_replay_judge_stops_a_loop_that_is_over_polishing() {
     let repo = with_judge("engine = \"replay\"\nreplay = \".referee/judge.json\"", "");
     let (a, b, c, d) = GO_ON;

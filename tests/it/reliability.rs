@@ -1888,6 +1888,8 @@ fn finding_paths_outside_the_repository_are_never_opened() {
         {"id": "E4", "severity": "bug", "title": "a linked file", "file": "leak.txt", "line": 1},
         {"id": "E5", "severity": "bug", "title": "uri", "file": format!("file://{abs}"), "line": 1},
         {"id": "E6", "severity": "bug", "title": "new file", "file": format!("../{sibling}/created.txt"), "line": 1},
+        {"id": "E7", "severity": "bug", "title": "one-slash uri", "file": format!("file:{abs}"), "line": 1},
+        {"id": "E8", "severity": "bug", "title": "home", "file": "~/.ssh/id_rsa", "line": 1},
     ]});
     let mut cmd = repo.referee_std();
     cmd.args(["record", "--findings", "-"])
@@ -1964,15 +1966,21 @@ fn finding_paths_outside_the_repository_are_never_opened() {
     assert_eq!(by_id["E2"], (abs.clone(), true));
     assert_eq!(by_id["E3"], ("link/secret.txt".to_string(), false));
     assert_eq!(by_id["E4"], ("leak.txt".to_string(), false));
-    assert_eq!(by_id["E5"], (abs, true));
+    assert_eq!(by_id["E5"], (abs.clone(), true));
     assert_eq!(by_id["E6"], (format!("../{sibling}/created.txt"), true));
+    assert_eq!(by_id["E7"], (abs, true));
+    assert_eq!(by_id["E8"], ("~/.ssh/id_rsa".to_string(), true));
 }
 
-/// An Anthropic key, a bearer token and a password: their secret parts are
-/// what must never be stored.
-const SECRETS: [(&str, &str); 3] = [
+/// One secret of each rule in docs/secrets.md that text carries, as it is
+/// written and with the part that must never be stored. Built with
+/// `concat!` so that no secret scanner takes this file for a leak.
+const SECRETS: &[(&str, &str)] = &[
     (
-        "sk-ant-api03-R3liab1l1tyT3stK3yAAAAAAAAAAAAAAAAAAAAAAAA",
+        concat!(
+            "sk-ant-api03-",
+            "R3liab1l1tyT3stK3yAAAAAAAAAAAAAAAAAAAAAAAA"
+        ),
         "R3liab1l1tyT3stK3y",
     ),
     (
@@ -1980,6 +1988,120 @@ const SECRETS: [(&str, &str); 3] = [
         "cmVsaWFiaWxpdHk",
     ),
     ("PASSWORD=hunter2-reliability-42", "hunter2-reliability"),
+    ("postgres://app:pgPass-rel1@db.internal/app", "pgPass-rel1"),
+    ("mysql://root:myPass-rel2@127.0.0.1:3306/x", "myPass-rel2"),
+    (
+        "mongodb+srv://admin:mongoPass-rel3@cluster0.example.net/db",
+        "mongoPass-rel3",
+    ),
+    ("redis://:redisPass-rel4@cache:6379/0", "redisPass-rel4"),
+    ("amqps://guest:amqpPass-rel5@rabbit/vhost", "amqpPass-rel5"),
+    ("password:yamlPass-rel6", "yamlPass-rel6"),
+    (
+        concat!("sk_", "live_", "R3l1ab1l1tyStr1peK3y0007"),
+        "R3l1ab1l1tyStr1peK3y0007",
+    ),
+    (
+        concat!("rk_", "live_", "R3l1ab1l1tyRestr1ct0008"),
+        "R3l1ab1l1tyRestr1ct0008",
+    ),
+    (
+        concat!(
+            "eyJhbGciOiJIUzI1NiJ9",
+            ".",
+            "eyJzdWIiOiJyZWxpYWJpbGl0eTkifQ",
+            ".",
+            "U2lnbmF0dXJlUmVsOQ"
+        ),
+        "eyJzdWIiOiJyZWxpYWJpbGl0eTkifQ",
+    ),
+    (
+        concat!("npm_", "R3l1ab1l1tyNpmT0k3nAAAAAAAAAAAAAAA10"),
+        "R3l1ab1l1tyNpmT0k3n",
+    ),
+    (
+        concat!(
+            "https://hooks.slack.com/services/",
+            "T0REL1AB1/B0REL1AB1/R3l1ab1l1tySl4ckH00k11"
+        ),
+        "R3l1ab1l1tySl4ckH00k11",
+    ),
+    (
+        concat!("xoxb-", "123456789012-R3l1ab1l1tySl4ck12"),
+        "R3l1ab1l1tySl4ck12",
+    ),
+    (
+        "Authorization: token T0kenRel13abcdef0123",
+        "T0kenRel13abcdef0123",
+    ),
+    (
+        "Authorization: Basic dXNlcjpyZWxpYWJpbGl0eTE0",
+        "dXNlcjpyZWxpYWJpbGl0eTE0",
+    ),
+    ("mysql --password cliPass-rel15 db", "cliPass-rel15"),
+    ("deploy --api-key=cliKey-rel16", "cliKey-rel16"),
+    (
+        "DefaultEndpointsProtocol=https;AccountName=rel;AccountKey=QXp1cmVSZWwxNw==;EndpointSuffix=core.windows.net",
+        "QXp1cmVSZWwxNw",
+    ),
+    (
+        r#"password = "a long passphrase rel18""#,
+        "passphrase rel18",
+    ),
+    (r#"{"api_key": "jsonKey-rel19"}"#, "jsonKey-rel19"),
+    (concat!("AKIA", "RELIAB1L1TY20AWS"), "RELIAB1L1TY20AWS"),
+    (
+        concat!("AIza", "SyR3l1ab1l1ty21GcpK3yAAAAAAAAAAAAAA"),
+        "R3l1ab1l1ty21GcpK3y",
+    ),
+    (
+        concat!("ghp_", "R3l1ab1l1ty22G1tHubT0k3nAAAAAAAAAAA"),
+        "R3l1ab1l1ty22G1tHub",
+    ),
+    (
+        concat!("glpat-", "R3l1ab1l1ty23GitLabT0k"),
+        "R3l1ab1l1ty23GitLab",
+    ),
+    (
+        concat!("sk-proj-", "R3l1ab1l1ty24OpenAiK3yAAAAAAAA"),
+        "R3l1ab1l1ty24OpenAi",
+    ),
+    (
+        concat!("hf_", "R3l1ab1l1ty25HuggingFaceT0k3nAAAAA"),
+        "R3l1ab1l1ty25Hugging",
+    ),
+    (
+        concat!(
+            "dop_v1_",
+            "2626262626262626262626262626262626262626262626262626262626262626"
+        ),
+        "26262626262626262626",
+    ),
+    (
+        concat!(
+            "SG.",
+            "R3l1ab1l1ty27SendGr",
+            ".",
+            "R3l1ab1l1ty27SendGridSecretPartAAAAAAAAAAAAAA"
+        ),
+        "R3l1ab1l1ty27SendGridSecret",
+    ),
+    (
+        concat!(
+            "pypi-",
+            "AgEIcHlwaS5vcmc",
+            "R3l1ab1l1ty28PyPIUploadT0k3nAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA"
+        ),
+        "R3l1ab1l1ty28PyPI",
+    ),
+    (
+        concat!(
+            "-----BEGIN RSA ",
+            "PRIVATE KEY-----\nMIIR3l1ab1l1ty29PemB0dy\n-----END RSA ",
+            "PRIVATE KEY-----"
+        ),
+        "MIIR3l1ab1l1ty29PemB0dy",
+    ),
 ];
 
 fn all_secrets() -> String {
@@ -1987,11 +2109,11 @@ fn all_secrets() -> String {
         .iter()
         .map(|(s, _)| *s)
         .collect::<Vec<_>>()
-        .join(" and ")
+        .join(" and\n")
 }
 
 /// A two-round `run` with the secrets in the task, the writer's output (stdout,
-/// stderr and its responses file) and the reviewer's findings.
+/// stderr, its patch and its responses file) and the reviewer's findings.
 fn run_with_secrets() -> Driven {
     let f = Driven::new();
     let s = all_secrets();
@@ -2000,14 +2122,17 @@ fn run_with_secrets() -> Driven {
         "body": format!("found {s}")}]});
     let responses = serde_json::json!({"responses": [{"id": "S1", "status": "disputed",
         "note": format!("it is a test key: {s}")}]});
-    f.file(
-        "writer-1.sh",
-        format!("echo 'fn a() {{ 4 }}' > src/a.rs\necho 'writer says {s}'\necho 'debug {s}' >&2\n"),
-    )
-    .file("reviewer-1.print", finding.to_string())
-    .file("writer-2.sh", "echo 'fn a() { 5 }' > src/a.rs\n")
-    .file("writer-2.out", responses.to_string())
-    .file("reviewer-2.print", r#"{"findings":[]}"#);
+    f.file("secrets.txt", &s)
+        .file(
+            "writer-1.sh",
+            "echo 'fn a() { 4 }' > src/a.rs\ncp \"$FAKE_DIR/secrets.txt\" config.env\n\
+             echo \"writer says $(cat \"$FAKE_DIR/secrets.txt\")\"\n\
+             echo \"debug $(cat \"$FAKE_DIR/secrets.txt\")\" >&2\n",
+        )
+        .file("reviewer-1.print", finding.to_string())
+        .file("writer-2.sh", "echo 'fn a() { 5 }' > src/a.rs\n")
+        .file("writer-2.out", responses.to_string())
+        .file("reviewer-2.print", r#"{"findings":[]}"#);
     let task = format!("fix the leak; meanwhile use {s}");
     let out = referee(&f.repo, &["run", "--task", &task]);
     assert_eq!(out.code, 0, "{}\n{}", out.stdout, out.stderr);
@@ -2022,7 +2147,7 @@ fn leaks(f: &Driven) -> Vec<(String, &'static str)> {
     let files = tree(&state);
     assert!(files.len() >= 10, "only {} stored files", files.len());
     for (path, bytes) in files {
-        for (_, needle) in SECRETS {
+        for (_, needle) in SECRETS.iter().copied() {
             if contains(&bytes, needle.as_bytes()) {
                 let rel = path.strip_prefix(&state).unwrap().display().to_string();
                 found.push((rel, needle));
@@ -2038,20 +2163,56 @@ const SAVED_TASK: &str = "ledgers/l/task.md";
 #[test]
 fn secrets_in_every_input_are_redacted_in_every_stored_file() {
     let f = run_with_secrets();
-    // Each secret did reach the agents: the test can fail.
+    // Each secret did reach the agents and the stored review: the test can fail.
     let calls = std::fs::read_to_string(f.script.path().join("calls.log")).unwrap();
-    assert!(
-        calls.contains(SECRETS[2].1),
-        "the task reached the writer whole"
-    );
+    for (_, part) in SECRETS {
+        assert!(calls.contains(part), "`{part}` never reached the writer");
+    }
     let leaks: Vec<_> = leaks(&f)
         .into_iter()
         .filter(|(path, _)| path != SAVED_TASK)
         .collect();
     assert!(leaks.is_empty(), "secrets stored in: {leaks:?}");
-    let masked =
-        std::fs::read_to_string(f.repo.join(".referee/ledgers/l/round-1/task.md")).unwrap();
-    assert!(masked.contains(referee::redact::MASK), "{masked}");
+    // Every kind of stored file had secrets to mask, and masked them.
+    let state = f.repo.join(".referee");
+    let files = tree(&state);
+    let stored = |suffix: &str| -> Vec<String> {
+        files
+            .iter()
+            .filter(|(path, _)| path.to_string_lossy().ends_with(suffix))
+            .map(|(_, bytes)| String::from_utf8_lossy(bytes).into_owned())
+            .collect()
+    };
+    for suffix in [
+        "round-1/task.md",
+        "round-1/findings.raw",
+        "round-1/findings.json",
+        "round-1/state.json",
+        "round-1/patch.diff",
+        "round-2/responses.json",
+        "round-2/state.json",
+        ".stdout",
+        ".stderr",
+        ".prompt.md",
+    ] {
+        let texts = stored(suffix);
+        assert!(!texts.is_empty(), "no stored `*{suffix}`");
+        assert!(
+            texts.iter().any(|t| t.contains(referee::redact::MASK)),
+            "`*{suffix}` holds no mask"
+        );
+    }
+    // Redaction kept the stored JSON documents readable.
+    for suffix in [
+        "findings.raw",
+        "findings.json",
+        "state.json",
+        "responses.json",
+    ] {
+        for text in stored(suffix) {
+            serde_json::from_str::<Value>(&text).unwrap_or_else(|e| panic!("{suffix}: {e}"));
+        }
+    }
 }
 
 #[test]
@@ -2112,4 +2273,105 @@ fn a_killed_run_leaves_no_unredacted_scratch_files() {
         .filter(|(path, _)| path != SAVED_TASK)
         .collect();
     assert!(leaks.is_empty(), "secrets stored in: {leaks:?}");
+}
+
+/// A title that clears the screen and retitles the window, a body with a C1
+/// CSI and DEL, and a path that turns the terminal red.
+const HOSTILE_TITLE: &str = "\u{1b}[2J\u{1b}]0;pwned\u{7} title";
+
+/// The control characters in `text` other than `\n` and `\t`, and other than
+/// referee's own colors when `colors` is on.
+fn raw_controls(text: &str, colors: bool) -> Vec<String> {
+    let own = ["\u{1b}[1;31m", "\u{1b}[1;32m", "\u{1b}[1;33m", "\u{1b}[0m"];
+    let mut found = Vec::new();
+    let mut rest = text;
+    while let Some((i, c)) = rest
+        .char_indices()
+        .find(|&(_, c)| c.is_control() && c != '\n' && c != '\t')
+    {
+        let tail = &rest[i..];
+        match own.iter().find(|o| colors && tail.starts_with(**o)) {
+            Some(o) => rest = &tail[o.len()..],
+            None => {
+                found.push(format!("{:?} at {:?}", c, &tail[..tail.len().min(12)]));
+                rest = &tail[c.len_utf8()..];
+            }
+        }
+    }
+    found
+}
+
+#[test]
+fn control_characters_in_findings_never_reach_the_terminal_raw() {
+    let repo = Repo::new();
+    let out = referee(&repo, &["init", "--loop", "l", "--max-rounds", "1"]);
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    repo.write("src/a.rs", "fn a() {}\n");
+    let dir = tempfile::tempdir().unwrap();
+    let review = dir.path().join("review.json");
+    let doc = serde_json::json!({"findings": [{
+        "id": "T1", "severity": "bug", "title": HOSTILE_TITLE,
+        "body": "a C1 CSI \u{9b}31m and DEL \u{7f} and CR \r over it",
+        "file": "src/\u{1b}[31mred.rs", "line": 1,
+    }]});
+    std::fs::write(&review, doc.to_string()).unwrap();
+    let review = review.to_str().unwrap();
+
+    let record = referee(&repo, &["record", "--findings", review]);
+    assert_eq!(record.code, 20, "{}", record.stderr);
+    let mut shown = vec![("record", record)];
+    for args in [
+        &["status"][..],
+        &["findings"],
+        &["escalate"],
+        &["escalate", "--format", "markdown"],
+        &["ledger", "show"],
+        &["report"],
+    ] {
+        shown.push((args[0], referee(&repo, args)));
+    }
+    for colors in ["always", "never"] {
+        for cmd in ["status", "escalate", "findings"] {
+            shown.push((cmd, referee(&repo, &["--color", colors, cmd])));
+        }
+    }
+    for (cmd, out) in &shown {
+        assert!(out.code == 0 || *cmd == "record", "{cmd}: {}", out.stderr);
+        for (stream, text) in [("stdout", &out.stdout), ("stderr", &out.stderr)] {
+            let raw = raw_controls(text, true);
+            assert!(raw.is_empty(), "{cmd} {stream}: raw {raw:?} in\n{text}");
+        }
+    }
+    // The title was printed, visibly, where people read findings.
+    for (cmd, out) in &shown[..4] {
+        assert!(
+            out.stdout.contains("^[[2J^[]0;pwned^G title"),
+            "{cmd}: {}",
+            out.stdout
+        );
+    }
+    // Referee's own colors still work.
+    let colored = referee(&repo, &["--color", "always", "escalate"]);
+    assert!(
+        colored.stdout.starts_with("\u{1b}[1;31m"),
+        "{}",
+        colored.stdout
+    );
+    assert!(raw_controls(&colored.stdout, false).len() >= 2);
+
+    // JSON is exact: the title comes back as it was stored.
+    for args in [
+        &["findings", "--json"][..],
+        &["escalate", "--json"],
+        &["status", "--json"],
+    ] {
+        let out = referee(&repo, args);
+        assert_eq!(out.code, 0, "{args:?}: {}", out.stderr);
+        assert!(
+            out.stdout.contains(r"\u001b[2J\u001b]0;pwned\u0007 title"),
+            "{args:?}: {}",
+            out.stdout
+        );
+        serde_json::from_str::<Value>(&out.stdout).unwrap();
+    }
 }
