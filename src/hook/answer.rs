@@ -22,13 +22,16 @@ pub enum Answer {
 }
 
 impl Answer {
-    /// The line to print on stdout, if any.
+    /// The line to print on stdout, if any. Both texts reach a terminal
+    /// (the person's, or the model's context shown in one), so a control
+    /// character a reviewer wrote into a finding is made visible, not obeyed.
     pub fn json(&self) -> Option<String> {
+        let shown = |text: &str| crate::report::terminal::escape(text).into_owned();
         match self {
             Answer::Allow => None,
-            Answer::Tell(message) => Some(json!({ "systemMessage": message }).to_string()),
+            Answer::Tell(message) => Some(json!({ "systemMessage": shown(message) }).to_string()),
             Answer::Block(reason) => {
-                Some(json!({ "decision": "block", "reason": reason }).to_string())
+                Some(json!({ "decision": "block", "reason": shown(reason) }).to_string())
             }
         }
     }
@@ -172,6 +175,11 @@ mod tests {
         assert_eq!(
             Answer::Block("fix \"F1\"".into()).json().unwrap(),
             r#"{"decision":"block","reason":"fix \"F1\""}"#
+        );
+        // A title that would clear the screen is shown, not obeyed.
+        assert_eq!(
+            Answer::Tell("title \u{1b}[2J\tok".into()).json().unwrap(),
+            r#"{"systemMessage":"title ^[[2J\tok"}"#
         );
     }
 

@@ -205,7 +205,9 @@ pub fn install(state: &State, args: HookInstallArgs) -> anyhow::Result<Exit> {
             "warnings": warnings,
             "next": next,
         });
-        super::super::emit(format!("{}\n", serde_json::to_string_pretty(&value)?).as_bytes())?;
+        super::super::emit_exact(
+            format!("{}\n", serde_json::to_string_pretty(&value)?).as_bytes(),
+        )?;
         return Ok(Exit::Success);
     }
     let mut out = format!(
@@ -226,7 +228,7 @@ pub fn install(state: &State, args: HookInstallArgs) -> anyhow::Result<Exit> {
     out.push('\n');
     out.push_str(&next.join("\n"));
     out.push('\n');
-    super::super::emit(out.as_bytes())?;
+    super::super::emit(&out)?;
     Ok(Exit::Success)
 }
 
@@ -302,7 +304,9 @@ pub fn uninstall(state: &State, args: HookUninstallArgs) -> anyhow::Result<Exit>
             "file": path.display().to_string(),
             "result": result,
         });
-        super::super::emit(format!("{}\n", serde_json::to_string_pretty(&value)?).as_bytes())?;
+        super::super::emit_exact(
+            format!("{}\n", serde_json::to_string_pretty(&value)?).as_bytes(),
+        )?;
     } else {
         let shown = super::super::shown(&path);
         let line = match result {
@@ -311,7 +315,7 @@ pub fn uninstall(state: &State, args: HookUninstallArgs) -> anyhow::Result<Exit>
             "removed" => format!("removed `{shown}`: the install had created it"),
             _ => format!("updated `{shown}`: referee's Stop hook is out"),
         };
-        super::super::emit(format!("{line}\n").as_bytes())?;
+        super::super::emit(&format!("{line}\n"))?;
     }
     Ok(Exit::Success)
 }

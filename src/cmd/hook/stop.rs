@@ -25,6 +25,7 @@ use crate::findings::{Finding, responses};
 use crate::hook::answer::{self, Answer};
 use crate::hook::transcript::{self, Transcript};
 use crate::hook::{Agent, Payload};
+use crate::report::terminal::escape;
 use crate::state::State;
 
 /// The largest payload read; agents send a few kilobytes.
@@ -71,13 +72,13 @@ pub fn stop(dir: Option<&Path>, args: HookStopArgs) -> Exit {
     let answer = match referee(dir, &args.select, &payload, &input) {
         Ok(answer) => answer,
         Err(err) => {
-            eprintln!("referee hook stop: {err:#}");
+            eprintln!("referee hook stop: {}", escape(&format!("{err:#}")));
             Answer::Tell(answer::failed_message(&format!("{err:#}")))
         }
     };
     if let Some(line) = answer.json() {
         // A closed stdout leaves nothing to tell; the stop goes through.
-        let _ = super::super::emit(format!("{line}\n").as_bytes());
+        let _ = super::super::emit_exact(format!("{line}\n").as_bytes());
     }
     Exit::Success
 }
@@ -371,7 +372,7 @@ impl Hook<'_> {
             ) {
                 Ok(review) => Some(review),
                 Err(err) => {
-                    eprintln!("referee hook stop: {err:#}");
+                    eprintln!("referee hook stop: {}", escape(&format!("{err:#}")));
                     return Ok(Answer::Tell(answer::failed_message(&format!(
                         "loop `{}`: {err:#}",
                         lp.name
