@@ -950,9 +950,27 @@ fn codex_command(codex: &Path, home: &Path, repo: &Path, bypass: bool) -> Comman
     cmd
 }
 
-/// The Codex writer's turns: patch, stop; after the block, patch again and
-/// stop.
-fn codex_writer() -> Value {
+/// A mock serving the Codex writer (in `home/<name>`), and a CODEX_HOME
+/// pointing at it in which `repo` is trusted (as `codex exec --trust`
+/// records it).
+fn serve_codex(home: &Path, name: &str, repo: &Path, second: &str) -> Server {
+    let dir = home.join(name);
+    std::fs::create_dir_all(&dir).unwrap();
+    let server = Server::start(&dir, &json!({"openai": codex_writer(second)}));
+    codex_home(home, server.port);
+    let config = home.join("codex/config.toml");
+    let mut toml = std::fs::read_to_string(&config).unwrap();
+    toml.push_str(&format!(
+        "\n[projects.\"{}\"]\ntrust_level = \"trusted\"\n",
+        repo.display()
+    ));
+    std::fs::write(&config, toml).unwrap();
+    server
+}
+
+/// The Codex writer's turns: patch, stop; after the block, patch again (to
+/// `second`) and stop.
+fn codex_writer(second: &str) -> Value {
     let patch = |from: &str, to: &str| {
         format!(
             "*** Begin Patch\n*** Update File: src/auth.rs\n@@\n-fn valid(now: u64, exp: u64) -> bool {{ {from} }}\n+fn valid(now: u64, exp: u64) -> bool {{ {to} }}\n*** End Patch\n"
@@ -961,7 +979,7 @@ fn codex_writer() -> Value {
     json!([
         {"text": "Patching.", "apply_patch": patch("now > exp", "now < exp")},
         {"text": "Done."},
-        {"match": "hook_prompt", "apply_patch": patch("now < exp", "now >= exp")},
+        {"match": "hook_prompt", "apply_patch": patch("now < exp", second)},
         {"text": "Fixed."}
     ])
 }
@@ -975,20 +993,7 @@ fn codex_is_refereed_by_its_stop_hook_in_a_trusted_project() {
     let home = tempfile::tempdir().unwrap();
     // A mock for each run, and a CODEX_HOME pointing at it in which the
     // project is trusted (as `codex exec --trust` records it).
-    let serve = |name: &str| {
-        let dir = home.path().join(name);
-        std::fs::create_dir_all(&dir).unwrap();
-        let server = Server::start(&dir, &json!({"openai": codex_writer()}));
-        codex_home(home.path(), server.port);
-        let config = home.path().join("codex/config.toml");
-        let mut toml = std::fs::read_to_string(&config).unwrap();
-        toml.push_str(&format!(
-            "\n[projects.\"{}\"]\ntrust_level = \"trusted\"\n",
-            h.repo.path().display()
-        ));
-        std::fs::write(&config, toml).unwrap();
-        server
-    };
+    let serve = |name: &str| serve_codex(home.path(), name, h.repo.path(), "now >= exp");
 
     // Without the hook trusted (no `/hooks` review here), Codex skips the
     // hook without a word: no round.
@@ -1048,4 +1053,36 @@ fn codex_is_refereed_by_its_stop_hook_in_a_trusted_project() {
     )
     .unwrap();
     assert_eq!(seen["agent"], "codex", "{seen}");
+}
+
+#[test]
+fn codex_stopped_at_the_round_cap_is_let_through() {
+    let Some(codex) = tool("codex") else {
+        return;
+    };
+    let h = hooked_for("codex", 2, &[BUG, BUG]);
+    let home = tempfile::tempdir().unwrap();
+    let server = serve_codex(home.path(), "cap", h.repo.path(), "now <= exp + 1");
+    let out = run_limited(
+        codex_command(&codex, home.path(), h.repo.path(), true),
+        "fix the expiry check in src/auth.rs\n",
+        Duration::from_secs(180),
+    );
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let rows = h.rows();
+    assert_eq!(rows.len(), 2, "{rows:?}");
+    assert_eq!(rows[1]["rule"], "round-cap");
+    // Blocked once, then let through: four model turns, no fifth.
+    assert_eq!(server.bodies("/v1/responses").len(), 4);
+    let handoff = h
+        .repo
+        .referee()
+        .args(["escalate", "--loop", "h"])
+        .output()
+        .unwrap();
+    assert!(
+        text(&handoff.stdout).contains("stopped at round 2 of 2 on `round-cap`"),
+        "{}",
+        text(&handoff.stdout)
+    );
 }
