@@ -18,6 +18,7 @@ pub fn run(state: &State, args: RecordArgs) -> anyhow::Result<Exit> {
         return Err(UsageError(format!("--cost-usd: must be a number >= 0, not `{cost}`")).into());
     }
     let lp = super::open_loop(state, &args.select)?;
+    super::round::refuse_if_driven(&lp, "recording a round by hand")?;
     let name = if args.findings == "-" {
         "stdin".to_string()
     } else {

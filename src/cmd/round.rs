@@ -59,8 +59,9 @@ impl RunLock {
                 Ok(()) => return Ok(Some(Self::taken(lp, file, Holder::Hook).0)),
                 Err(std::fs::TryLockError::WouldBlock)
                     if start.elapsed() < patience
-                        && !std::fs::read_to_string(&path)
-                            .is_ok_and(|held| held.starts_with(Holder::Run.as_str())) =>
+                        && !std::fs::read_to_string(&path).is_ok_and(|held| {
+                            held.starts_with(&format!("{} ", Holder::Run.as_str()))
+                        }) =>
                 {
                     std::thread::sleep(Duration::from_millis(200));
                 }
@@ -79,10 +80,17 @@ impl RunLock {
     }
 
     fn taken(lp: &Loop, mut file: File, holder: Holder) -> (RunLock, usize) {
-        // Who holds it, for a `hook stop` that finds it taken.
+        // Who holds it and since when, for `status`, for `record` (which
+        // refuses meanwhile) and for a `hook stop` that finds it taken.
         let _ = file.set_len(0).and_then(|()| {
             use std::io::Write as _;
-            writeln!(file, "{} {}", holder.as_str(), std::process::id())
+            writeln!(
+                file,
+                "{} {} {}",
+                holder.as_str(),
+                std::process::id(),
+                now_secs()
+            )
         });
         // No other driver holds this loop: every scratch folder left by a
         // killed one (prompts, findings) goes now, and so does what its
@@ -90,6 +98,127 @@ impl RunLock {
         let ended = scratch::clean(lp, true);
         (RunLock(file), ended)
     }
+}
+
+fn now_secs() -> u64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| d.as_secs())
+}
+
+/// Who drives a loop right now, as its run lock says.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(super) struct Driving {
+    /// `referee run` or `referee hook stop`.
+    pub holder: String,
+    pub pid: u32,
+    /// Seconds since the epoch when it took the loop.
+    pub since: u64,
+    /// The call in progress: round, role, and when it started.
+    pub call: Option<(u32, String, u64)>,
+}
+
+impl Driving {
+    /// `referee run (pid 41, for 3m12s; round 2: the reviewer, for 40s)`.
+    pub(super) fn describe(&self) -> String {
+        let now = now_secs();
+        let mut out = format!(
+            "`{}` (pid {}, for {})",
+            self.holder,
+            self.pid,
+            crate::report::duration(now.saturating_sub(self.since))
+        );
+        if let Some((round, role, since)) = &self.call {
+            out.pop();
+            out.push_str(&format!(
+                "; round {round}: the {role} is working, for {})",
+                crate::report::duration(now.saturating_sub(*since))
+            ));
+        }
+        out
+    }
+}
+
+/// Who drives `lp` now (a `run` or a `hook stop` holds its run lock), or
+/// `None`. Reads the lock file only when the lock is held.
+pub(super) fn driving(lp: &Loop) -> Option<Driving> {
+    driving_at(&lp.store.path().with_extension("run.lock"))
+}
+
+/// [`driving`] for the run lock at `path` (`<ledger>.run.lock`).
+pub(super) fn driving_at(path: &Path) -> Option<Driving> {
+    let file = File::open(path).ok()?;
+    match file.try_lock_shared() {
+        Ok(()) => {
+            let _ = file.unlock();
+            return None;
+        }
+        Err(std::fs::TryLockError::WouldBlock) => {}
+        Err(std::fs::TryLockError::Error(_)) => return None,
+    }
+    let text = statefs::read_file(path).ok()?;
+    parse_driving(&String::from_utf8_lossy(&text))
+}
+
+fn parse_driving(text: &str) -> Option<Driving> {
+    let mut lines = text.lines();
+    let first = lines.next()?;
+    let mut words: Vec<&str> = first.split(' ').collect();
+    let since = words.pop()?.parse().ok()?;
+    let pid = words.pop()?.parse().ok()?;
+    let holder = words.join(" ");
+    let call = lines.next().and_then(|line| {
+        let w: Vec<&str> = line.split(' ').collect();
+        match w.as_slice() {
+            ["round", round, role, since] => Some((
+                round.parse().ok()?,
+                (*role).to_string(),
+                since.parse().ok()?,
+            )),
+            _ => None,
+        }
+    });
+    Some(Driving {
+        holder,
+        pid,
+        since,
+        call,
+    })
+}
+
+/// Notes in the run lock which call is in progress, for `status`.
+fn note_call(lp: &Loop, round: u32, role: Role) {
+    let path = lp.store.path().with_extension("run.lock");
+    let Ok(text) = statefs::read_file(&path) else {
+        return;
+    };
+    let text = String::from_utf8_lossy(&text);
+    let Some(first) = text.lines().next() else {
+        return;
+    };
+    let body = format!("{first}\nround {round} {} {}\n", role.as_str(), now_secs());
+    if let Ok(mut file) = statefs::open_lock(lp.store.base(), &path) {
+        use std::io::Write as _;
+        let _ = file
+            .set_len(0)
+            .and_then(|()| file.write_all(body.as_bytes()));
+    }
+}
+
+/// Refuses a hand-made change to a loop that a `run` or a `hook stop` is
+/// driving: it would land between that driver's reads and its append, and
+/// the driver's paid agent calls would be thrown away.
+pub(super) fn refuse_if_driven(lp: &Loop, what: &str) -> anyhow::Result<()> {
+    if let Some(d) = driving(lp) {
+        anyhow::bail!(
+            "loop `{}` is being driven by {}: {what} now would be overtaken by its next round; nothing was done\n\
+             hint: wait for it to stop (`referee status --loop {}` shows it), or end it (Ctrl-C where it runs)",
+            lp.name,
+            d.describe(),
+            lp.name
+        );
+    }
+    Ok(())
 }
 
 /// Who holds a loop's run lock.
@@ -105,6 +234,30 @@ impl Holder {
             Holder::Run => "referee run",
             Holder::Hook => "referee hook stop",
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_run_lock_says_who_drives_the_loop() {
+        assert_eq!(
+            parse_driving("referee run 41 1000\nround 2 reviewer 1100\n"),
+            Some(Driving {
+                holder: "referee run".into(),
+                pid: 41,
+                since: 1000,
+                call: Some((2, "reviewer".into(), 1100)),
+            })
+        );
+        assert_eq!(
+            parse_driving("referee hook stop 7 5\n").map(|d| (d.holder, d.call)),
+            Some(("referee hook stop".into(), None))
+        );
+        assert_eq!(parse_driving("garbage"), None);
+        assert_eq!(parse_driving(""), None);
     }
 }
 
@@ -226,6 +379,7 @@ impl Caller<'_> {
         let junit = agent.junit.as_ref().map(|rel| call.cwd.join(rel));
         let started = std::time::SystemTime::now();
         let label = agent.preset.as_str();
+        note_call(lp, round, role);
         self.progress.call_started(round, role, label, &call);
         let result = process::run(&call, self.interrupt, &mut |elapsed| {
             self.progress.tick(round, role, label, elapsed, spent);

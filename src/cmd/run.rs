@@ -50,6 +50,19 @@ pub fn run(state: &State, mut args: RunArgs) -> anyhow::Result<Exit> {
     preflight(&lp, &writer, &reviewer)?;
     lp.store.create_base()?;
     let (_driver, ended) = RunLock::take(&lp)?;
+    // Two loops driven in one work tree see each other's edits in their
+    // patches: say so before any agent call.
+    for other in state.loops().unwrap_or_default() {
+        if other != lp.name
+            && let Some(d) =
+                super::round::driving_at(&state.ledger_path(&other).with_extension("run.lock"))
+        {
+            eprintln!(
+                "warning: loop `{other}` is driven in this work tree too, by {}: each loop's patches will hold the other's edits",
+                d.describe()
+            );
+        }
+    }
     let task = task(&lp, &args)?;
     let out = Printer::new(&args);
     out.leftovers(ended);
@@ -537,10 +550,5 @@ impl Progress for Printer {
 
 /// `41s`, `3m07s`.
 fn clock(d: Duration) -> String {
-    let s = d.as_secs();
-    if s < 60 {
-        format!("{s}s")
-    } else {
-        format!("{}m{:02}s", s / 60, s % 60)
-    }
+    crate::report::duration(d.as_secs())
 }

@@ -64,7 +64,20 @@ pub fn run(state: &State, args: LoopArgs) -> anyhow::Result<Exit> {
         .rev()
         .find(|r| r.kind == crate::ledger::Kind::Approve)
         .map(|r| r.by.clone());
+    let driving = super::round::driving(&lp);
+    let driven_by_run = c.writer.is_some() && c.reviewer.is_some();
     let next = match history.standing() {
+        _ if driving.is_some() => format!(
+            "wait: {} is driving this loop; `referee status --loop {name}` again to follow it",
+            driving.as_ref().map(|d| d.describe()).unwrap_or_default()
+        ),
+        Standing::Fresh if driven_by_run => format!(
+            "`referee run --loop {name} --task TEXT` drives round 1 (or review by hand and `referee record --loop {name} --findings FILE`)"
+        ),
+        Standing::Running { round } if driven_by_run => format!(
+            "`referee run --loop {name}` resumes with round {} (`--review-first` when the writer's work is done and only the review is missing)",
+            round + 1
+        ),
         Standing::Fresh => format!(
             "review the work, then `referee record --loop {name} --findings FILE` (round 1)"
         ),
@@ -145,6 +158,13 @@ pub fn run(state: &State, args: LoopArgs) -> anyhow::Result<Exit> {
             },
             "spent": {"usd": history.spent_usd, "tokens": history.spent_tokens},
             "must_fix": must_fix,
+            "driving": driving.as_ref().map(|d| json!({
+                "by": d.holder,
+                "pid": d.pid,
+                "since": d.since,
+                "round": d.call.as_ref().map(|c| c.0),
+                "role": d.call.as_ref().map(|c| c.1.clone()),
+            })),
             "open": findings,
             "skipped": skipped_json,
             "next": next,
@@ -158,6 +178,9 @@ pub fn run(state: &State, args: LoopArgs) -> anyhow::Result<Exit> {
         history.round(),
         history.max_rounds
     );
+    if let Some(d) = &driving {
+        let _ = writeln!(out, "driven now by {}", d.describe());
+    }
     let mut budget = String::new();
     if let Some(usd) = c.budget.usd {
         let _ = write!(

@@ -432,7 +432,7 @@ fn a_stop_while_referee_run_drives_the_loop_is_refused_at_once() {
     assert!(started.elapsed() < Duration::from_secs(3));
     assert!(
         message.starts_with(&format!(
-            "referee: loop `h` is busy: `referee run {}` holds",
+            "referee: loop `h` is busy: `referee run` (pid {}",
             run.id()
         )),
         "{message}"

@@ -521,6 +521,54 @@ fn a_test_command_that_writes_no_report_shows_why() {
 }
 
 #[test]
+fn record_and_status_know_a_run_drives_the_loop() {
+    let f = Fake::new("", "", "");
+    let started = f.script.path().join("writer-started");
+    f.file(
+        "writer-1.sh",
+        &format!("touch '{}'\nsleep 3\n{}", started.display(), fix("x")),
+    )
+    .file("reviewer-1.print", CLEAN);
+    let mut run = f
+        .repo
+        .referee_std()
+        .args(["run", "--task", "t"])
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    let waited = std::time::Instant::now();
+    while !started.exists() {
+        assert!(waited.elapsed() < std::time::Duration::from_secs(20));
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+    let out = f
+        .repo
+        .referee()
+        .args(["record", "--findings", "-"])
+        .write_stdin(CLEAN)
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(1));
+    let err = text(&out.stderr);
+    assert!(
+        err.contains(&format!(
+            "is being driven by `referee run` (pid {}",
+            run.id()
+        )),
+        "{err}"
+    );
+    assert!(err.contains("round 1: the writer is working"), "{err}");
+    let status = text(&f.repo.referee().arg("status").output().unwrap().stdout);
+    assert!(status.contains("driven now by `referee run`"), "{status}");
+    assert!(status.contains("next: wait:"), "{status}");
+    assert_eq!(run.wait().unwrap().code(), Some(0));
+    assert_eq!(f.rounds().len(), 1, "the hand-made record added nothing");
+    let status = text(&f.repo.referee().arg("status").output().unwrap().stdout);
+    assert!(!status.contains("driven now"), "{status}");
+}
+
+#[test]
 fn quiet_prints_only_the_outcome() {
     let f = Fake::new("max_rounds = 2", "", "");
     f.file("writer-1.sh", &fix("a"))

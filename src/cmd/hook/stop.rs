@@ -138,11 +138,12 @@ fn referee(
     let patience = reviewer.timeout.as_duration() + Duration::from_secs(60);
     let Some(_lock) = RunLock::wait(&lp, patience)? else {
         let lock = lp.store.path().with_extension("run.lock");
-        let holder = std::fs::read_to_string(&lock).unwrap_or_default();
+        let holder = super::super::round::driving(&lp)
+            .map(|d| d.describe())
+            .unwrap_or_else(|| "another driver".into());
         return Ok(Answer::Tell(format!(
-            "referee: loop `{}` is busy: `{}` holds `{}`; this stop was not refereed",
+            "referee: loop `{}` is busy: {holder} holds `{}`; this stop was not refereed",
             lp.name,
-            holder.trim(),
             super::super::shown(&lock)
         )));
     };
