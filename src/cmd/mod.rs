@@ -175,7 +175,13 @@ fn open_loop(state: &State, select: &crate::cli::LoopSelect) -> anyhow::Result<L
         store,
         repo: state.repo.clone(),
         exclude: state.inside_repo().into_iter().collect(),
-        frozen: hook::frozen_files(state),
+        frozen: {
+            let mut files = hook::frozen_files(state);
+            files.extend(skill::frozen_files(state));
+            files.sort();
+            files.dedup();
+            files
+        },
     };
     scratch::clean(&lp, false);
     Ok(lp)

@@ -50,6 +50,9 @@ pub fn install(dir: Option<&Path>, args: SkillInstallArgs) -> anyhow::Result<Exi
         };
         done.push((path.display().to_string(), what));
     }
+    // The skill's files are referee's, not the writer's: loops take them
+    // from their base, so they are in no round's patch (and trip no scope).
+    remember(dir, &root, &done)?;
     if args.json {
         let value: Vec<_> = done
             .iter()
@@ -64,6 +67,50 @@ pub fn install(dir: Option<&Path>, args: SkillInstallArgs) -> anyhow::Result<Exi
         super::emit(&out)?;
     }
     Ok(Exit::Success)
+}
+
+/// Where `skill install` notes the files it wrote, under the state folder.
+const RECORD: &str = "skill-install.json";
+
+fn remember(
+    dir: Option<&Path>,
+    root: &Path,
+    done: &[(String, &'static str)],
+) -> anyhow::Result<()> {
+    let Ok(state) = crate::state::State::locate(dir) else {
+        return Ok(());
+    };
+    let mut files = frozen_files(&state);
+    for (path, _) in done {
+        if let Ok(rel) = Path::new(path).strip_prefix(root) {
+            files.push(rel.to_string_lossy().into_owned());
+        }
+    }
+    files.sort();
+    files.dedup();
+    state.create()?;
+    let bytes = serde_json::to_vec_pretty(&serde_json::json!({ "files": files }))?;
+    crate::statefs::replace(&state.root, &state.root.join(RECORD), &bytes)?;
+    Ok(())
+}
+
+/// The files `skill install` wrote, repo-relative: snapshots take them from
+/// the loop's base.
+pub fn frozen_files(state: &crate::state::State) -> Vec<String> {
+    let Ok(bytes) = crate::statefs::read_file(&state.root.join(RECORD)) else {
+        return Vec::new();
+    };
+    serde_json::from_slice::<serde_json::Value>(&bytes)
+        .ok()
+        .and_then(|v| {
+            v["files"].as_array().map(|a| {
+                a.iter()
+                    .filter_map(|f| f.as_str().map(str::to_string))
+                    .filter(|f| !f.starts_with('/') && !f.split('/').any(|p| p == ".."))
+                    .collect()
+            })
+        })
+        .unwrap_or_default()
 }
 
 fn write_if_changed(path: &Path, text: &str) -> anyhow::Result<&'static str> {

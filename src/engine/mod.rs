@@ -122,6 +122,25 @@ pub fn record(lp: &Loop, sub: Submission) -> anyhow::Result<Recorded> {
         && row.findings_sha256 == findings_sha256
         && sub.idempotency_key.is_none()
     {
+        // A person amended the loop since that round: the same tree and
+        // review again is no retry to answer as before, and no new round.
+        let amended = history
+            .rows
+            .iter()
+            .skip_while(|r| !(r.kind == Kind::Round && r.round == row.round))
+            .any(|r| r.kind == Kind::Amend);
+        if amended {
+            anyhow::bail!(
+                "this is the tree and the review of round {} (`{}`), recorded before the contract was amended; nothing was recorded\n\
+                 hint: the amendment counts from the next round: let the writer change the tree (or get a new review), then record it",
+                row.round,
+                if row.rule.is_empty() {
+                    "continue"
+                } else {
+                    row.rule.as_str()
+                }
+            );
+        }
         return Ok(Recorded {
             row: row.clone(),
             state: state.clone(),

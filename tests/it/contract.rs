@@ -566,3 +566,50 @@ fn init_takes_the_command_argv_of_each_agent() {
         serde_json::json!(["sh", ".fake/review.sh"])
     );
 }
+
+#[test]
+fn retrying_a_stopped_round_after_an_amendment_says_what_to_do() {
+    let repo = Repo::new();
+    repo.referee()
+        .args(["init", "--loop", "l", "--max-rounds", "1"])
+        .assert()
+        .success();
+    let bug = r#"{"findings":[{"id":"F1","severity":"bug","title":"expired tokens pass","file":"src/a.rs","line":1}]}"#;
+    repo.write("src/a.rs", "one\n");
+    repo.referee()
+        .args(["record", "--findings", "-"])
+        .write_stdin(bug)
+        .assert()
+        .code(20);
+    repo.referee()
+        .args([
+            "contract",
+            "amend",
+            "--max-rounds",
+            "3",
+            "--by",
+            "ana",
+            "--reason",
+            "close",
+        ])
+        .assert()
+        .success();
+    let out = repo
+        .referee()
+        .args(["record", "--findings", "-"])
+        .write_stdin(bug)
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(1));
+    let err = text(&out.stderr);
+    assert!(
+        err.contains("this is the tree and the review of round 1 (`round-cap`), recorded before the contract was amended"),
+        "{err}"
+    );
+    repo.write("src/a.rs", "two\n");
+    repo.referee()
+        .args(["record", "--findings", "-"])
+        .write_stdin(bug)
+        .assert()
+        .code(10);
+}
