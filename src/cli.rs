@@ -27,6 +27,24 @@ pub struct Cli {
     pub command: Command,
 }
 
+/// The exit codes (SPEC §5), for `--help` of the loop commands.
+pub const EXIT_STATUS: &str = "Exit status:
+  0   the loop ended done (clean, nit-round), or the command succeeded
+  10  record: continue (fix the must-fix findings, record the next round)
+  20  the loop stopped and was escalated (reopened, flip-flop, diff-growth, round-cap,
+      scope, budget, stalled, disputed, judge:*)
+  1   an error: bad input, a failed agent, I/O; nothing was recorded
+  2   a usage error";
+
+/// `referee man`.
+#[derive(Debug, Args)]
+pub struct ManArgs {
+    /// The command whose page to print (`record`, `ledger verify`); none:
+    /// the page of `referee` itself.
+    #[arg(value_name = "COMMAND")]
+    pub command: Vec<String>,
+}
+
 /// `--color`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
 pub enum ColorChoice {
@@ -40,8 +58,10 @@ pub enum Command {
     /// Write a loop contract before round 1.
     Init(InitArgs),
     /// Drive writer and reviewer agents round by round until a rule fires.
+    #[command(after_help = EXIT_STATUS)]
     Run(RunArgs),
     /// Record one round from outside: findings in, verdict out.
+    #[command(after_help = EXIT_STATUS)]
     Record(RecordArgs),
     /// Read one reviewer output and print its findings as native JSON.
     Parse(ParseArgs),
@@ -75,8 +95,8 @@ pub enum Command {
     Judge(JudgeCommand),
     /// Print shell completions.
     Completions(CompletionsArgs),
-    /// Print the manual page (roff) to stdout: `referee man | man -l -`.
-    Man,
+    /// Print a manual page (roff) to stdout: `referee man record | man -l -`.
+    Man(ManArgs),
     /// Install the agent skill into a repository.
     #[command(subcommand)]
     Skill(SkillCommand),

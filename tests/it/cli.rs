@@ -147,3 +147,44 @@ fn outside_git_the_current_folder_is_named() {
         text(&out.stderr)
     );
 }
+
+#[test]
+fn every_subcommand_has_its_man_page_with_the_exit_status() {
+    for args in [
+        &["man"][..],
+        &["man", "record"],
+        &["man", "ledger", "verify"],
+        &["man", "hook", "stop"],
+    ] {
+        let out = assert_cmd::Command::cargo_bin("referee")
+            .unwrap()
+            .args(args)
+            .output()
+            .unwrap();
+        assert!(out.status.success(), "{args:?}");
+        let page = String::from_utf8_lossy(&out.stdout);
+        let name = args[1..]
+            .iter()
+            .fold(String::from("referee"), |n, w| format!("{n}\\-{w}"));
+        assert!(
+            page.contains(&format!(".SH NAME\n{name} ")),
+            "{args:?}: {page}"
+        );
+        assert!(page.contains(".SH \"EXIT STATUS\""), "{args:?}");
+        assert!(page.contains("\\fB20\\fR"), "{args:?}");
+    }
+    let out = assert_cmd::Command::cargo_bin("referee")
+        .unwrap()
+        .args(["man", "nope"])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    let help = assert_cmd::Command::cargo_bin("referee")
+        .unwrap()
+        .args(["record", "--help"])
+        .output()
+        .unwrap();
+    assert!(
+        String::from_utf8_lossy(&help.stdout).contains("20  the loop stopped and was escalated")
+    );
+}
