@@ -41,8 +41,9 @@ fn index_flags_cannot_hide_a_modified_file() {
     }
 }
 
-#[test]
-fn an_edit_inside_a_submodule_is_a_change_to_its_path() {
+/// A repository with a submodule at `vendor/lib` (and the submodule's own
+/// repository, kept alive with it).
+fn with_submodule() -> (Repo, Repo) {
     let lib = Repo::new();
     lib.write("lib.rs", "pub fn lib() {}\n");
     lib.git(&["add", "-A"]);
@@ -58,6 +59,12 @@ fn an_edit_inside_a_submodule_is_a_change_to_its_path() {
         "vendor/lib",
     ]);
     repo.git(&["commit", "-q", "-m", "submodule"]);
+    (repo, lib)
+}
+
+#[test]
+fn an_edit_inside_a_submodule_is_a_change_to_its_path() {
+    let (repo, _lib) = with_submodule();
     repo.referee()
         .args(["init", "--loop", "l", "--scope", "src/**"])
         .assert()
@@ -94,21 +101,7 @@ fn an_edit_inside_a_submodule_is_a_change_to_its_path() {
 
 #[test]
 fn an_approval_does_not_cover_a_later_edit_inside_a_submodule() {
-    let lib = Repo::new();
-    lib.write("lib.rs", "pub fn lib() {}\n");
-    lib.git(&["add", "-A"]);
-    lib.git(&["commit", "-q", "-m", "lib"]);
-    let repo = Repo::new();
-    repo.git(&[
-        "-c",
-        "protocol.file.allow=always",
-        "submodule",
-        "add",
-        "-q",
-        lib.path().to_str().unwrap(),
-        "vendor/lib",
-    ]);
-    repo.git(&["commit", "-q", "-m", "submodule"]);
+    let (repo, _lib) = with_submodule();
     repo.referee()
         .args(["init", "--loop", "l"])
         .assert()
