@@ -78,10 +78,23 @@ pub fn run(state: &State, mut args: RunArgs) -> anyhow::Result<Exit> {
             task: &task,
             out: &out,
             interrupt: &interrupt,
+            writer_done: std::cell::Cell::new(false),
         };
         let recorded = match driver.round(&history, review_first) {
             Ok(recorded) => recorded,
             Err(err) => {
+                // Say how to go on: the round starts over, or, when the
+                // writer's work is already in the tree, only its review.
+                let name = lp.name.as_str();
+                let round = history.round() + 1;
+                let hint = if driver.writer_done.get() {
+                    format!(
+                        "the writer's round {round} is in the work tree: `referee run --loop {name} --review-first` reviews it without calling the writer again; `referee run --loop {name}` starts the round over"
+                    )
+                } else {
+                    format!("`referee run --loop {name}` starts round {round} again")
+                };
+                let err = anyhow::anyhow!("{err:#}\nhint: {hint}");
                 out.error(&err);
                 return Err(err);
             }
@@ -236,6 +249,9 @@ struct Driver<'a> {
     task: &'a str,
     out: &'a Printer,
     interrupt: &'a std::sync::Arc<AtomicBool>,
+    /// The writer's call of the round under way finished: its work is in
+    /// the tree, and only the review is missing if the round fails now.
+    writer_done: std::cell::Cell<bool>,
 }
 
 impl Driver<'_> {
@@ -287,6 +303,7 @@ impl Driver<'_> {
             )?;
             spend.add(&reply);
             responses = reply.responses;
+            self.writer_done.set(true);
         }
 
         let tree = lp.worktree_tree()?;

@@ -184,6 +184,10 @@ fn a_failed_agent_records_nothing_and_the_next_run_resumes_the_round() {
     );
     assert!(stderr.contains("evidence: `"));
     assert!(stderr.contains(".referee/ledgers/l/failed/round-1-writer-"));
+    assert!(
+        stderr.contains("hint: `referee run --loop l` starts round 1 again"),
+        "{stderr}"
+    );
     assert!(f.rounds().is_empty());
     // Resume: the task was kept, round 1 starts over.
     f.file("writer-1.sh", &fix("fixed"))
@@ -191,6 +195,19 @@ fn a_failed_agent_records_nothing_and_the_next_run_resumes_the_round() {
     let (code, stdout, stderr) = f.run(&[]);
     assert_eq!(code, 0, "{stdout}{stderr}");
     assert_eq!(f.rounds().len(), 1);
+}
+
+#[test]
+fn a_failed_review_says_the_writers_work_can_be_reviewed_alone() {
+    let f = Fake::new("", "", "");
+    f.file("writer-1.sh", &fix("x"))
+        .file("reviewer-1.sh", "echo 'rate limited' >&2; exit 2\n");
+    let (code, _, stderr) = f.run(&["--task", "t"]);
+    assert_eq!(code, 1);
+    assert!(
+        stderr.contains("hint: the writer's round 1 is in the work tree: `referee run --loop l --review-first` reviews it"),
+        "{stderr}"
+    );
 }
 
 #[test]
