@@ -95,6 +95,10 @@ pub enum Command {
     Judge(JudgeCommand),
     /// Print shell completions.
     Completions(CompletionsArgs),
+    /// What the completion scripts ask for at the prompt: loop names, or
+    /// finding ids of a loop (`referee complete loops|ids [--loop L]`).
+    #[command(hide = true)]
+    Complete(CompleteArgs),
     /// Print a manual page (roff) to stdout: `referee man record | man -l -`.
     Man(ManArgs),
     /// Install the agent skill into a repository.
@@ -557,6 +561,15 @@ pub enum JudgeCommand {
     /// Build the last round's judge request, ask the judge, and print the
     /// request, the answers and the decision. Records nothing.
     Ask(LoopArgs),
+}
+
+#[derive(Debug, Args)]
+pub struct CompleteArgs {
+    /// `loops` or `ids`.
+    #[arg(value_parser = ["loops", "ids"])]
+    pub what: String,
+    #[command(flatten)]
+    pub select: LoopSelect,
 }
 
 #[derive(Debug, Args)]

@@ -8,7 +8,97 @@ use crate::exit::Exit;
 pub fn run(args: CompletionsArgs) -> anyhow::Result<Exit> {
     let mut script = Vec::new();
     clap_complete::generate(args.shell, &mut Cli::command(), "referee", &mut script);
-    super::emit_exact(&script)?;
+    let script = dynamic(args.shell, String::from_utf8_lossy(&script).into_owned());
+    super::emit_exact(script.as_bytes())?;
+    Ok(Exit::Success)
+}
+
+/// Teaches the generated script to complete loop names after `--loop` and
+/// finding ids after `waive`, by asking `referee complete` at the prompt
+/// (bash and fish; zsh completes loop names).
+fn dynamic(shell: clap_complete::Shell, script: String) -> String {
+    use clap_complete::Shell;
+    match shell {
+        Shell::Bash => script + BASH_DYNAMIC,
+        Shell::Fish => script + FISH_DYNAMIC,
+        Shell::Zsh => {
+            let script = script.replace("]:LOOP:_default'", "]:LOOP:_referee_loops'");
+            match script.split_once('\n') {
+                Some((first, rest)) => format!("{first}\n{ZSH_DYNAMIC}{rest}"),
+                None => script,
+            }
+        }
+        _ => script,
+    }
+}
+
+const BASH_DYNAMIC: &str = r#"
+_referee_dynamic() {
+    local cur="${COMP_WORDS[COMP_CWORD]}" prev="${COMP_WORDS[COMP_CWORD-1]}"
+    if [[ "$prev" == "--loop" ]]; then
+        COMPREPLY=( $(compgen -W "$(referee complete loops 2>/dev/null)" -- "$cur") )
+        return 0
+    fi
+    if [[ "${COMP_WORDS[1]}" == "waive" && "$cur" != -* && "$prev" != --* ]]; then
+        local i sel=()
+        for (( i = 1; i < COMP_CWORD; i++ )); do
+            if [[ "${COMP_WORDS[i]}" == "--loop" ]]; then sel=(--loop "${COMP_WORDS[i+1]}"); fi
+        done
+        COMPREPLY=( $(compgen -W "$(referee complete ids "${sel[@]}" 2>/dev/null)" -- "$cur") )
+        return 0
+    fi
+    _referee "$@"
+}
+complete -F _referee_dynamic -o bashdefault -o default referee
+"#;
+
+const FISH_DYNAMIC: &str = r#"
+complete -c referee -l loop -x -a "(referee complete loops 2>/dev/null)"
+function __referee_ids
+    set -l words (commandline -opc)
+    set -l sel
+    for i in (seq (count $words))
+        if test "$words[$i]" = --loop; and test $i -lt (count $words)
+            set sel --loop $words[(math $i + 1)]
+        end
+    end
+    referee complete ids $sel 2>/dev/null
+end
+complete -c referee -n "__fish_seen_subcommand_from waive" -x -a "(__referee_ids)"
+"#;
+
+const ZSH_DYNAMIC: &str = r#"_referee_loops() {
+    local -a loops
+    loops=(${(f)"$(referee complete loops 2>/dev/null)"})
+    _describe 'loop' loops
+}
+"#;
+
+/// `referee complete loops|ids`: one name per line, nothing on error (a
+/// completion must never print noise at the prompt).
+pub fn complete(
+    dir: Option<&std::path::Path>,
+    args: crate::cli::CompleteArgs,
+) -> anyhow::Result<Exit> {
+    let Ok(state) = crate::state::State::locate(dir) else {
+        return Ok(Exit::Success);
+    };
+    let mut out = String::new();
+    if args.what == "loops" {
+        for name in state.loops().unwrap_or_default() {
+            out.push_str(name.as_str());
+            out.push('\n');
+        }
+    } else if let Ok(lp) = super::open_loop(&state, &args.select)
+        && let Ok(parsed) = lp.store.read()
+        && let Ok(history) = crate::engine::History::read(&lp, parsed.rows)
+    {
+        for t in &history.registry.findings {
+            out.push_str(&t.finding.id);
+            out.push('\n');
+        }
+    }
+    super::emit_exact(out.as_bytes())?;
     Ok(Exit::Success)
 }
 

@@ -76,6 +76,7 @@ fn dispatch(cli: Cli) -> anyhow::Result<Exit> {
         Command::Judge(JudgeCommand::Ask(args)) => judge::ask(&State::locate(dir)?, args),
         Command::Completions(args) => completions::run(args),
         Command::Man(args) => completions::man(args),
+        Command::Complete(args) => completions::complete(dir, args),
         Command::Skill(SkillCommand::Install(args)) => skill::install(dir, args),
         Command::Hook(HookCommand::Stop(args)) => Ok(hook::stop(dir, args)),
         Command::Hook(HookCommand::Install(args)) => hook::install(&State::locate(dir)?, args),

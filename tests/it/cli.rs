@@ -188,3 +188,58 @@ fn every_subcommand_has_its_man_page_with_the_exit_status() {
         String::from_utf8_lossy(&help.stdout).contains("20  the loop stopped and was escalated")
     );
 }
+
+#[test]
+fn completions_offer_loop_names_and_finding_ids() {
+    let repo = crate::common::Repo::new();
+    for lp in ["auth", "billing"] {
+        repo.referee()
+            .args(["init", "--loop", lp])
+            .assert()
+            .success();
+    }
+    repo.write("src/a.rs", "x\n");
+    repo.referee()
+        .args(["record", "--loop", "auth", "--findings", "-"])
+        .write_stdin(
+            r#"{"findings":[{"id":"F7","severity":"bug","title":"t","file":"src/a.rs","line":1}]}"#,
+        )
+        .assert()
+        .code(10);
+    let out = repo.referee().args(["complete", "loops"]).output().unwrap();
+    assert_eq!(String::from_utf8_lossy(&out.stdout), "auth\nbilling\n");
+    let out = repo
+        .referee()
+        .args(["complete", "ids", "--loop", "auth"])
+        .output()
+        .unwrap();
+    assert_eq!(String::from_utf8_lossy(&out.stdout), "F7\n");
+    // Through bash itself, as at the prompt.
+    let bin = assert_cmd::cargo::cargo_bin("referee");
+    let path = format!(
+        "{}:{}",
+        bin.parent().unwrap().display(),
+        std::env::var("PATH").unwrap_or_default()
+    );
+    let script = repo
+        .referee()
+        .args(["completions", "bash"])
+        .output()
+        .unwrap()
+        .stdout;
+    std::fs::write(repo.join("c.bash"), script).unwrap();
+    let ask = |words: &str, cword: usize| {
+        let out = std::process::Command::new("bash")
+            .current_dir(repo.path())
+            .env("PATH", &path)
+            .arg("-c")
+            .arg(format!(
+                "source c.bash; COMP_WORDS=({words}); COMP_CWORD={cword}; _referee_dynamic referee; echo \"${{COMPREPLY[*]}}\""
+            ))
+            .output()
+            .unwrap();
+        String::from_utf8_lossy(&out.stdout).trim().to_string()
+    };
+    assert_eq!(ask("referee status --loop ''", 3), "auth billing");
+    assert_eq!(ask("referee waive --loop auth ''", 4), "F7");
+}
