@@ -4,6 +4,7 @@ use crate::cli::{FindingsArgs, FindingsFormat};
 use crate::engine::History;
 use crate::engine::accounting::Standing;
 use crate::exit::Exit;
+use crate::findings::{IdSource, junit};
 use crate::report::findings::{self, Listed};
 use crate::state::State;
 
@@ -12,6 +13,23 @@ pub fn run(state: &State, args: FindingsArgs) -> anyhow::Result<Exit> {
     let history = History::read(&lp, lp.store.read()?.rows)?;
     let floor = lp.contract().severity_floor;
     let last = history.last.as_ref().map(|(_, s)| s);
+    let format = if args.json {
+        FindingsFormat::Json
+    } else {
+        args.format
+    };
+    // SARIF readers (code scanning) need a place for every result: a failing
+    // test without a `file` is placed at its test file when the repository
+    // has it.
+    let placeless = |t: &crate::engine::accounting::Tracked| {
+        t.finding.file.is_none() && t.finding.id_source == IdSource::Test
+    };
+    let files =
+        if format == FindingsFormat::Sarif && history.registry.findings.iter().any(placeless) {
+            tracked_files(&state.repo)
+        } else {
+            Vec::new()
+        };
     let list: Vec<Listed<'_>> = history
         .registry
         .findings
@@ -25,14 +43,18 @@ pub fn run(state: &State, args: FindingsArgs) -> anyhow::Result<Exit> {
                 in_last_round: reported.is_some(),
                 must_fix: t.finding.severity >= floor && t.standing != Standing::Waived,
                 changed: reported.is_some_and(|r| r.changed),
+                located: if placeless(t) && !files.is_empty() {
+                    junit::locate(
+                        &t.finding.id,
+                        t.finding.body.as_deref().unwrap_or(""),
+                        &files,
+                    )
+                } else {
+                    None
+                },
             }
         })
         .collect();
-    let format = if args.json {
-        FindingsFormat::Json
-    } else {
-        args.format
-    };
     let bytes = match format {
         FindingsFormat::Table => findings::table(lp.name.as_str(), &list).into_bytes(),
         FindingsFormat::Json => findings::json(&list),
@@ -42,4 +64,18 @@ pub fn run(state: &State, args: FindingsArgs) -> anyhow::Result<Exit> {
     };
     super::emit_rendered(&bytes, format.for_people())?;
     Ok(Exit::Success)
+}
+
+/// The repository's tracked paths (empty when git cannot say: the findings
+/// then go without a place, as before).
+fn tracked_files(repo: &std::path::Path) -> Vec<String> {
+    crate::git::run(repo, ["ls-files", "-z"], &[])
+        .map(|out| {
+            out.stdout
+                .split(|&b| b == 0)
+                .filter(|p| !p.is_empty())
+                .filter_map(|p| std::str::from_utf8(p).ok().map(String::from))
+                .collect()
+        })
+        .unwrap_or_default()
 }

@@ -365,6 +365,92 @@ fn syntax_at(text: &str, at: usize, err: &dyn std::fmt::Display) -> FindingsErro
     }
 }
 
+/// Where in the repository a test finding without a `file` was found, for
+/// outputs that need a place (SARIF for code scanning): the test file that
+/// the id's class names (`tests.test_auth::test_x` → `tests/test_auth.py`,
+/// `com.acme.AuthTest::x` → `src/test/java/com/acme/AuthTest.java`, or a
+/// class name that is itself a path), with the last line of that file the
+/// failure text points at (`tests/test_auth.py:12:`, `AuthTest.java:42)`);
+/// failing a class match, the first `path:line` in the text that names one
+/// of `files`. `files` are the repository's paths; only one of them is
+/// ever answered, so a hostile report cannot name a place outside.
+pub fn locate(id: &str, body: &str, files: &[String]) -> Option<(String, Option<u32>)> {
+    let class = id.split_once("::").map_or(id, |(class, _)| class).trim();
+    let file = class_file(class, files);
+    match file {
+        Some(file) => {
+            let line = cited_lines(body, file).last().map(|&(_, line)| line);
+            Some((file.to_string(), line))
+        }
+        None => files
+            .iter()
+            .filter_map(|file| {
+                let &(at, line) = cited_lines(body, file).first()?;
+                Some((at, file, line))
+            })
+            .min_by_key(|&(at, _, _)| at)
+            .map(|(_, file, line)| (file.clone(), Some(line))),
+    }
+}
+
+/// The one file of `files` a test class names, if exactly one.
+fn class_file<'f>(class: &str, files: &'f [String]) -> Option<&'f str> {
+    if class.is_empty() || class.contains(char::is_whitespace) {
+        return None;
+    }
+    if let Some(file) = files.iter().find(|f| f.as_str() == class) {
+        return Some(file);
+    }
+    let parts: Vec<&str> = class.split('.').filter(|p| !p.is_empty()).collect();
+    for k in (1..=parts.len()).rev() {
+        let suffix = parts[..k].join("/");
+        let mut found = files.iter().filter(|f| {
+            let stem = f.rsplit_once('.').map_or(f.as_str(), |(stem, _)| stem);
+            !stem.contains('.') && (stem == suffix || stem.ends_with(&format!("/{suffix}")))
+        });
+        match (found.next(), found.next()) {
+            (Some(file), None) => return Some(file),
+            (Some(_), Some(_)) => return None,
+            _ => {}
+        }
+    }
+    None
+}
+
+/// Line numbers `text` cites for `file` as `file:N` (or `name:N` after a
+/// non-path character, as Java stack traces write it), with where each
+/// citation starts, in order.
+fn cited_lines(text: &str, file: &str) -> Vec<(usize, u32)> {
+    let name = file.rsplit('/').next().unwrap_or(file);
+    let mut lines = Vec::new();
+    for (at, _) in text.match_indices(name) {
+        let boundary = |before: &str| {
+            before
+                .chars()
+                .next_back()
+                .is_none_or(|c| !(c.is_alphanumeric() || "/._-\\".contains(c)))
+        };
+        let before = &text[..at];
+        let dir = &file[..file.len() - name.len()];
+        let whole = before
+            .strip_suffix(dir)
+            .is_some_and(|before| !dir.is_empty() && boundary(before));
+        if !(whole || boundary(before)) {
+            continue;
+        }
+        let Some(rest) = text[at + name.len()..].strip_prefix(':') else {
+            continue;
+        };
+        let digits: String = rest.chars().take_while(char::is_ascii_digit).collect();
+        if let Ok(line) = digits.parse::<u32>()
+            && line >= 1
+        {
+            lines.push((at, line));
+        }
+    }
+    lines
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -435,5 +521,49 @@ mod tests {
             let err = ids(xml).expect_err(xml);
             assert!(err.starts_with(want), "{xml}: {err}");
         }
+    }
+    #[test]
+    fn a_test_without_a_file_is_located_by_its_class_and_the_text() {
+        let files: Vec<String> = [
+            "tests/test_auth.py",
+            "src/auth.py",
+            "src/test/java/com/acme/AuthTest.java",
+            "web/src/a.test.ts",
+        ]
+        .map(String::from)
+        .to_vec();
+        let pytest = "def test_x():\n>       assert 1 == 2\nE       assert 1 == 2\n\ntests/test_auth.py:3: in test_x\n    helper()\ntests/test_auth.py:9: AssertionError";
+        assert_eq!(
+            locate("tests.test_auth::test_x", pytest, &files),
+            Some(("tests/test_auth.py".into(), Some(9)))
+        );
+        // A class inside the module still finds the module.
+        assert_eq!(
+            locate("tests.test_auth.TestLogin::test_y", "", &files),
+            Some(("tests/test_auth.py".into(), None))
+        );
+        let java = "java.lang.AssertionError\n\tat com.acme.AuthTest.expires(AuthTest.java:42)";
+        assert_eq!(
+            locate("com.acme.AuthTest::expires", java, &files),
+            Some(("src/test/java/com/acme/AuthTest.java".into(), Some(42)))
+        );
+        assert_eq!(
+            locate("web/src/a.test.ts::renders", "", &files),
+            Some(("web/src/a.test.ts".into(), None))
+        );
+        // No class match: the first cited tracked file.
+        assert_eq!(
+            locate(
+                "suite::case",
+                "boom at src/auth.py:7 then tests/test_auth.py:1",
+                &files
+            ),
+            Some(("src/auth.py".into(), Some(7)))
+        );
+        // Nothing to go on, or a path that is not the repository's: no place.
+        assert_eq!(locate("suite::case", "/etc/passwd:1", &files), None);
+        assert_eq!(locate("", "", &files), None);
+        // `xsrc/auth.py:3` is not `src/auth.py`.
+        assert_eq!(locate("suite::case", "xsrc/auth.py:3", &files), None);
     }
 }

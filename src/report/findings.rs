@@ -17,6 +17,9 @@ pub struct Listed<'a> {
     pub must_fix: bool,
     /// The last round's report changed its reported text or place.
     pub changed: bool,
+    /// Where a finding without a file was found in the repository (a failing
+    /// test's file, see `junit::locate`), for SARIF, whose readers need a place.
+    pub located: Option<(String, Option<u32>)>,
 }
 
 fn standing(t: &Tracked) -> &'static str {
@@ -150,13 +153,16 @@ pub fn sarif(name: &str, version: &str, list: &[Listed<'_>]) -> Vec<u8> {
                     "inducedBy": l.tracked.induced_by,
                 },
             });
-            if let (Some(file), Value::Object(map)) = (&f.file, &mut result)
-                && !f.path_escapes
-            {
+            let place = match (&f.file, &l.located) {
+                (Some(file), _) if !f.path_escapes => Some((file, f.line, f.end_line)),
+                (None, Some((file, line))) => Some((file, line.map(u64::from), None)),
+                _ => None,
+            };
+            if let (Some((file, line, end_line)), Value::Object(map)) = (place, &mut result) {
                 let mut region = serde_json::Map::new();
-                if let Some(line) = f.line.filter(|&n| n >= 1) {
+                if let Some(line) = line.filter(|&n| n >= 1) {
                     region.insert("startLine".into(), json!(line));
-                    if let Some(end) = f.end_line.filter(|&e| e >= line) {
+                    if let Some(end) = end_line.filter(|&e| e >= line) {
                         region.insert("endLine".into(), json!(end));
                     }
                 }

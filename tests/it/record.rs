@@ -1050,3 +1050,48 @@ fn replay_takes_template_names_and_tells_the_loops_real_end() {
         "{stdout}"
     );
 }
+
+#[test]
+fn sarif_places_a_failing_test_without_a_file_at_its_test_file() {
+    let repo = Repo::new();
+    repo.write("tests/test_auth.py", "def test_expiry():\n    assert False\n");
+    repo.git(&["add", "."]);
+    repo.git(&["commit", "-qm", "tests"]);
+    repo.referee()
+        .args(["init", "--loop", "l"])
+        .assert()
+        .success();
+    edit(&repo, "a");
+    // pytest's default (xunit2) report: no `file` attribute on the case.
+    let junit = r#"<?xml version="1.0"?><testsuites><testsuite name="pytest" failures="2" errors="0">
+<testcase classname="tests.test_auth" name="test_expiry"><failure message="assert False">def test_expiry():
+&gt;       assert False
+E       assert False
+
+tests/test_auth.py:2: AssertionError</failure></testcase>
+<testcase classname="gone.module" name="test_x"><failure message="boom">no place here</failure></testcase>
+</testsuite></testsuites>"#;
+    assert_outcome(&record(&repo, junit, &[]), 10, "");
+    let out = repo
+        .referee()
+        .args(["findings", "--format", "sarif"])
+        .output()
+        .unwrap();
+    let sarif: Value = serde_json::from_slice(&out.stdout).unwrap();
+    let results = sarif["runs"][0]["results"].as_array().unwrap();
+    let placed = &results[0]["locations"][0]["physicalLocation"];
+    assert_eq!(results[0]["properties"]["id"], "tests.test_auth::test_expiry");
+    assert_eq!(placed["artifactLocation"]["uri"], "tests/test_auth.py");
+    assert_eq!(placed["region"]["startLine"], 2);
+    // A test the repository has no file for stays without a place.
+    assert_eq!(results[1]["properties"]["id"], "gone.module::test_x");
+    assert!(results[1].get("locations").is_none());
+    // The ledger's findings are what the report said: no file was made up.
+    let json = repo
+        .referee()
+        .args(["findings", "--json"])
+        .output()
+        .unwrap();
+    let json: Value = serde_json::from_slice(&json.stdout).unwrap();
+    assert_eq!(json["findings"][0]["file"], Value::Null);
+}
