@@ -131,4 +131,8 @@ fn the_recipe_exits_20_and_writes_the_hand_off_when_the_loop_escalates() {
     assert_eq!(results.len(), 1, "only test_add fails: {sarif}");
     assert_eq!(results[0]["baselineState"], "unchanged");
     assert_eq!(results[0]["level"], "error");
+    // pytest's report names no file: the SARIF places the test at its file.
+    let placed = &results[0]["locations"][0]["physicalLocation"];
+    assert_eq!(placed["artifactLocation"]["uri"], "test_calc.py", "{sarif}");
+    assert_eq!(placed["region"]["startLine"], 4, "{sarif}");
 }
