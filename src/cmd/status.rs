@@ -142,6 +142,7 @@ pub fn run(state: &State, args: LoopArgs) -> anyhow::Result<Exit> {
             "round": history.round(),
             "max_rounds": history.max_rounds,
             "status": match history.standing() {
+                Standing::Fresh | Standing::Running { .. } if driving.is_some() => "running",
                 Standing::Fresh => "not started",
                 Standing::Running { .. } => "running",
                 Standing::Stopped { .. } => "stopped",
@@ -173,9 +174,16 @@ pub fn run(state: &State, args: LoopArgs) -> anyhow::Result<Exit> {
         return Ok(Exit::Success);
     }
 
+    // A live run's round is the one being played, not the last recorded.
+    let (round, status) = match (&driving, history.standing()) {
+        (Some(d), Standing::Fresh | Standing::Running { .. }) => match &d.call {
+            Some((round, role, _)) => (*round, format!("running: the {role} is working")),
+            None => (history.round(), "running".to_string()),
+        },
+        _ => (history.round(), status),
+    };
     let mut out = format!(
-        "loop `{name}` · round {} of {} · {status}\n",
-        history.round(),
+        "loop `{name}` · round {round} of {} · {status}\n",
         history.max_rounds
     );
     if let Some(d) = &driving {

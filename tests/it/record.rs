@@ -1054,7 +1054,10 @@ fn replay_takes_template_names_and_tells_the_loops_real_end() {
 #[test]
 fn sarif_places_a_failing_test_without_a_file_at_its_test_file() {
     let repo = Repo::new();
-    repo.write("tests/test_auth.py", "def test_expiry():\n    assert False\n");
+    repo.write(
+        "tests/test_auth.py",
+        "def test_expiry():\n    assert False\n",
+    );
     repo.git(&["add", "."]);
     repo.git(&["commit", "-qm", "tests"]);
     repo.referee()
@@ -1080,7 +1083,10 @@ tests/test_auth.py:2: AssertionError</failure></testcase>
     let sarif: Value = serde_json::from_slice(&out.stdout).unwrap();
     let results = sarif["runs"][0]["results"].as_array().unwrap();
     let placed = &results[0]["locations"][0]["physicalLocation"];
-    assert_eq!(results[0]["properties"]["id"], "tests.test_auth::test_expiry");
+    assert_eq!(
+        results[0]["properties"]["id"],
+        "tests.test_auth::test_expiry"
+    );
     assert_eq!(placed["artifactLocation"]["uri"], "tests/test_auth.py");
     assert_eq!(placed["region"]["startLine"], 2);
     // A test the repository has no file for stays without a place.

@@ -578,7 +578,22 @@ fn record_and_status_know_a_run_drives_the_loop() {
     assert!(err.contains("round 1: the writer is working"), "{err}");
     let status = text(&f.repo.referee().arg("status").output().unwrap().stdout);
     assert!(status.contains("driven now by `referee run`"), "{status}");
+    assert!(
+        status.starts_with("loop `l` · round 1 of 3 · running: the writer is working\n"),
+        "{status}"
+    );
     assert!(status.contains("next: wait:"), "{status}");
+    let json: serde_json::Value = serde_json::from_slice(
+        &f.repo
+            .referee()
+            .args(["status", "--json"])
+            .output()
+            .unwrap()
+            .stdout,
+    )
+    .unwrap();
+    assert_eq!(json["status"], "running", "{json}");
+    assert_eq!(json["driving"]["round"], 1, "{json}");
     assert_eq!(run.wait().unwrap().code(), Some(0));
     assert_eq!(f.rounds().len(), 1, "the hand-made record added nothing");
     let status = text(&f.repo.referee().arg("status").output().unwrap().stdout);
