@@ -4,8 +4,8 @@
 use std::collections::HashMap;
 
 use crate::cli::{EscalateArgs, HandoffFormat};
-use crate::engine::accounting::{Standing as FindingStanding, Tracked};
-use crate::engine::{History, Loop, Standing};
+use crate::engine::accounting::{FindingStanding, Tracked};
+use crate::engine::{History, Loop, LoopStanding};
 use crate::exit::Exit;
 use crate::findings::responses;
 use crate::ledger::Kind;
@@ -119,9 +119,9 @@ pub(super) fn build(lp: &Loop, history: &History) -> anyhow::Result<Handoff> {
         })
         .collect();
     let (status, rule) = match history.standing() {
-        Standing::Fresh => ("not started", None),
-        Standing::Stopped { rule, .. } => ("stopped", Some(rule)),
-        Standing::Running { .. } | Standing::Rejected { .. } => {
+        LoopStanding::Fresh => ("not started", None),
+        LoopStanding::Stopped { rule, .. } => ("stopped", Some(rule)),
+        LoopStanding::Running { .. } | LoopStanding::Rejected { .. } => {
             let rule = history.last.as_ref().and_then(|(_, s)| s.rule.clone());
             match rule {
                 Some(rule) => ("stopped", Some(rule)),

@@ -2,7 +2,7 @@
 
 use crate::cli::{FindingsArgs, FindingsFormat};
 use crate::engine::History;
-use crate::engine::accounting::Standing;
+use crate::engine::accounting::FindingStanding;
 use crate::exit::Exit;
 use crate::findings::{IdSource, junit};
 use crate::report::findings::{self, Listed};
@@ -34,14 +34,14 @@ pub fn run(state: &State, args: FindingsArgs) -> anyhow::Result<Exit> {
         .registry
         .findings
         .iter()
-        .filter(|t| !args.open || t.standing == Standing::Open)
+        .filter(|t| !args.open || t.standing == FindingStanding::Open)
         .map(|t| {
             let reported =
                 last.and_then(|s| s.reported.iter().find(|r| r.finding.id == t.finding.id));
             Listed {
                 tracked: t,
                 in_last_round: reported.is_some(),
-                must_fix: t.finding.severity >= floor && t.standing != Standing::Waived,
+                must_fix: t.finding.severity >= floor && t.standing != FindingStanding::Waived,
                 changed: reported.is_some_and(|r| r.changed),
                 located: if placeless(t) && !files.is_empty() {
                     junit::locate(

@@ -7,7 +7,7 @@ use std::sync::atomic::AtomicBool;
 use serde_json::json;
 
 use crate::cli::LoopArgs;
-use crate::engine::accounting::Standing;
+use crate::engine::accounting::FindingStanding;
 use crate::engine::decide::Decision;
 use crate::engine::{History, judge_state};
 use crate::exit::Exit;
@@ -66,7 +66,7 @@ pub fn ask(state: &State, args: LoopArgs) -> anyhow::Result<Exit> {
         .registry
         .findings
         .iter()
-        .any(|t| t.standing == Standing::Open && t.finding.severity == Severity::Block);
+        .any(|t| t.standing == FindingStanding::Open && t.finding.severity == Severity::Block);
     let asked = ask_judge(
         &judge,
         &lp.repo,

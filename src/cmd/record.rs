@@ -9,6 +9,7 @@ use crate::engine::{self, History, Recorded, Review, Submission};
 use crate::exit::{Exit, UsageError};
 use crate::findings::{self, responses};
 use crate::report::round::{self, RoundView};
+use crate::rules::Rule;
 use crate::state::State;
 
 pub fn run(state: &State, args: RecordArgs) -> anyhow::Result<Exit> {
@@ -75,7 +76,12 @@ pub(super) fn print(lp: &engine::Loop, recorded: &Recorded, json: bool) -> anyho
     }
     let mut out = round::text(&view);
     // Every stop but `clean` hands off (SPEC §5.1); `nit-round` lists the unconfirmed.
-    if recorded.state.rule.as_deref().is_some_and(|r| r != "clean") {
+    if recorded
+        .state
+        .rule
+        .as_ref()
+        .is_some_and(|r| *r != Rule::Clean)
+    {
         let history = History::read(lp, lp.store.read()?.rows)?;
         let handoff = super::escalate::build(lp, &history)?;
         out.push('\n');

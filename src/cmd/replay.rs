@@ -66,7 +66,7 @@ pub fn run(state: &State, args: ReplayArgs) -> anyhow::Result<Exit> {
     }
     if r.actual
         .as_ref()
-        .is_some_and(|(_, rule)| rule.starts_with("judge:"))
+        .is_some_and(|(_, rule)| matches!(rule, crate::rules::Stop::Judge(_)))
     {
         out.push_str(
             "note: judge stops are not replayed: a judge answered the contract that asked it\n",

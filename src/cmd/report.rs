@@ -109,10 +109,12 @@ fn with_contract(state: &State, name: &LoopName) -> anyhow::Result<LoopSummary> 
     let (rounds, status, rule, must_fix) = match History::read(&lp, rows.clone()) {
         Ok(history) => {
             let (status, rule) = match history.standing() {
-                crate::engine::Standing::Fresh => ("not started", None),
-                crate::engine::Standing::Running { .. } => ("running", None),
-                crate::engine::Standing::Stopped { rule, .. } => ("stopped", Some(rule)),
-                crate::engine::Standing::Rejected { .. } => ("rejected", None),
+                crate::engine::LoopStanding::Fresh => ("not started", None),
+                crate::engine::LoopStanding::Running { .. } => ("running", None),
+                crate::engine::LoopStanding::Stopped { rule, .. } => {
+                    ("stopped", Some(rule.to_string()))
+                }
+                crate::engine::LoopStanding::Rejected { .. } => ("rejected", None),
             };
             let must_fix = history
                 .last

@@ -489,7 +489,7 @@ impl Caller<'_> {
             .registry
             .findings
             .iter()
-            .filter(|t| t.standing == crate::engine::accounting::Standing::Open)
+            .filter(|t| t.standing == crate::engine::accounting::FindingStanding::Open)
             .map(|t| &t.finding)
             .collect();
         let list = prompt::findings_list(&open);

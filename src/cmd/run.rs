@@ -271,7 +271,7 @@ impl Driver<'_> {
             .registry
             .findings
             .iter()
-            .filter(|t| t.standing == engine::accounting::Standing::Open)
+            .filter(|t| t.standing == engine::accounting::FindingStanding::Open)
             .map(|t| &t.finding)
             .collect();
         let must_fix: Vec<&Finding> = open
@@ -462,11 +462,21 @@ impl Printer {
                         "loop `{}` stopped at round {} on `{}`: {}\n",
                         lp.name,
                         recorded.row.round,
-                        recorded.state.rule.as_deref().unwrap_or_default(),
+                        recorded
+                            .state
+                            .rule
+                            .as_ref()
+                            .map(|r| r.name())
+                            .unwrap_or_default(),
                         recorded.state.reason
                     ))?;
                 }
-                if recorded.state.rule.as_deref().is_some_and(|r| r != "clean") {
+                if recorded
+                    .state
+                    .rule
+                    .as_ref()
+                    .is_some_and(|r| *r != crate::rules::Rule::Clean)
+                {
                     let history = History::read(lp, lp.store.read()?.rows)?;
                     let handoff = super::escalate::build(lp, &history)?;
                     let mut text = b"\n".to_vec();

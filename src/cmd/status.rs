@@ -5,8 +5,8 @@ use std::fmt::Write as _;
 use serde_json::json;
 
 use crate::cli::LoopArgs;
-use crate::engine::accounting::{Standing as FindingStanding, Tracked};
-use crate::engine::{History, Standing};
+use crate::engine::accounting::{FindingStanding, Tracked};
+use crate::engine::{History, LoopStanding};
 use crate::exit::Exit;
 use crate::findings::Severity;
 use crate::state::State;
@@ -53,10 +53,10 @@ pub fn run(state: &State, args: LoopArgs) -> anyhow::Result<Exit> {
         .collect();
 
     let (status, rule) = match history.standing() {
-        Standing::Fresh => ("not started".to_string(), None),
-        Standing::Running { .. } => ("running".to_string(), None),
-        Standing::Stopped { rule, .. } => (format!("stopped on `{rule}`"), Some(rule)),
-        Standing::Rejected { by, .. } => (format!("rejected by {by}"), None),
+        LoopStanding::Fresh => ("not started".to_string(), None),
+        LoopStanding::Running { .. } => ("running".to_string(), None),
+        LoopStanding::Stopped { rule, .. } => (format!("stopped on `{rule}`"), Some(rule)),
+        LoopStanding::Rejected { by, .. } => (format!("rejected by {by}"), None),
     };
     let approved = history
         .rows
@@ -71,37 +71,35 @@ pub fn run(state: &State, args: LoopArgs) -> anyhow::Result<Exit> {
             "wait: {} is driving this loop; `referee status --loop {name}` again to follow it",
             driving.as_ref().map(|d| d.describe()).unwrap_or_default()
         ),
-        Standing::Fresh if driven_by_run => format!(
+        LoopStanding::Fresh if driven_by_run => format!(
             "`referee run --loop {name} --task TEXT` drives round 1 (or review by hand and `referee record --loop {name} --findings FILE`)"
         ),
-        Standing::Running { round } if driven_by_run => format!(
+        LoopStanding::Running { round } if driven_by_run => format!(
             "`referee run --loop {name}` resumes with round {} (`--review-first` when the writer's work is done and only the review is missing)",
             round + 1
         ),
-        Standing::Fresh => format!(
+        LoopStanding::Fresh => format!(
             "review the work, then `referee record --loop {name} --findings FILE` (round 1)"
         ),
-        Standing::Running { round } if must_fix.is_empty() => format!(
+        LoopStanding::Running { round } if must_fix.is_empty() => format!(
             "review again, then `referee record --loop {name} --findings FILE` (round {})",
             round + 1
         ),
-        Standing::Running { round } => format!(
+        LoopStanding::Running { round } => format!(
             "the writer fixes {}, then `referee record --loop {name} --findings FILE` (round {})",
             must_fix.join(", "),
             round + 1
         ),
-        Standing::Stopped { rule, .. } if matches!(rule.as_str(), "clean" | "nit-round") => {
-            match &approved {
-                Some(by) => format!("done and approved by {by}"),
-                None => {
-                    format!("done; a person decides: `referee approve --loop {name} --by NAME`")
-                }
+        LoopStanding::Stopped { rule, .. } if rule.is_done() => match &approved {
+            Some(by) => format!("done and approved by {by}"),
+            None => {
+                format!("done; a person decides: `referee approve --loop {name} --by NAME`")
             }
-        }
-        Standing::Stopped { .. } => {
+        },
+        LoopStanding::Stopped { .. } => {
             format!("a person takes over: `referee escalate --loop {name}`")
         }
-        Standing::Rejected { .. } => format!(
+        LoopStanding::Rejected { .. } => format!(
             "rejected; to continue, amend in writing: `referee contract amend --loop {name} --max-rounds N --by NAME --reason TEXT`"
         ),
     };
@@ -142,11 +140,11 @@ pub fn run(state: &State, args: LoopArgs) -> anyhow::Result<Exit> {
             "round": history.round(),
             "max_rounds": history.max_rounds,
             "status": match history.standing() {
-                Standing::Fresh | Standing::Running { .. } if driving.is_some() => "running",
-                Standing::Fresh => "not started",
-                Standing::Running { .. } => "running",
-                Standing::Stopped { .. } => "stopped",
-                Standing::Rejected { .. } => "rejected",
+                LoopStanding::Fresh | LoopStanding::Running { .. } if driving.is_some() => "running",
+                LoopStanding::Fresh => "not started",
+                LoopStanding::Running { .. } => "running",
+                LoopStanding::Stopped { .. } => "stopped",
+                LoopStanding::Rejected { .. } => "rejected",
             },
             "rule": rule,
             "approved_by": approved,
@@ -176,7 +174,7 @@ pub fn run(state: &State, args: LoopArgs) -> anyhow::Result<Exit> {
 
     // A live run's round is the one being played, not the last recorded.
     let (round, status) = match (&driving, history.standing()) {
-        (Some(d), Standing::Fresh | Standing::Running { .. }) => match &d.call {
+        (Some(d), LoopStanding::Fresh | LoopStanding::Running { .. }) => match &d.call {
             Some((round, role, _)) => (*round, format!("running: the {role} is working")),
             None => (history.round(), "running".to_string()),
         },

@@ -4,7 +4,7 @@
 
 use crate::cli::WaiveArgs;
 use crate::engine::History;
-use crate::engine::accounting::Standing;
+use crate::engine::accounting::FindingStanding;
 use crate::exit::{Exit, UsageError};
 use crate::ledger::row::one_line;
 use crate::ledger::{Draft, Kind};
@@ -37,7 +37,7 @@ pub fn run(state: &State, args: WaiveArgs) -> anyhow::Result<Exit> {
             lp.name
         );
     };
-    if tracked.standing == Standing::Waived {
+    if tracked.standing == FindingStanding::Waived {
         anyhow::bail!("finding `{id}` of loop `{}` is already waived", lp.name);
     }
     let mut draft = Draft::new(Kind::Waive, history.round(), &at);

@@ -22,7 +22,7 @@ use crate::rules::RoundFacts;
 /// Where a known finding stands.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
-pub enum Standing {
+pub enum FindingStanding {
     Open,
     /// Closed by a fix: the writer touched its place, answered it `fixed`,
     /// or the reviewer listed it `resolved`.
@@ -48,7 +48,7 @@ pub struct Place {
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Tracked {
     pub finding: Finding,
-    pub standing: Standing,
+    pub standing: FindingStanding,
     /// Every round that reported it.
     pub rounds: Vec<u32>,
     /// The round it last closed in.
@@ -230,7 +230,7 @@ pub fn account(prev: &Registry, input: &RoundInput<'_>) -> Accounted {
     facts.must_fix_open_before = prev
         .findings
         .iter()
-        .filter(|t| t.standing == Standing::Open && must_fix(t.finding.severity))
+        .filter(|t| t.standing == FindingStanding::Open && must_fix(t.finding.severity))
         .count() as u32;
     let mut reported = Vec::with_capacity(input.parsed.findings.len());
     let mut seen: HashSet<usize> = HashSet::new();
@@ -246,24 +246,24 @@ pub fn account(prev: &Registry, input: &RoundInput<'_>) -> Accounted {
                 tracked.rounds.push(input.round);
                 let mut back_after_skip = None;
                 let state = match tracked.standing {
-                    Standing::Waived => Seen::Waived,
-                    Standing::Closed => {
+                    FindingStanding::Waived => Seen::Waived,
+                    FindingStanding::Closed => {
                         counts.reopened += 1;
                         if must_fix(finding.severity) {
                             let closed_in = tracked.closed_in.unwrap_or(input.round);
                             facts.reopened.push((finding.id.clone(), closed_in));
                         }
-                        tracked.standing = Standing::Open;
+                        tracked.standing = FindingStanding::Open;
                         tracked.reopened_in.push(input.round);
                         Seen::Reopened
                     }
-                    Standing::Skipped => {
+                    FindingStanding::Skipped => {
                         back_after_skip = tracked.skipped_in;
-                        tracked.standing = Standing::Open;
+                        tracked.standing = FindingStanding::Open;
                         tracked.skipped_in = None;
                         Seen::Open
                     }
-                    Standing::Open => Seen::Open,
+                    FindingStanding::Open => Seen::Open,
                 };
                 if before.fingerprint != finding.fingerprint
                     && !tracked.aliases.contains(&before.fingerprint)
@@ -306,7 +306,7 @@ pub fn account(prev: &Registry, input: &RoundInput<'_>) -> Accounted {
                 seen.insert(registry.findings.len());
                 registry.findings.push(Tracked {
                     finding: finding.clone(),
-                    standing: Standing::Open,
+                    standing: FindingStanding::Open,
                     rounds: vec![input.round],
                     closed_in: None,
                     reopened_in: Vec::new(),
@@ -366,7 +366,7 @@ pub fn account(prev: &Registry, input: &RoundInput<'_>) -> Accounted {
     };
     let (fixed, disputed) = (answered(Status::Fixed), answered(Status::Disputed));
     for t in &prev.findings {
-        if t.standing == Standing::Open
+        if t.standing == FindingStanding::Open
             && must_fix(t.finding.severity)
             && disputed.contains(t.finding.id.as_str())
         {
@@ -383,7 +383,10 @@ pub fn account(prev: &Registry, input: &RoundInput<'_>) -> Accounted {
     let resolved: HashSet<&str> = input.parsed.resolved.iter().map(String::as_str).collect();
     let mut skipped = Vec::new();
     for (i, tracked) in registry.findings.iter_mut().enumerate() {
-        let missing = matches!(tracked.standing, Standing::Open | Standing::Skipped);
+        let missing = matches!(
+            tracked.standing,
+            FindingStanding::Open | FindingStanding::Skipped
+        );
         if !missing || seen.contains(&i) {
             continue;
         }
@@ -397,25 +400,25 @@ pub fn account(prev: &Registry, input: &RoundInput<'_>) -> Accounted {
             Closure::Explicit => resolved.contains(id),
         };
         if closes {
-            if tracked.standing == Standing::Open {
+            if tracked.standing == FindingStanding::Open {
                 counts.closed += 1;
             }
-            tracked.standing = Standing::Closed;
+            tracked.standing = FindingStanding::Closed;
             tracked.closed_in = Some(input.round);
             tracked.skipped_in = None;
         } else if input.closure == Closure::Absent {
-            if tracked.standing == Standing::Open {
-                tracked.standing = Standing::Skipped;
+            if tracked.standing == FindingStanding::Open {
+                tracked.standing = FindingStanding::Skipped;
                 tracked.skipped_in = Some(input.round);
                 skipped.push(tracked.finding.id.clone());
             }
-        } else if must_fix(tracked.finding.severity) && tracked.standing == Standing::Open {
+        } else if must_fix(tracked.finding.severity) && tracked.standing == FindingStanding::Open {
             facts.carried_unconfirmed.push(tracked.finding.id.clone());
         }
     }
 
     for tracked in &registry.findings {
-        if tracked.standing == Standing::Open {
+        if tracked.standing == FindingStanding::Open {
             if must_fix(tracked.finding.severity) {
                 counts.must_fix_left += 1;
             } else {
@@ -449,7 +452,10 @@ fn merges(
 ) {
     for (i, tracked) in registry.findings.iter_mut().enumerate() {
         if seen.contains(&i)
-            || !matches!(tracked.standing, Standing::Open | Standing::Skipped)
+            || !matches!(
+                tracked.standing,
+                FindingStanding::Open | FindingStanding::Skipped
+            )
             || tracked.finding.id_source == IdSource::Test
         {
             continue;
@@ -481,7 +487,7 @@ fn merges(
         if let Some(r) = cover {
             r.stands_for.push(tracked.finding.id.clone());
             seen.insert(i);
-            tracked.standing = Standing::Open;
+            tracked.standing = FindingStanding::Open;
             tracked.skipped_in = None;
         }
     }
@@ -518,7 +524,7 @@ fn note_reported(facts: &mut RoundFacts, finding: &Finding, must_fix: bool) {
 pub fn waive(registry: &mut Registry, id: &str) -> bool {
     match registry.findings.iter_mut().find(|t| t.finding.id == id) {
         Some(tracked) => {
-            tracked.standing = Standing::Waived;
+            tracked.standing = FindingStanding::Waived;
             true
         }
         None => false,

@@ -5,7 +5,7 @@
 
 use globset::{GlobBuilder, GlobSet, GlobSetBuilder};
 
-use super::accounting::{Registry, RoundInput, Standing, account};
+use super::accounting::{FindingStanding, Registry, RoundInput, account};
 pub use super::accounting::{Reported, Seen};
 use crate::contract::{Closure, Contract};
 use crate::findings::Parsed;
@@ -13,6 +13,7 @@ use crate::findings::Severity;
 use crate::findings::responses::{Response, Status};
 use crate::ledger::{Counts, Verdict};
 use crate::patch::{ParsedPatch, changed_lines, reverses_line};
+pub use crate::rules::Stop;
 use crate::rules::{self, Guard, RoundFacts, Rule};
 
 /// The contract terms a round is decided by.
@@ -85,55 +86,13 @@ impl Terms {
         let open: Vec<&str> = registry
             .findings
             .iter()
-            .filter(|t| t.standing == Standing::Open && t.finding.severity >= self.floor)
+            .filter(|t| t.standing == FindingStanding::Open && t.finding.severity >= self.floor)
             .map(|t| t.finding.id.as_str())
             .collect();
         let disputed = responses
             .iter()
             .any(|r| r.status == Status::Disputed && open.contains(&r.id.as_str()));
         rules::stalled(patch_empty, open.len() as u32, disputed)
-    }
-}
-
-/// What was stopped on: one of the six rules, a contract guard or a progress guard.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Stop {
-    Rule(Rule),
-    Scope,
-    Budget,
-    Progress(Guard),
-}
-
-impl Stop {
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Stop::Rule(rule) => rule.as_str(),
-            Stop::Scope => "scope",
-            Stop::Budget => "budget",
-            Stop::Progress(guard) => guard.as_str(),
-        }
-    }
-
-    pub fn parse(text: &str) -> Option<Stop> {
-        if let Some(guard) = Guard::parse(text) {
-            return Some(Stop::Progress(guard));
-        }
-        Some(match text {
-            "scope" => Stop::Scope,
-            "budget" => Stop::Budget,
-            "clean" => Stop::Rule(Rule::Clean),
-            "reopened" => Stop::Rule(Rule::Reopened),
-            "flip-flop" => Stop::Rule(Rule::FlipFlop),
-            "diff-growth" => Stop::Rule(Rule::DiffGrowth),
-            "round-cap" => Stop::Rule(Rule::RoundCap),
-            "nit-round" => Stop::Rule(Rule::NitRound),
-            _ => return None,
-        })
-    }
-
-    /// Whether the loop ended done (exit 0) rather than escalated (exit 20).
-    pub fn is_done(self) -> bool {
-        matches!(self, Stop::Rule(rule) if rule.is_done())
     }
 }
 
@@ -275,6 +234,7 @@ pub fn decide(terms: &Terms, round: &Round<'_>) -> Decision {
             ),
         },
     };
+    let nit_round = stop.as_ref().is_some_and(|s| *s == Rule::NitRound);
     Decision {
         registry: accounted.registry,
         counts,
@@ -287,7 +247,7 @@ pub fn decide(terms: &Terms, round: &Round<'_>) -> Decision {
         reason,
         revert_to,
         out_of_scope,
-        carried_unconfirmed: if stop == Some(Stop::Rule(Rule::NitRound)) {
+        carried_unconfirmed: if nit_round {
             facts.carried_unconfirmed
         } else {
             Vec::new()
@@ -367,7 +327,7 @@ fn unreviewed(
 pub fn open_counts(registry: &Registry, floor: Severity) -> (u32, u32) {
     let mut out = (0, 0);
     for t in &registry.findings {
-        if t.standing == Standing::Open {
+        if t.standing == FindingStanding::Open {
             if t.finding.severity >= floor {
                 out.0 += 1;
             } else {

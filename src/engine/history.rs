@@ -84,8 +84,8 @@ pub struct RoundState {
     pub snapshot: SnapshotInfo,
     /// The commit or tree the round's patch starts from.
     pub from: String,
-    pub verdict: String,
-    pub rule: Option<String>,
+    pub verdict: Verdict,
+    pub rule: Option<crate::rules::Stop>,
     pub reason: String,
     pub exit: i32,
     pub revert_to: Option<RevertTo>,
@@ -118,13 +118,16 @@ pub struct RoundState {
 
 /// Where the loop stands for the next `record`.
 #[derive(Debug, Clone, PartialEq)]
-pub enum Standing {
+pub enum LoopStanding {
     /// No round yet.
     Fresh,
     /// The last round said continue.
     Running { round: u32 },
     /// The last round stopped (and no amendment followed).
-    Stopped { round: u32, rule: String },
+    Stopped {
+        round: u32,
+        rule: crate::rules::Stop,
+    },
     /// A human rejected the outcome (and no amendment followed).
     Rejected { round: u32, by: String },
 }
@@ -206,20 +209,20 @@ impl History {
     }
 
     /// Where the loop stands: the last of its round, decision and amend rows decides.
-    pub fn standing(&self) -> Standing {
+    pub fn standing(&self) -> LoopStanding {
         for row in self.rows.iter().rev() {
             match row.kind {
                 Kind::Amend => break,
                 Kind::Reject => {
-                    return Standing::Rejected {
+                    return LoopStanding::Rejected {
                         round: row.round,
                         by: row.by.clone(),
                     };
                 }
                 Kind::Round if row.verdict == Some(Verdict::Stop) => {
-                    return Standing::Stopped {
+                    return LoopStanding::Stopped {
                         round: row.round,
-                        rule: row.rule.clone(),
+                        rule: crate::rules::Stop::parse(&row.rule),
                     };
                 }
                 Kind::Round => break,
@@ -227,21 +230,21 @@ impl History {
             }
         }
         match self.round() {
-            0 => Standing::Fresh,
-            round => Standing::Running { round },
+            0 => LoopStanding::Fresh,
+            round => LoopStanding::Running { round },
         }
     }
 
     /// Refuses another round of a stopped or rejected loop.
     pub fn ensure_open(&self, name: &LoopName) -> anyhow::Result<()> {
         match self.standing() {
-            Standing::Fresh | Standing::Running { .. } => Ok(()),
-            Standing::Stopped { round, rule } => anyhow::bail!(
+            LoopStanding::Fresh | LoopStanding::Running { .. } => Ok(()),
+            LoopStanding::Stopped { round, rule } => anyhow::bail!(
                 "loop `{name}` stopped at round {round} on `{rule}`: it takes no more rounds\n\
                  hint: `referee escalate --loop {name}` prints the hand-off; a human may continue it in writing \
                  with `referee contract amend --loop {name} --max-rounds N --by NAME --reason TEXT`"
             ),
-            Standing::Rejected { round, by } => anyhow::bail!(
+            LoopStanding::Rejected { round, by } => anyhow::bail!(
                 "loop `{name}` was rejected by {by} after round {round}: it takes no more rounds until the contract is amended\n\
                  hint: `referee contract amend --loop {name} --max-rounds N --by NAME --reason TEXT`"
             ),

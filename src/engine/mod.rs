@@ -23,7 +23,7 @@ use crate::patch::ParsedPatch;
 use crate::redact::{redact, redact_str, redact_string};
 use crate::snapshot::{self, Patch, Snapshot};
 use decide::{Decision, Round, Stop, Terms};
-pub use history::{History, Loop, RevertTo, RoundState, SnapshotInfo, Standing};
+pub use history::{History, Loop, LoopStanding, RevertTo, RoundState, SnapshotInfo};
 use history::{PATCH_FILE, STATE_FILE};
 
 /// A reviewer's output: the bytes as given and what they parsed to.
@@ -82,8 +82,8 @@ impl Recorded {
 
 /// The exit code a round's verdict means (SPEC §5).
 pub fn exit_of(state: &RoundState) -> Exit {
-    match state.rule.as_deref().and_then(Stop::parse) {
-        None if state.verdict == Verdict::Continue.as_str() => Exit::Continue,
+    match &state.rule {
+        None if state.verdict == Verdict::Continue => Exit::Continue,
         Some(stop) if stop.is_done() => Exit::Success,
         _ => Exit::Escalated,
     }
@@ -289,7 +289,11 @@ pub fn finish<'a>(
     let mut draft = Draft::new(Kind::Round, round, &sub.at);
     draft.counts = Some(counts);
     draft.verdict = Some(outcome.verdict);
-    draft.rule = outcome.rule.clone().unwrap_or_default();
+    draft.rule = outcome
+        .rule
+        .as_ref()
+        .map(Stop::to_string)
+        .unwrap_or_default();
     // The judge's call is part of the round's spend.
     let judge_cost = asked.as_ref().and_then(|a| a.cost_usd);
     let judge_tokens = asked.as_ref().and_then(|a| a.tokens);
@@ -377,7 +381,7 @@ fn round_state(
             reference: snapped.snap.r#ref.clone(),
         },
         from: snapped.from.clone(),
-        verdict: outcome.verdict.as_str().to_string(),
+        verdict: outcome.verdict,
         rule: outcome.rule.clone(),
         reason: outcome.reason.clone(),
         exit: 0,
@@ -406,7 +410,7 @@ fn round_state(
 /// The round's verdict after the judge had its say.
 struct Outcome {
     verdict: Verdict,
-    rule: Option<String>,
+    rule: Option<Stop>,
     reason: String,
     judge: Option<crate::judge::engine::Outcome>,
 }
@@ -415,14 +419,14 @@ impl Outcome {
     fn of(decision: &Decision, asked: Option<&Asked>, round: u32) -> Outcome {
         let rules = Outcome {
             verdict: decision.verdict,
-            rule: decision.stop.map(|s| s.as_str().to_string()),
+            rule: decision.stop.clone(),
             reason: decision.reason.clone(),
             judge: asked.map(|a| a.outcome.clone()),
         };
         match asked.and_then(|a| a.outcome.stop().map(|stop| (stop, &a.outcome))) {
             Some((stop, crate::judge::engine::Outcome::Decided { reason, .. })) => Outcome {
                 verdict: Verdict::Stop,
-                rule: Some(stop.to_string()),
+                rule: Some(Stop::parse(stop)),
                 reason: format!("round {round}: the judge says stop: {reason}"),
                 ..rules
             },
@@ -447,7 +451,7 @@ fn consult_judge(
 ) -> Option<Asked> {
     let judge = history.contract.judge.as_ref()?;
     let block_open = decision.registry.findings.iter().any(|t| {
-        t.standing == accounting::Standing::Open
+        t.standing == accounting::FindingStanding::Open
             && t.finding.severity == crate::findings::Severity::Block
     });
     let state = judge_state(judge, history, round, decision);

@@ -9,6 +9,7 @@ use super::history::{Loop, PATCH_FILE};
 use crate::contract::Contract;
 use crate::findings::Parsed;
 use crate::ledger::Kind;
+use crate::rules::{Guard, Stop};
 
 /// One stored round, decided again.
 #[derive(Debug, Clone, serde::Serialize)]
@@ -27,8 +28,8 @@ pub struct Replayed {
 pub struct Replay {
     pub rounds: Vec<Replayed>,
     /// `(round, rule)` of the replayed stop, if any.
-    pub stopped: Option<(u32, String)>,
-    pub actual: Option<(u32, String)>,
+    pub stopped: Option<(u32, Stop)>,
+    pub actual: Option<(u32, Stop)>,
 }
 
 pub fn replay(lp: &Loop, history: &History, other: &Contract) -> anyhow::Result<Replay> {
@@ -59,7 +60,7 @@ pub fn replay(lp: &Loop, history: &History, other: &Contract) -> anyhow::Result<
         };
         // After an amendment a loop goes on: its real end is its last stop.
         if !row.rule.is_empty() {
-            actual = Some((row.round, row.rule.clone()));
+            actual = Some((row.round, Stop::parse(&row.rule)));
         }
         if stopped.is_some() {
             continue;
@@ -105,8 +106,9 @@ pub fn replay(lp: &Loop, history: &History, other: &Contract) -> anyhow::Result<
         let counts = row.counts.unwrap_or_default();
         // A round `run` ended before the review because the writer changed
         // nothing: replayed as stalled only where that guard is in force.
-        let stalled =
-            parsed.is_none() && row.rule == "stalled" && terms.stalled(&registry, true, &responses);
+        let stalled = parsed.is_none()
+            && Stop::parse(&row.rule) == Stop::Progress(Guard::Stalled)
+            && terms.stalled(&registry, true, &responses);
         let d = decide::decide(
             &terms,
             &Round {
@@ -127,8 +129,9 @@ pub fn replay(lp: &Loop, history: &History, other: &Contract) -> anyhow::Result<
         );
         let replayed = match d.stop {
             Some(stop) => {
-                stopped = Some((row.round, stop.as_str().to_string()));
-                format!("stop: {}", stop.as_str())
+                let shown = format!("stop: {stop}");
+                stopped = Some((row.round, stop));
+                shown
             }
             None => "continue".to_string(),
         };

@@ -88,7 +88,7 @@ const SHOWN: usize = 5;
 /// A round that stopped the loop for a person: the rule, a short hand-off,
 /// and the command that prints the whole one.
 pub fn escalated_message(h: &Handoff) -> String {
-    let rule = h.rule.as_deref().unwrap_or("stopped");
+    let rule = h.rule.as_ref().map_or("stopped".into(), |r| r.name());
     let mut out = format!(
         "referee: loop `{}` stopped at round {} of {} on `{rule}`: a person decides now. {}\n",
         h.loop_name, h.round, h.max_rounds, h.reason

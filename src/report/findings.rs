@@ -6,7 +6,7 @@ use serde_json::{Value, json};
 use tabled::builder::Builder;
 use tabled::settings::{Padding, Style};
 
-use crate::engine::accounting::{Standing, Tracked};
+use crate::engine::accounting::{FindingStanding, Tracked};
 use crate::findings::Severity;
 
 /// One finding as listed.
@@ -24,10 +24,10 @@ pub struct Listed<'a> {
 
 fn standing(t: &Tracked) -> &'static str {
     match t.standing {
-        Standing::Open => "open",
-        Standing::Closed => "closed",
-        Standing::Waived => "waived",
-        Standing::Skipped => "skipped",
+        FindingStanding::Open => "open",
+        FindingStanding::Closed => "closed",
+        FindingStanding::Waived => "waived",
+        FindingStanding::Skipped => "skipped",
     }
 }
 
@@ -50,7 +50,7 @@ pub fn table(name: &str, list: &[Listed<'_>]) -> String {
         if !l.tracked.reopened_in.is_empty() {
             state.push_str(" (reopened)");
         }
-        if l.tracked.standing == Standing::Open && !l.must_fix {
+        if l.tracked.standing == FindingStanding::Open && !l.must_fix {
             state.push_str(" (below floor)");
         }
         let place = match (&f.file, f.line) {

@@ -7,6 +7,7 @@ use serde_json::Value;
 use crate::cli::{HandoffFormat, LedgerFormat};
 use crate::engine::RevertTo;
 use crate::ledger::Row;
+use crate::rules::{Guard, Rule, Stop};
 
 /// Everything a human needs to take over a loop, and nothing more.
 #[derive(Debug, Clone, Serialize)]
@@ -17,7 +18,7 @@ pub struct Handoff {
     pub max_rounds: u32,
     /// `stopped`, `running` or `not started`.
     pub status: String,
-    pub rule: Option<String>,
+    pub rule: Option<Stop>,
     pub reason: String,
     pub findings: Vec<Contested>,
     /// Open findings below the floor: logged, not listed.
@@ -50,7 +51,7 @@ pub struct Choice {
 /// rule decides which come first. `ids` are the open must-fix findings.
 pub fn choices(
     loop_name: &str,
-    rule: &str,
+    rule: &Stop,
     max_rounds: u32,
     ids: &[String],
     revert_to: Option<&RevertTo>,
@@ -86,13 +87,13 @@ pub fn choices(
         format!("referee init --loop {l}-2 [flags]"),
     );
     let mut out = Vec::new();
+    if rule.is_done() {
+        out.push(approve);
+        out.push(reject);
+        return out;
+    }
     match rule {
-        "clean" | "nit-round" => {
-            out.push(approve);
-            out.push(reject);
-            return out;
-        }
-        "diff-growth" => {
+        Stop::Rule(Rule::DiffGrowth) => {
             if let Some(r) = revert_to {
                 out.push(c(
                     &format!("go back to round {} (the referee never reverts)", r.round),
@@ -101,7 +102,7 @@ pub fn choices(
             }
             out.push(amend);
         }
-        "scope" => {
+        Stop::Scope => {
             if !out_of_scope.is_empty() {
                 out.push(c(
                     "undo the changes outside the scope",
@@ -110,7 +111,7 @@ pub fn choices(
             }
             out.push(fresh.clone());
         }
-        "budget" => {
+        Stop::Budget => {
             let raise = budget_usd.map_or_else(
                 || format!("referee contract amend --loop {l} --budget-tokens N --by NAME --reason TEXT"),
                 |usd| {
@@ -122,7 +123,7 @@ pub fn choices(
             );
             out.push(c("raise the budget, in writing", raise));
         }
-        "disputed" | "reopened" | "flip-flop" => {
+        Stop::Progress(Guard::Disputed) | Stop::Rule(Rule::Reopened | Rule::FlipFlop) => {
             if let Some(waive) = waive.clone() {
                 out.push(Choice {
                     what: "side with the writer: waive the finding".into(),
@@ -143,7 +144,7 @@ pub fn choices(
     }
     out.push(approve);
     out.push(reject);
-    if rule != "scope" {
+    if *rule != Stop::Scope {
         out.push(fresh);
     }
     out
@@ -306,7 +307,7 @@ fn plain(s: &str) -> String {
 
 fn text(h: &Handoff) -> String {
     let tone = super::style::tone_of(if h.status == "stopped" {
-        h.rule.as_deref()
+        h.rule.as_ref()
     } else {
         None
     });

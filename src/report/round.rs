@@ -4,7 +4,7 @@
 use serde_json::{Value, json};
 
 use crate::engine::RoundState;
-use crate::engine::accounting::Standing;
+use crate::engine::accounting::FindingStanding;
 use crate::engine::decide::Seen;
 use crate::findings::Severity;
 use crate::ledger::Row;
@@ -32,9 +32,9 @@ pub fn text(v: &RoundView<'_>) -> String {
     }
     let outcome = match &v.state.rule {
         Some(rule) => format!("stop: {rule}"),
-        None => v.state.verdict.clone(),
+        None => v.state.verdict.as_str().to_string(),
     };
-    let outcome = super::style::paint(&outcome, super::style::tone_of(v.state.rule.as_deref()));
+    let outcome = super::style::paint(&outcome, super::style::tone_of(v.state.rule.as_ref()));
     out.push_str(&format!(
         "round {} of {} · loop `{}` · {outcome}\n",
         v.row.round, v.max_rounds, v.loop_name
@@ -123,10 +123,10 @@ fn next_line(v: &RoundView<'_>) -> String {
         .registry
         .findings
         .iter()
-        .filter(|t| t.standing == Standing::Open && t.finding.severity >= v.floor)
+        .filter(|t| t.standing == FindingStanding::Open && t.finding.severity >= v.floor)
         .map(|t| t.finding.id.as_str())
         .collect();
-    match v.state.rule.as_deref() {
+    match &v.state.rule {
         None if open.is_empty() => format!(
             "continue: {}; record round {} after the next review",
             v.state.reason,
@@ -142,7 +142,7 @@ fn next_line(v: &RoundView<'_>) -> String {
             open.join(", "),
             v.row.round + 1
         ),
-        Some("clean") | Some("nit-round") => format!("done: {}", v.state.reason),
+        Some(stop) if stop.is_done() => format!("done: {}", v.state.reason),
         Some(_) => format!("escalated: {}", v.state.reason),
     }
 }

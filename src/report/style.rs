@@ -96,10 +96,10 @@ pub fn for_people(text: &str) -> String {
 }
 
 /// The tone of a round's outcome (`continue`, `stop: <rule>`).
-pub fn tone_of(rule: Option<&str>) -> Tone {
+pub fn tone_of(rule: Option<&crate::rules::Stop>) -> Tone {
     match rule {
         None => Tone::Busy,
-        Some("clean" | "nit-round") => Tone::Good,
+        Some(stop) if stop.is_done() => Tone::Good,
         Some(_) => Tone::Bad,
     }
 }

@@ -7,6 +7,9 @@
 use std::fmt;
 
 pub use crate::contract::Guard;
+pub use stop::Stop;
+
+mod stop;
 
 /// What the engine counted in one reviewed round. Only findings at or above
 /// the floor appear in the id lists: below-floor findings never extend or stop

@@ -17,9 +17,9 @@ use super::super::round::{self, Caller, RunLock, Silent, Spend};
 use super::super::scratch::WorkDir;
 use crate::agent::prompt;
 use crate::cli::{HookAgent, HookStopArgs, LoopSelect};
-use crate::engine::accounting::Standing as FindingStanding;
+use crate::engine::accounting::FindingStanding;
 use crate::engine::decide::Terms;
-use crate::engine::{self, History, Loop, Recorded, Standing, Submission};
+use crate::engine::{self, History, Loop, LoopStanding, Recorded, Submission};
 use crate::exit::Exit;
 use crate::findings::{Finding, responses};
 use crate::hook::answer::{self, Answer};
@@ -116,7 +116,7 @@ fn referee(
     let history = History::read(&lp, lp.store.read()?.rows)?;
     if !matches!(
         history.standing(),
-        Standing::Fresh | Standing::Running { .. }
+        LoopStanding::Fresh | LoopStanding::Running { .. }
     ) {
         return Ok(Answer::Allow);
     }
@@ -155,7 +155,10 @@ fn referee(
             let recorded = recorded_last(&fresh)?;
             return answer_for(&lp, &recorded);
         }
-        if !matches!(fresh.standing(), Standing::Fresh | Standing::Running { .. }) {
+        if !matches!(
+            fresh.standing(),
+            LoopStanding::Fresh | LoopStanding::Running { .. }
+        ) {
             return Ok(Answer::Allow);
         }
     }
@@ -195,7 +198,7 @@ fn choose_loop(state: &State, select: &LoopSelect) -> anyhow::Result<Option<Loop
         let history = History::read(&lp, lp.store.read()?.rows)?;
         if matches!(
             history.standing(),
-            Standing::Fresh | Standing::Running { .. }
+            LoopStanding::Fresh | LoopStanding::Running { .. }
         ) {
             open_loops.push(lp);
         }
@@ -236,7 +239,7 @@ fn is_round(lp: &Loop, history: &History, tree: &str, payload: &Payload) -> anyh
         return Ok(true);
     }
     let blocked_here = payload.stop_hook_active
-        && last.verdict == crate::ledger::Verdict::Continue.as_str()
+        && last.verdict == crate::ledger::Verdict::Continue
         && payload.session_id.is_some()
         && note_of(lp, row.round).session_id == payload.session_id;
     Ok(blocked_here)
@@ -415,7 +418,11 @@ impl Hook<'_> {
             "referee: loop `{}` round {}: {}",
             lp.name,
             recorded.row.round,
-            recorded.state.rule.as_deref().unwrap_or("continue")
+            recorded
+                .state
+                .rule
+                .as_ref()
+                .map_or("continue".into(), |r| r.name())
         );
         answer_for(lp, &recorded)
     }
@@ -514,7 +521,7 @@ fn answer_for(lp: &Loop, recorded: &Recorded) -> anyhow::Result<Answer> {
             lp.name.as_str(),
             recorded.row.round,
             recorded.max_rounds,
-            state.rule.as_deref().unwrap_or("clean"),
+            &state.rule.as_ref().map_or("clean".into(), |r| r.name()),
             &state.reason,
         ))),
         _ => {

@@ -271,7 +271,7 @@ fn a_finding_missing_while_nothing_touched_it_was_skipped() {
     );
     assert_eq!((r2.counts.closed, r2.counts.must_fix_left), (1, 0));
     assert_eq!(r2.skipped, vec!["F2"]);
-    assert_eq!(r2.registry.findings[1].standing, Standing::Skipped);
+    assert_eq!(r2.registry.findings[1].standing, FindingStanding::Skipped);
     // F2 comes back: open again, not reopened.
     let r3 = run(
         &r2.registry,
