@@ -9,5 +9,6 @@ pub mod leftovers;
 pub mod output;
 pub mod preset;
 pub mod process;
+pub mod progress;
 pub mod prompt;
 pub mod tree;

@@ -83,7 +83,7 @@ pub(super) fn print(lp: &engine::Loop, recorded: &Recorded, json: bool) -> anyho
         .is_some_and(|r| *r != Rule::Clean)
     {
         let history = History::read(lp, lp.store.read()?.rows)?;
-        let handoff = super::escalate::build(lp, &history)?;
+        let handoff = crate::engine::handoff(lp, &history);
         out.push('\n');
         out.push_str(&String::from_utf8_lossy(&crate::report::handoff::render(
             &handoff,

@@ -15,7 +15,8 @@ use super::scratch::{self, WorkDir};
 use crate::agent::file;
 use crate::agent::output::{self, Reply};
 use crate::agent::preset::{self, Role};
-use crate::agent::process::{self, Call, Finished, ProcessError};
+use crate::agent::process::{self, ProcessError};
+use crate::agent::progress::Progress;
 use crate::agent::prompt;
 use crate::contract::{Agent, Preset};
 use crate::engine::{History, Loop, Review};
@@ -282,28 +283,6 @@ impl Spend {
         }
     }
 }
-
-/// What a driver shows while an agent runs. `hook stop` shows nothing: its
-/// stdout is the agent's protocol.
-pub(super) trait Progress {
-    fn call_started(&self, _round: u32, _role: Role, _agent: &str, _call: &Call) {}
-    fn tick(&self, _round: u32, _role: Role, _agent: &str, _elapsed: Duration, _spent: f64) {}
-    fn call_failed(&self) {}
-    fn call_finished(
-        &self,
-        _round: u32,
-        _role: Role,
-        _agent: &str,
-        _f: &Finished,
-        _reply: Option<&Reply>,
-    ) {
-    }
-}
-
-/// Shows nothing.
-pub(super) struct Silent;
-
-impl Progress for Silent {}
 
 /// Calls the loop's agents, keeping what they said as evidence.
 pub(super) struct Caller<'a> {

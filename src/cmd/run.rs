@@ -4,28 +4,27 @@
 //! round that fails or is interrupted records nothing, and the next `run`
 //! starts it again.
 
-use std::io::{IsTerminal, Write};
 use std::sync::atomic::AtomicBool;
-use std::time::Duration;
 
 use anyhow::Context as _;
 use serde_json::json;
 
-use crate::agent::output::Reply;
 use crate::agent::preset::{self, Role};
-use crate::agent::process::{self, Call, Finished};
+use crate::agent::process;
 use crate::agent::prompt;
-use crate::cli::{HandoffFormat, RunArgs};
+use crate::cli::RunArgs;
 use crate::contract::Agent;
-use crate::engine::decide::Terms;
+use crate::engine::phase;
 use crate::engine::{self, History, Loop, Recorded, Submission};
 use crate::exit::{Exit, UsageError};
 use crate::findings::Finding;
-use crate::report::round::{self, RoundView};
+use crate::report::progress::Printer;
+use crate::report::round::RoundView;
+use crate::rules::Rule;
 use crate::state::State;
 use crate::statefs;
 
-use super::round::{Caller, Progress, RunLock, Spend};
+use super::round::{Caller, RunLock, Spend};
 use super::scratch::WorkDir;
 
 pub fn run(state: &State, mut args: RunArgs) -> anyhow::Result<Exit> {
@@ -64,7 +63,7 @@ pub fn run(state: &State, mut args: RunArgs) -> anyhow::Result<Exit> {
         }
     }
     let task = task(&lp, &args)?;
-    let out = Printer::new(&args);
+    let out = Printer::new(args.json, args.quiet);
     out.leftovers(ended);
     let interrupt = process::interrupt_flag();
     let mut review_first = args.review_first;
@@ -100,10 +99,22 @@ pub fn run(state: &State, mut args: RunArgs) -> anyhow::Result<Exit> {
             }
         };
         review_first = false;
-        out.round(&lp, &recorded)?;
-        if recorded.state.rule.is_some() {
-            let exit = recorded.exit();
-            out.end(&lp, &recorded, exit)?;
+        let history = History::read(&lp, lp.store.read()?.rows)?;
+        let view = RoundView {
+            loop_name: lp.name.as_str(),
+            row: &recorded.row,
+            state: &recorded.state,
+            max_rounds: history.max_rounds,
+            already: false,
+            floor: lp.contract().severity_floor,
+            driven: true,
+        };
+        let exit = recorded.exit();
+        out.round(&view, exit)?;
+        if let Some(stop) = &recorded.state.rule {
+            // Every stop but `clean` hands off (SPEC §5.1).
+            let handoff = (*stop != Rule::Clean).then(|| engine::handoff(&lp, &history));
+            out.end(lp.name.as_str(), &recorded, exit, handoff.as_ref())?;
             return Ok(exit);
         }
     }
@@ -306,55 +317,27 @@ impl Driver<'_> {
             self.writer_done.set(true);
         }
 
-        let tree = lp.worktree_tree()?;
-        let snapped = engine::snap(lp, history, &tree)?;
-        let patch = &snapped.patch;
-
-        // The guards end the round before the review when they can.
-        let terms = Terms::of(&history.contract, history.max_rounds)
-            .map_err(|e| anyhow::anyhow!("contract field `scope`: {e}"))?;
-        // The same guards `decide` applies, asked before spending a review.
-        let out_of_scope = !terms.out_of_scope(&patch.files).is_empty();
-        let over_budget = terms
-            .budget_reached(
-                history.spent_usd + spend.usd.unwrap_or(0.0),
-                history.spent_tokens + spend.tokens.unwrap_or(0),
-            )
-            .is_some();
+        let begun = phase::begin(lp, history, &lp.worktree_tree()?)?;
         // A writer that changed nothing while must-fix findings are open is
         // `stalled`: no reviewer call is spent on an unchanged tree.
-        let stalled =
-            !skip_writer && terms.stalled(&history.registry, patch.files.is_empty(), &responses);
-        let review = if out_of_scope || over_budget || stalled {
-            None
-        } else {
+        let guarded = begun.guard(history, (spend.usd, spend.tokens), &responses, !skip_writer);
+        let review = if guarded.wants_review() {
             Some(caller.review(
                 self.reviewer,
                 history,
                 &mut spend,
                 round,
                 &base_vars,
-                &patch.text,
+                &begun.snapped.patch.text,
                 &work,
                 &mut evidence,
             )?)
+        } else {
+            None
         };
-
-        let mut locked = lp.store.lock()?;
-        let rows = locked.rows()?;
-        if rows.len() != history.rows.len() {
-            anyhow::bail!(
-                "loop `{}` changed while round {round} ran (another process appended to its ledger); nothing was recorded\n\
-                 hint: run again: the round starts over",
-                lp.name
-            );
-        }
-        let history = History::read(lp, rows)?;
-        engine::finish(
+        begun.commit(
             lp,
-            locked,
-            &history,
-            snapped,
+            guarded,
             Submission {
                 review,
                 responses,
@@ -364,8 +347,10 @@ impl Driver<'_> {
                 at: super::now()?,
                 evidence,
                 interrupt: Some(std::sync::Arc::clone(self.interrupt)),
-                stalled: stalled && !out_of_scope && !over_budget,
+                stalled: false,
             },
+            "ran",
+            "run again: the round starts over",
         )
     }
 
@@ -376,206 +361,4 @@ impl Driver<'_> {
             interrupt: self.interrupt,
         }
     }
-}
-
-/// How `run` talks: a live spinner on a terminal, plain lines otherwise,
-/// nothing but the outcome with `--quiet`, JSON lines with `--json`.
-struct Printer {
-    mode: Mode,
-    spinner: std::cell::RefCell<Option<indicatif::ProgressBar>>,
-}
-
-#[derive(Clone, Copy, PartialEq, Eq)]
-enum Mode {
-    Live,
-    Plain,
-    Quiet,
-    Json,
-}
-
-impl Printer {
-    fn new(args: &RunArgs) -> Printer {
-        let mode = if args.json {
-            Mode::Json
-        } else if args.quiet {
-            Mode::Quiet
-        } else if std::io::stderr().is_terminal() && std::env::var_os("NO_COLOR").is_none() {
-            Mode::Live
-        } else {
-            Mode::Plain
-        };
-        Printer {
-            mode,
-            spinner: std::cell::RefCell::new(None),
-        }
-    }
-
-    fn json_line(&self, value: serde_json::Value) {
-        let mut out = std::io::stdout().lock();
-        let _ = writeln!(out, "{value}");
-        let _ = out.flush();
-    }
-
-    fn leftovers(&self, ended: usize) {
-        if ended > 0 && matches!(self.mode, Mode::Plain | Mode::Live) {
-            eprintln!(
-                "ended {ended} process{} that the agents of a killed `referee run` left running",
-                if ended == 1 { "" } else { "es" }
-            );
-        }
-    }
-
-    fn round(&self, lp: &Loop, recorded: &Recorded) -> anyhow::Result<()> {
-        let history = History::read(lp, lp.store.read()?.rows)?;
-        let view = RoundView {
-            loop_name: lp.name.as_str(),
-            row: &recorded.row,
-            state: &recorded.state,
-            max_rounds: history.max_rounds,
-            already: false,
-            floor: lp.contract().severity_floor,
-            driven: true,
-        };
-        match self.mode {
-            Mode::Json => {
-                let mut value = round::json(&view, i32::from(recorded.exit().code()));
-                if let serde_json::Value::Object(map) = &mut value {
-                    map.insert("event".into(), json!("round"));
-                }
-                self.json_line(value);
-            }
-            Mode::Plain | Mode::Live => super::emit(&round::text(&view))?,
-            Mode::Quiet => {}
-        }
-        Ok(())
-    }
-
-    fn end(&self, lp: &Loop, recorded: &Recorded, exit: Exit) -> anyhow::Result<()> {
-        match self.mode {
-            Mode::Json => self.json_line(json!({
-                "event": "end", "loop": lp.name.as_str(), "round": recorded.row.round,
-                "rule": recorded.state.rule, "reason": recorded.state.reason, "exit": exit.code(),
-            })),
-            _ => {
-                if self.mode == Mode::Quiet {
-                    super::emit(&format!(
-                        "loop `{}` stopped at round {} on `{}`: {}\n",
-                        lp.name,
-                        recorded.row.round,
-                        recorded
-                            .state
-                            .rule
-                            .as_ref()
-                            .map(|r| r.name())
-                            .unwrap_or_default(),
-                        recorded.state.reason
-                    ))?;
-                }
-                if recorded
-                    .state
-                    .rule
-                    .as_ref()
-                    .is_some_and(|r| *r != crate::rules::Rule::Clean)
-                {
-                    let history = History::read(lp, lp.store.read()?.rows)?;
-                    let handoff = super::escalate::build(lp, &history)?;
-                    let mut text = b"\n".to_vec();
-                    text.extend(crate::report::handoff::render(
-                        &handoff,
-                        HandoffFormat::Text,
-                    ));
-                    super::emit(&String::from_utf8_lossy(&text))?;
-                }
-            }
-        }
-        Ok(())
-    }
-
-    fn error(&self, err: &anyhow::Error) {
-        self.call_failed();
-        if self.mode == Mode::Json {
-            self.json_line(json!({"event": "error", "message": format!("{err:#}")}));
-        }
-    }
-}
-
-impl Progress for Printer {
-    fn call_started(&self, round: u32, role: Role, agent: &str, call: &Call) {
-        match self.mode {
-            Mode::Json => self.json_line(json!({
-                "event": "call", "phase": "start", "round": round, "role": role.as_str(),
-                "agent": agent, "argv": call.display(),
-            })),
-            Mode::Plain => eprintln!("round {round}: {} `{agent}` started", role.as_str()),
-            Mode::Live => {
-                let bar = indicatif::ProgressBar::new_spinner();
-                bar.enable_steady_tick(Duration::from_millis(100));
-                bar.set_message(format!("round {round} · {} · {agent}", role.as_str()));
-                *self.spinner.borrow_mut() = Some(bar);
-            }
-            Mode::Quiet => {}
-        }
-    }
-
-    fn tick(&self, round: u32, role: Role, agent: &str, elapsed: Duration, spent: f64) {
-        if let Some(bar) = self.spinner.borrow().as_ref() {
-            let spent = if spent > 0.0 {
-                format!(" · ${spent:.2} spent")
-            } else {
-                String::new()
-            };
-            bar.set_message(format!(
-                "round {round} · {} · {agent} · {}{spent}",
-                role.as_str(),
-                clock(elapsed)
-            ));
-        }
-    }
-
-    fn call_failed(&self) {
-        if let Some(bar) = self.spinner.borrow_mut().take() {
-            bar.finish_and_clear();
-        }
-    }
-
-    fn call_finished(
-        &self,
-        round: u32,
-        role: Role,
-        agent: &str,
-        f: &Finished,
-        reply: Option<&Reply>,
-    ) {
-        self.call_failed();
-        let cost = reply.and_then(|r| r.cost_usd);
-        let tokens = reply.and_then(|r| r.tokens);
-        match self.mode {
-            Mode::Json => self.json_line(json!({
-                "event": "call", "phase": "end", "round": round, "role": role.as_str(), "agent": agent,
-                "exit_status": f.code, "elapsed_ms": f.elapsed.as_millis() as u64,
-                "cost_usd": cost, "tokens": tokens,
-            })),
-            Mode::Plain | Mode::Live => {
-                let mut spend = Vec::new();
-                if let Some(c) = cost {
-                    spend.push(format!("${c:.2}"));
-                }
-                if let Some(t) = tokens {
-                    spend.push(format!("{t} tokens"));
-                }
-                let spend = if spend.is_empty() { String::new() } else { format!(", {}", spend.join(", ")) };
-                eprintln!(
-                    "round {round}: {} `{agent}` finished in {}{spend}",
-                    role.as_str(),
-                    clock(f.elapsed)
-                );
-            }
-            Mode::Quiet => {}
-        }
-    }
-}
-
-/// `41s`, `3m07s`.
-fn clock(d: Duration) -> String {
-    crate::report::duration(d.as_secs())
 }

@@ -6,11 +6,14 @@
 pub mod accounting;
 pub mod decide;
 pub mod history;
+pub mod phase;
 pub mod replay;
 
 use std::sync::atomic::AtomicBool;
 
 use serde_json::Value;
+
+use std::collections::HashMap;
 
 use crate::digest::sha256_hex;
 use crate::exit::Exit;
@@ -340,6 +343,35 @@ pub fn finish<'a>(
         already: false,
         max_rounds: history.max_rounds,
     })
+}
+
+/// The hand-off of `lp` as `history` stands, with the writer's word on
+/// each finding read from the rounds' responses.
+pub fn handoff(lp: &Loop, history: &History) -> crate::report::handoff::Handoff {
+    crate::report::handoff::build(lp.name.as_str(), history, &writer_responses(lp, history))
+}
+
+/// The writer's latest word on each finding, over every round's responses.
+fn writer_responses(lp: &Loop, history: &History) -> HashMap<String, String> {
+    let mut out = HashMap::new();
+    for e in &history.earlier {
+        let Ok(Some(bytes)) = lp.store.evidence_file(e.round, "responses.json") else {
+            continue;
+        };
+        let Ok(list) = crate::findings::responses::parse(&bytes) else {
+            continue;
+        };
+        for r in list {
+            let note = crate::ledger::row::one_line(&r.note);
+            let text = if note.is_empty() {
+                r.status.as_str().to_string()
+            } else {
+                format!("{}: {note}", r.status.as_str())
+            };
+            out.insert(r.id, text);
+        }
+    }
+    out
 }
 
 /// Refuses to record when the contract file is not the one this process

@@ -4,8 +4,12 @@
 use serde::Serialize;
 use serde_json::Value;
 
+use std::collections::HashMap;
+
 use crate::cli::{HandoffFormat, LedgerFormat};
-use crate::engine::RevertTo;
+use crate::engine::accounting::{FindingStanding, Tracked};
+use crate::engine::{History, LoopStanding, RevertTo};
+use crate::ledger::Kind;
 use crate::ledger::Row;
 use crate::rules::{Guard, Rule, Stop};
 
@@ -38,6 +42,153 @@ pub struct Handoff {
     pub next: Vec<Choice>,
     #[serde(skip)]
     pub rows: Vec<Row>,
+}
+
+/// The hand-off of loop `name` as `history` stands; `said` is the writer's
+/// latest word on each finding (from its responses).
+pub fn build(name: &str, history: &History, said: &HashMap<String, String>) -> Handoff {
+    let floor = history.contract.severity_floor;
+    let last_reports: HashMap<&str, &crate::engine::decide::Reported> = history
+        .last
+        .iter()
+        .flat_map(|(_, s)| s.reported.iter())
+        .map(|r| (r.finding.id.as_str(), r))
+        .collect();
+    // Open must-fix findings, and the earlier findings they say they undo:
+    // a flip-flop has two sides.
+    let open: Vec<&Tracked> = history
+        .registry
+        .findings
+        .iter()
+        .filter(|t| t.standing == FindingStanding::Open && t.finding.severity >= floor)
+        .collect();
+    let mut undone_by: HashMap<&str, &str> = HashMap::new();
+    for t in &open {
+        if let Some(undone) = t.finding.undoes.as_deref() {
+            undone_by.entry(undone).or_insert(t.finding.id.as_str());
+        }
+    }
+    let findings = history
+        .registry
+        .findings
+        .iter()
+        .filter(|t| {
+            open.iter().any(|o| o.finding.id == t.finding.id)
+                || (undone_by.contains_key(t.finding.id.as_str())
+                    && t.standing != FindingStanding::Open)
+        })
+        .map(|t| {
+            let f = &t.finding;
+            Contested {
+                id: f.id.clone(),
+                severity: f.severity.as_str().to_string(),
+                title: f.title.clone(),
+                location: f.file.as_ref().map(|file| match f.line {
+                    Some(line) => format!("{file}:{line}"),
+                    None => file.clone(),
+                }),
+                reviewer_says: f
+                    .body
+                    .as_deref()
+                    .map(crate::ledger::row::one_line)
+                    .filter(|b| !b.is_empty())
+                    .unwrap_or_else(|| f.title.clone()),
+                writer_says: said.get(f.id.as_str()).cloned(),
+                undone_by: match t.standing {
+                    FindingStanding::Open => None,
+                    _ => undone_by.get(f.id.as_str()).map(|s| s.to_string()),
+                },
+                rounds_contested: t.rounds.clone(),
+                reopened_in: t.reopened_in.clone(),
+                induced_by: t.induced_by,
+                back_after_skip: last_reports
+                    .get(f.id.as_str())
+                    .and_then(|r| r.back_after_skip),
+                stands_for: last_reports
+                    .get(f.id.as_str())
+                    .map(|r| r.stands_for.clone())
+                    .unwrap_or_default(),
+            }
+        })
+        .collect();
+    let below_floor_open = history
+        .registry
+        .findings
+        .iter()
+        .filter(|t| t.standing == FindingStanding::Open && t.finding.severity < floor)
+        .count() as u32;
+    let decisions = history
+        .rows
+        .iter()
+        .filter(|r| matches!(r.kind, Kind::Approve | Kind::Reject))
+        .map(|r| Decision {
+            kind: if r.kind == Kind::Approve {
+                "approved".into()
+            } else {
+                "rejected".into()
+            },
+            by: r.by.clone(),
+            reason: r.reason.clone(),
+            at: r.at.clone(),
+            after_round: r.round,
+            subject: r.subject.clone(),
+        })
+        .collect();
+    let (status, rule) = match history.standing() {
+        LoopStanding::Fresh => ("not started", None),
+        LoopStanding::Stopped { rule, .. } => ("stopped", Some(rule)),
+        LoopStanding::Running { .. } | LoopStanding::Rejected { .. } => {
+            let rule = history.last.as_ref().and_then(|(_, s)| s.rule.clone());
+            match rule {
+                Some(rule) => ("stopped", Some(rule)),
+                None => ("running", None),
+            }
+        }
+    };
+    let last = history.last.as_ref().map(|(_, s)| s);
+    let open_ids: Vec<String> = open.iter().map(|t| t.finding.id.clone()).collect();
+    let next = match (status, &rule) {
+        ("stopped", Some(rule)) => crate::report::handoff::choices(
+            name,
+            rule,
+            history.max_rounds,
+            &open_ids,
+            last.and_then(|s| s.revert_to.as_ref()),
+            last.map(|s| s.out_of_scope.as_slice()).unwrap_or_default(),
+            history.contract.budget.usd,
+        ),
+        _ => Vec::new(),
+    };
+    Handoff {
+        loop_name: name.to_string(),
+        round: history.round(),
+        max_rounds: history.max_rounds,
+        status: status.to_string(),
+        rule,
+        reason: last
+            .map(|s| s.reason.clone())
+            .unwrap_or_else(|| "no round has been recorded".into()),
+        findings,
+        below_floor_open,
+        revert_to: last.and_then(|s| s.revert_to.clone()),
+        out_of_scope: last.map(|s| s.out_of_scope.clone()).unwrap_or_default(),
+        carried_unconfirmed: last
+            .map(|s| s.carried_unconfirmed.clone())
+            .unwrap_or_default(),
+        skipped: history
+            .registry
+            .findings
+            .iter()
+            .filter(|t| t.standing == FindingStanding::Skipped && t.finding.severity >= floor)
+            .map(|t| t.finding.id.clone())
+            .collect(),
+        spent_usd: history.spent_usd,
+        spent_tokens: history.spent_tokens,
+        decisions,
+        judge: last.and_then(|s| s.judge.clone()),
+        next,
+        rows: history.rows.clone(),
+    }
 }
 
 /// One thing a person can do about a stopped loop, and the command for it.

@@ -3,6 +3,7 @@
 pub mod findings;
 pub mod handoff;
 pub mod ledger;
+pub mod progress;
 pub mod round;
 pub mod style;
 pub mod summary;

@@ -16,18 +16,34 @@ use std::sync::OnceLock;
 use crate::cli::ColorChoice;
 
 static ENABLED: OnceLock<bool> = OnceLock::new();
+static CHOICE: OnceLock<ColorChoice> = OnceLock::new();
 
 /// Decides, once, whether output is colored.
 pub fn choose(choice: ColorChoice) {
+    let _ = CHOICE.set(choice);
     let enabled = match choice {
         ColorChoice::Always => true,
         ColorChoice::Never => false,
-        ColorChoice::Auto => {
-            std::env::var_os("NO_COLOR").is_none_or(|v| v.is_empty())
-                && std::io::stdout().is_terminal()
-        }
+        ColorChoice::Auto => no_color_unset() && std::io::stdout().is_terminal(),
     };
     let _ = ENABLED.set(enabled);
+}
+
+/// `NO_COLOR` unset or empty (no-color.org: "when present and not an
+/// empty string").
+fn no_color_unset() -> bool {
+    std::env::var_os("NO_COLOR").is_none_or(|v| v.is_empty())
+}
+
+/// Whether stderr may show an animation (`run`'s spinner): a terminal, and
+/// the same say-so as color: not `--color never`, not `NO_COLOR`.
+pub fn animate() -> bool {
+    let wanted = match CHOICE.get().copied().unwrap_or(ColorChoice::Auto) {
+        ColorChoice::Never => false,
+        ColorChoice::Always => true,
+        ColorChoice::Auto => no_color_unset(),
+    };
+    wanted && std::io::stderr().is_terminal()
 }
 
 /// A color for a kind of outcome.

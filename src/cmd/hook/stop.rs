@@ -13,13 +13,14 @@ use std::time::Duration;
 use anyhow::Context as _;
 use serde::{Deserialize, Serialize};
 
-use super::super::round::{self, Caller, RunLock, Silent, Spend};
+use super::super::round::{self, Caller, RunLock, Spend};
 use super::super::scratch::WorkDir;
+use crate::agent::progress::Silent;
 use crate::agent::prompt;
 use crate::cli::{HookAgent, HookStopArgs, LoopSelect};
 use crate::engine::accounting::FindingStanding;
-use crate::engine::decide::Terms;
-use crate::engine::{self, History, Loop, LoopStanding, Recorded, Submission};
+use crate::engine::phase;
+use crate::engine::{History, Loop, LoopStanding, Recorded, Submission};
 use crate::exit::Exit;
 use crate::findings::{Finding, responses};
 use crate::hook::answer::{self, Answer};
@@ -341,19 +342,9 @@ impl Hook<'_> {
 
         let mut spend = Spend::default();
         spend.add_parts(None, writer_tokens);
-        let snapped = engine::snap(lp, history, tree)?;
-        let patch = &snapped.patch;
-        let terms = Terms::of(&history.contract, history.max_rounds)
-            .map_err(|e| anyhow::anyhow!("contract field `scope`: {e}"))?;
-        let out_of_scope = !terms.out_of_scope(&patch.files).is_empty();
-        let over_budget = terms
-            .budget_reached(
-                history.spent_usd,
-                history.spent_tokens + spend.tokens.unwrap_or(0),
-            )
-            .is_some();
-        let stalled = terms.stalled(&history.registry, patch.files.is_empty(), &responses);
-        let review = if out_of_scope || over_budget || stalled {
+        let begun = phase::begin(lp, history, tree)?;
+        let guarded = begun.guard(history, (spend.usd, spend.tokens), &responses, true);
+        let review = if !guarded.wants_review() {
             None
         } else {
             let owned = round::base_vars(lp, history, round, &task);
@@ -370,7 +361,7 @@ impl Hook<'_> {
                 &mut spend,
                 round,
                 &vars,
-                &patch.text,
+                &begun.snapped.patch.text,
                 &work,
                 &mut evidence,
             ) {
@@ -385,20 +376,9 @@ impl Hook<'_> {
             }
         };
 
-        let mut locked = lp.store.lock()?;
-        let rows = locked.rows()?;
-        if rows.len() != history.rows.len() {
-            anyhow::bail!(
-                "loop `{}` changed while round {round} was reviewed (another process appended to its ledger); nothing was recorded",
-                lp.name
-            );
-        }
-        let history = History::read(lp, rows)?;
-        let recorded = engine::finish(
+        let recorded = begun.commit(
             lp,
-            locked,
-            &history,
-            snapped,
+            guarded,
             Submission {
                 review,
                 responses,
@@ -408,8 +388,10 @@ impl Hook<'_> {
                 at: super::super::now()?,
                 evidence,
                 interrupt: None,
-                stalled: stalled && !out_of_scope && !over_budget,
+                stalled: false,
             },
+            "was reviewed",
+            "let the agent stop again: the round starts over",
         )?;
         // The responses went into the round's evidence; the next round
         // starts without them.
@@ -526,7 +508,7 @@ fn answer_for(lp: &Loop, recorded: &Recorded) -> anyhow::Result<Answer> {
         ))),
         _ => {
             let history = History::read(lp, lp.store.read()?.rows)?;
-            let handoff = super::super::escalate::build(lp, &history)?;
+            let handoff = crate::engine::handoff(lp, &history);
             Ok(Answer::Tell(answer::escalated_message(&handoff)))
         }
     }

@@ -1,0 +1,30 @@
+//! What a driver shows while an agent runs (`run`'s printer in
+//! `report::progress`); the Stop hook shows nothing. No I/O of its own.
+
+use std::time::Duration;
+
+use super::output::Reply;
+use super::preset::Role;
+use super::process::{Call, Finished};
+
+/// What a driver shows while an agent runs. `hook stop` shows nothing: its
+/// stdout is the agent's protocol.
+pub trait Progress {
+    fn call_started(&self, _round: u32, _role: Role, _agent: &str, _call: &Call) {}
+    fn tick(&self, _round: u32, _role: Role, _agent: &str, _elapsed: Duration, _spent: f64) {}
+    fn call_failed(&self) {}
+    fn call_finished(
+        &self,
+        _round: u32,
+        _role: Role,
+        _agent: &str,
+        _f: &Finished,
+        _reply: Option<&Reply>,
+    ) {
+    }
+}
+
+/// Shows nothing.
+pub struct Silent;
+
+impl Progress for Silent {}

@@ -1,0 +1,115 @@
+//! A driven round in phases, for callers that run agents between them
+//! (`run`, the Stop hook): `begin` (snapshot, patch, terms), `guard` (scope,
+//! budget and `stalled`, asked before a reviewer call is spent), then
+//! `commit`: under the ledger's lock, refuse if a row was appended since
+//! `begin` read the history, then decide, consult the judge (with the lock
+//! released) and append ([`super::finish`]). `record` walks the same phases
+//! while holding the lock from the start ([`super::record`]). Does I/O
+//! through the snapshot and ledger modules.
+
+use super::decide::Terms;
+use super::{History, Loop, Recorded, Snapped, Submission};
+
+/// A round begun: its snapshot, its patch and the terms it is decided by.
+pub struct Begun {
+    pub round: u32,
+    pub snapped: Snapped,
+    pub terms: Terms,
+    /// How many rows the history `begin` saw had: `commit` refuses a
+    /// ledger that grew meanwhile.
+    rows_seen: usize,
+}
+
+/// What the guards say before the review.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Guarded {
+    /// The patch touches a file outside the scope.
+    pub out_of_scope: bool,
+    /// The spend so far reached the budget.
+    pub over_budget: bool,
+    /// The writer changed nothing while must-fix findings are open.
+    pub stalled: bool,
+}
+
+impl Guarded {
+    /// Whether a reviewer call is worth spending: no guard ends the round.
+    pub fn wants_review(self) -> bool {
+        !(self.out_of_scope || self.over_budget || self.stalled)
+    }
+
+    /// The round ends as `stalled` (scope and budget come first).
+    pub fn stalled_round(self) -> bool {
+        self.stalled && !self.out_of_scope && !self.over_budget
+    }
+}
+
+/// Phase `begin`: stores `tree` as the next round's snapshot and reads the
+/// contract's terms.
+pub fn begin(lp: &Loop, history: &History, tree: &str) -> anyhow::Result<Begun> {
+    let terms = Terms::of(&history.contract, history.max_rounds)
+        .map_err(|e| anyhow::anyhow!("contract field `scope`: {e}"))?;
+    let snapped = super::snap(lp, history, tree)?;
+    Ok(Begun {
+        round: history.round() + 1,
+        snapped,
+        terms,
+        rows_seen: history.rows.len(),
+    })
+}
+
+impl Begun {
+    /// Phase `guard`: the guards `decide` applies, asked before a review is
+    /// paid for. `spent` is this round's spend so far (usd, tokens);
+    /// `writer_ran`: a writer worked this round (a round resumed with only
+    /// its review missing is never `stalled`).
+    pub fn guard(
+        &self,
+        history: &History,
+        spent: (Option<f64>, Option<u64>),
+        responses: &[crate::findings::responses::Response],
+        writer_ran: bool,
+    ) -> Guarded {
+        let files = &self.snapped.patch.files;
+        Guarded {
+            out_of_scope: !self.terms.out_of_scope(files).is_empty(),
+            over_budget: self
+                .terms
+                .budget_reached(
+                    history.spent_usd + spent.0.unwrap_or(0.0),
+                    history.spent_tokens.saturating_add(spent.1.unwrap_or(0)),
+                )
+                .is_some(),
+            stalled: writer_ran
+                && self
+                    .terms
+                    .stalled(&history.registry, files.is_empty(), responses),
+        }
+    }
+
+    /// Phase `commit`: takes the ledger's lock, refuses if another process
+    /// appended since `begin` (nothing is recorded; `while` says what this
+    /// process was doing, `hint` what to do), then decides, asks the judge
+    /// and appends.
+    pub fn commit(
+        self,
+        lp: &Loop,
+        guarded: Guarded,
+        mut sub: Submission,
+        while_: &str,
+        hint: &str,
+    ) -> anyhow::Result<Recorded> {
+        let mut locked = lp.store.lock()?;
+        let rows = locked.rows()?;
+        if rows.len() != self.rows_seen {
+            anyhow::bail!(
+                "loop `{}` changed while round {} {while_} (another process appended to its ledger); nothing was recorded\n\
+                 hint: {hint}",
+                lp.name,
+                self.round
+            );
+        }
+        let history = History::read(lp, rows)?;
+        sub.stalled = guarded.stalled_round();
+        super::finish(lp, locked, &history, self.snapped, sub)
+    }
+}
