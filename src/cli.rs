@@ -2,6 +2,7 @@
 
 use std::path::PathBuf;
 
+use crate::findings::Format;
 use clap::{Args, Parser, Subcommand, ValueEnum};
 
 /// A loop referee for coding-agent pairs: it writes the loop contract, keeps a
@@ -215,8 +216,8 @@ pub struct RecordArgs {
     #[arg(long, value_name = "F")]
     pub findings: String,
     /// Input format.
-    #[arg(long, value_enum, default_value_t = InputFormat::Auto)]
-    pub format: InputFormat,
+    #[arg(long, value_enum, default_value_t = Format::Auto)]
+    pub format: Format,
     /// The writer's responses (`{"responses": [...]}`).
     #[arg(long, value_name = "F")]
     pub responses: Option<PathBuf>,
@@ -234,22 +235,11 @@ pub struct RecordArgs {
     pub json: bool,
 }
 
-/// Reviewer output formats.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
-pub enum InputFormat {
-    Auto,
-    Native,
-    Tagged,
-    Sarif,
-    Junit,
-    Codex,
-}
-
 #[derive(Debug, Args)]
 pub struct ParseArgs {
     /// Input format.
-    #[arg(long, value_enum, default_value_t = InputFormat::Auto)]
-    pub format: InputFormat,
+    #[arg(long, value_enum, default_value_t = Format::Auto)]
+    pub format: Format,
     /// The reviewer's output (`-` for stdin).
     #[arg(value_name = "F")]
     pub input: String,

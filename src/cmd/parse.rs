@@ -5,9 +5,9 @@ use std::io::Read;
 
 use anyhow::Context;
 
-use crate::cli::{InputFormat, ParseArgs};
+use crate::cli::ParseArgs;
 use crate::exit::Exit;
-use crate::findings::{self, Format};
+use crate::findings;
 use crate::state::State;
 
 /// Largest reviewer output read; beyond it the input is refused, not cut.
@@ -22,23 +22,12 @@ pub fn run(args: ParseArgs) -> anyhow::Result<Exit> {
     let bytes = read_bounded(&args.input).with_context(|| format!("findings `{name}`"))?;
     let root = State::locate(None)?.repo;
     let root = root.to_string_lossy();
-    let parsed = findings::parse(&bytes, format(args.format), &root)
+    let parsed = findings::parse(&bytes, args.format, &root)
         .with_context(|| format!("findings `{name}`"))?;
     let mut out = serde_json::to_vec_pretty(&parsed)?;
     out.push(b'\n');
     super::emit_exact(&out)?;
     Ok(Exit::Success)
-}
-
-pub(super) fn format(input: InputFormat) -> Format {
-    match input {
-        InputFormat::Auto => Format::Auto,
-        InputFormat::Native => Format::Native,
-        InputFormat::Tagged => Format::Tagged,
-        InputFormat::Sarif => Format::Sarif,
-        InputFormat::Junit => Format::Junit,
-        InputFormat::Codex => Format::Codex,
-    }
 }
 
 pub(super) fn read_bounded(input: &str) -> anyhow::Result<Vec<u8>> {

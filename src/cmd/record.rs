@@ -28,7 +28,7 @@ pub fn run(state: &State, args: RecordArgs) -> anyhow::Result<Exit> {
     let raw =
         super::parse::read_bounded(&args.findings).with_context(|| format!("findings `{name}`"))?;
     let root = lp.repo.to_string_lossy().into_owned();
-    let parsed = findings::parse(&raw, super::parse::format(args.format), &root)
+    let parsed = findings::parse(&raw, args.format, &root)
         .with_context(|| format!("findings `{name}`: nothing was recorded"))?;
     let responses = match &args.responses {
         Some(path) => {

@@ -22,7 +22,8 @@ pub use identity::{Known, Matched, match_findings};
 pub use severity::Severity;
 
 /// Reviewer output formats. `Auto` asks [`parse`] to detect the format.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+/// Also the `--format` of `record` and `parse`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, clap::ValueEnum)]
 #[serde(rename_all = "lowercase")]
 pub enum Format {
     Auto,
