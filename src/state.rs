@@ -90,16 +90,13 @@ impl State {
         self.root.join("ledgers")
     }
 
-    pub fn contract_path(&self, name: &LoopName) -> PathBuf {
-        self.contracts_dir().join(format!("{name}.toml"))
-    }
-
-    pub fn ledger_path(&self, name: &LoopName) -> PathBuf {
-        self.ledgers_dir().join(format!("{name}.csv"))
-    }
-
-    pub fn evidence_dir(&self, name: &LoopName) -> PathBuf {
-        self.ledgers_dir().join(name.as_str())
+    /// Every file and folder of loop `name`.
+    pub fn paths(&self, name: &LoopName) -> LoopPaths {
+        LoopPaths {
+            contract: self.contracts_dir().join(format!("{name}.toml")),
+            ledger: self.ledgers_dir().join(format!("{name}.csv")),
+            dir: self.ledgers_dir().join(name.as_str()),
+        }
     }
 
     /// Every loop with a contract, sorted by name.
@@ -132,7 +129,7 @@ impl State {
         if let Some(name) = &select.name {
             let name = LoopName::parse(name).map_err(|e| UsageError(e.to_string()))?;
             // A link is there too: loading it names it as one.
-            if std::fs::symlink_metadata(self.contract_path(&name)).is_err() {
+            if std::fs::symlink_metadata(self.paths(&name).contract).is_err() {
                 let known = self.loops()?;
                 let hint = if known.is_empty() {
                     "hint: start one with `referee init --loop NAME`".to_string()
@@ -192,3 +189,44 @@ fn git_toplevel(cwd: &Path) -> Option<PathBuf> {
 }
 
 pub use crate::statefs::shown;
+
+/// Every file and folder of one loop, under the state folder:
+///
+/// ```text
+/// contracts/<loop>.toml          the contract
+/// ledgers/<loop>.csv             the ledger (and .lock, .run.lock beside it)
+/// ledgers/<loop>/round-N/        each round's evidence
+/// ledgers/<loop>/task.md         the task `run` was given
+/// ledgers/<loop>/responses.json  the writer's answers for the Stop hook
+/// ledgers/<loop>/failed/         a failed agent call's output
+/// ledgers/<loop>/.work-…         a round's scratch folder while it runs
+/// ```
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct LoopPaths {
+    pub contract: PathBuf,
+    pub ledger: PathBuf,
+    /// The loop's folder: evidence and the files above.
+    pub dir: PathBuf,
+}
+
+impl LoopPaths {
+    /// Held by whoever drives the loop (`run`, `hook stop`), naming it.
+    pub fn run_lock(&self) -> PathBuf {
+        self.ledger.with_extension("run.lock")
+    }
+
+    pub fn task(&self) -> PathBuf {
+        self.dir.join("task.md")
+    }
+
+    pub fn responses(&self) -> PathBuf {
+        self.dir.join("responses.json")
+    }
+
+    /// Where a failed call of `role` in `round` keeps its output.
+    pub fn failed(&self, round: u32, role: &str, stamp: &str) -> PathBuf {
+        self.dir
+            .join("failed")
+            .join(format!("round-{round}-{role}-{stamp}"))
+    }
+}

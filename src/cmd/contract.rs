@@ -207,8 +207,8 @@ pub fn amend(state: &State, args: AmendArgs) -> anyhow::Result<Exit> {
 /// on disk is not parsed: a hand edit may have broken it.
 pub fn restore(state: &State, args: LoopArgs) -> anyhow::Result<Exit> {
     let name = state.select(&args.select)?;
-    let path = state.contract_path(&name);
-    let store = crate::ledger::Store::new(state.ledger_path(&name), state.evidence_dir(&name), "");
+    let path = state.paths(&name).contract;
+    let store = crate::ledger::Store::new(state.paths(&name).ledger, state.paths(&name).dir, "");
     let rows = store.read()?.rows;
     let Some(first) = rows.first() else {
         anyhow::bail!(

@@ -41,7 +41,7 @@ pub(super) fn target(
         .or(from_template)
         .unwrap_or_else(|| "main".into());
     let name = LoopName::parse(&name_text).map_err(|e| UsageError(format!("--loop: {e}")))?;
-    let path = state.contract_path(&name);
+    let path = state.paths(&name).contract;
     Ok((name, path))
 }
 
@@ -98,13 +98,13 @@ pub(super) fn write(
         crate::judge::engine::questions(judge, &state.repo)
             .map_err(|e| anyhow::anyhow!("contract field `judge.questions`: {e}"))?;
     }
-    let path = state.contract_path(&name);
+    let path = state.paths(&name).contract;
     let text = render::to_toml(&contract);
     state.create()?;
     // Replacing a contract happens under the ledger's lock, so that a first
     // `record` either sees the old contract pinned before this check, or
     // waits and then finds the file changed (it re-reads it under the lock).
-    let store = Store::new(state.ledger_path(&name), state.evidence_dir(&name), "");
+    let store = Store::new(state.paths(&name).ledger, state.paths(&name).dir, "");
     let _locked = if std::fs::symlink_metadata(&path).is_ok() {
         let mut locked = store.lock()?;
         refuse_overwrite(&name, &path, args.force, !locked.rows()?.is_empty())?;

@@ -157,11 +157,11 @@ fn store_of(
     select: &crate::cli::LoopSelect,
 ) -> anyhow::Result<(crate::contract::LoopName, Store)> {
     let name = state.select(select)?;
-    let path = state.contract_path(&name);
+    let path = state.paths(&name).contract;
     let bytes = crate::contract::load::read(&path)?;
     let store = Store::new(
-        state.ledger_path(&name),
-        state.evidence_dir(&name),
+        state.paths(&name).ledger,
+        state.paths(&name).dir,
         &sha256_hex(&bytes),
     );
     Ok((name, store))

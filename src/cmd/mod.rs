@@ -164,14 +164,12 @@ pub(crate) use crate::state::shown;
 /// removes the scratch folders of killed runs of the loop.
 fn open_loop(state: &State, select: &crate::cli::LoopSelect) -> anyhow::Result<Loop> {
     let name = state.select(select)?;
-    let loaded = crate::contract::load::load(&state.contract_path(&name))?;
-    let store = crate::ledger::Store::new(
-        state.ledger_path(&name),
-        state.evidence_dir(&name),
-        &loaded.sha256,
-    );
+    let paths = state.paths(&name);
+    let loaded = crate::contract::load::load(&paths.contract)?;
+    let store = crate::ledger::Store::new(paths.ledger.clone(), paths.dir.clone(), &loaded.sha256);
     let lp = Loop {
         name,
+        paths,
         loaded,
         store,
         repo: state.repo.clone(),

@@ -74,11 +74,11 @@ fn folder(root: &Path, repo: &Path) -> anyhow::Result<Vec<LoopSummary>> {
     names.sort();
     let mut out = Vec::new();
     for name in names {
-        let contract = state.contract_path(&name);
+        let contract = state.paths(&name).contract;
         if contract.is_file() {
             out.push(with_contract(&state, &name)?);
         } else {
-            out.push(ledger_file(&state.ledger_path(&name))?);
+            out.push(ledger_file(&state.paths(&name).ledger)?);
         }
     }
     Ok(out)
@@ -86,12 +86,9 @@ fn folder(root: &Path, repo: &Path) -> anyhow::Result<Vec<LoopSummary>> {
 
 fn with_contract(state: &State, name: &LoopName) -> anyhow::Result<LoopSummary> {
     let source = state.root.display().to_string();
-    let loaded = crate::contract::load::load(&state.contract_path(name))?;
-    let store = Store::new(
-        state.ledger_path(name),
-        state.evidence_dir(name),
-        &loaded.sha256,
-    );
+    let paths = state.paths(name);
+    let loaded = crate::contract::load::load(&paths.contract)?;
+    let store = Store::new(paths.ledger.clone(), paths.dir.clone(), &loaded.sha256);
     let rows = store.read()?.rows;
     let chain = match store.verify() {
         Ok(_) => "ok".to_string(),
@@ -99,6 +96,7 @@ fn with_contract(state: &State, name: &LoopName) -> anyhow::Result<LoopSummary> 
     };
     let lp = crate::engine::Loop {
         name: name.clone(),
+        paths,
         loaded,
         store,
         repo: state.repo.clone(),

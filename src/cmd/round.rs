@@ -75,7 +75,7 @@ impl RunLock {
     }
 
     fn open(lp: &Loop) -> anyhow::Result<(File, PathBuf)> {
-        let path = lp.store.path().with_extension("run.lock");
+        let path = lp.paths.run_lock();
         let file = statefs::open_lock(lp.store.base(), &path)?;
         Ok((file, path))
     }
@@ -143,7 +143,7 @@ impl Driving {
 /// Who drives `lp` now (a `run` or a `hook stop` holds its run lock), or
 /// `None`. Reads the lock file only when the lock is held.
 pub(super) fn driving(lp: &Loop) -> Option<Driving> {
-    driving_at(&lp.store.path().with_extension("run.lock"))
+    driving_at(&lp.paths.run_lock())
 }
 
 /// [`driving`] for the run lock at `path` (`<ledger>.run.lock`).
@@ -189,7 +189,7 @@ fn parse_driving(text: &str) -> Option<Driving> {
 
 /// Notes in the run lock which call is in progress, for `status`.
 fn note_call(lp: &Loop, round: u32, role: Role) {
-    let path = lp.store.path().with_extension("run.lock");
+    let path = lp.paths.run_lock();
     let Ok(text) = statefs::read_file(&path) else {
         return;
     };
@@ -558,11 +558,7 @@ pub(super) fn keep_failure(
     files: &[(&str, &[u8])],
 ) -> anyhow::Result<PathBuf> {
     let stamp = chrono::Utc::now().format("%Y%m%dT%H%M%S%.3fZ");
-    let dir = lp
-        .store
-        .loop_dir()
-        .join("failed")
-        .join(format!("round-{round}-{}-{stamp}", role.as_str()));
+    let dir = lp.paths.failed(round, role.as_str(), &stamp.to_string());
     statefs::create_dir_all(lp.store.base(), &dir)?;
     for (name, bytes) in files {
         let name = name.rsplit('/').next().unwrap_or(name);

@@ -53,8 +53,7 @@ pub fn run(state: &State, mut args: RunArgs) -> anyhow::Result<Exit> {
     // patches: say so before any agent call.
     for other in state.loops().unwrap_or_default() {
         if other != lp.name
-            && let Some(d) =
-                super::round::driving_at(&state.ledger_path(&other).with_extension("run.lock"))
+            && let Some(d) = super::round::driving_at(&state.paths(&other).run_lock())
         {
             eprintln!(
                 "warning: loop `{other}` is driven in this work tree too, by {}: each loop's patches will hold the other's edits",
@@ -216,7 +215,7 @@ fn contract_from(state: &State, args: &mut RunArgs, from: &str) -> anyhow::Resul
 /// The task: `--task`, `--task-file`, or the one a previous `run` of this
 /// loop saved (so a resumed loop keeps its task).
 fn task(lp: &Loop, args: &RunArgs) -> anyhow::Result<String> {
-    let saved = lp.store.loop_dir().join("task.md");
+    let saved = lp.paths.task();
     let given = match (&args.task, &args.task_file) {
         (Some(text), _) => Some(text.clone()),
         (None, Some(path)) => Some(

@@ -16,6 +16,8 @@ use crate::ledger::{Kind, Row, Store, Verdict};
 /// A loop: its contract, its ledger store and where its repository is.
 pub struct Loop {
     pub name: LoopName,
+    /// Every file and folder of the loop.
+    pub paths: crate::state::LoopPaths,
     pub loaded: Loaded,
     pub store: Store,
     pub repo: PathBuf,

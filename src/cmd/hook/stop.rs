@@ -138,7 +138,7 @@ fn referee(
     lp.store.create_base()?;
     let patience = reviewer.timeout.as_duration() + Duration::from_secs(60);
     let Some(_lock) = RunLock::wait(&lp, patience)? else {
-        let lock = lp.store.path().with_extension("run.lock");
+        let lock = lp.paths.run_lock();
         let holder = super::super::round::driving(&lp)
             .map(|d| d.describe())
             .unwrap_or_else(|| "another driver".into());
@@ -286,7 +286,7 @@ fn recorded_last(history: &History) -> anyhow::Result<Recorded> {
 /// Where the writer answers findings it disputes; the next round reads it
 /// and keeps it in its evidence.
 pub(super) fn responses_file(lp: &Loop) -> PathBuf {
-    lp.store.loop_dir().join("responses.json")
+    lp.paths.responses()
 }
 
 struct Hook<'a> {
