@@ -87,7 +87,7 @@ impl Recorded {
 pub fn exit_of(state: &RoundState) -> Exit {
     match &state.rule {
         None if state.verdict == Verdict::Continue => Exit::Continue,
-        Some(stop) if stop.is_done() => Exit::Success,
+        Some(stop) if !stop.hands_off() => Exit::Success,
         _ => Exit::Escalated,
     }
 }

@@ -10,5 +10,4 @@ pub mod payload;
 pub mod settings;
 pub mod transcript;
 
-pub use answer::Answer;
 pub use payload::{Agent, Payload};

@@ -23,14 +23,6 @@ impl Agent {
             Agent::Codex => "codex",
         }
     }
-
-    /// The product's name, for people.
-    pub fn title(self) -> &'static str {
-        match self {
-            Agent::Claude => "Claude Code",
-            Agent::Codex => "Codex",
-        }
-    }
 }
 
 /// What the hook reads from a Stop payload.
