@@ -56,6 +56,16 @@ pub enum Rule {
 }
 
 impl Rule {
+    /// Every rule, in priority order.
+    pub const ALL: [Rule; 6] = [
+        Rule::Clean,
+        Rule::Reopened,
+        Rule::FlipFlop,
+        Rule::DiffGrowth,
+        Rule::RoundCap,
+        Rule::NitRound,
+    ];
+
     pub fn as_str(self) -> &'static str {
         match self {
             Rule::Clean => "clean",
@@ -96,17 +106,23 @@ type Check = fn(&[RoundFacts], &RoundFacts, u32) -> Option<Fired>;
 /// order). `None`: continue.
 pub fn evaluate(rounds: &[RoundFacts], max_rounds: u32) -> Option<Fired> {
     let now = rounds.last()?;
-    let checks: [Check; 6] = [
-        clean,
-        reopened,
-        flip_flop,
-        diff_growth,
-        round_cap,
-        nit_round,
-    ];
-    checks
+    Rule::ALL
         .iter()
-        .find_map(|check| check(rounds, now, max_rounds))
+        .find_map(|rule| rule.check()(rounds, now, max_rounds))
+}
+
+impl Rule {
+    /// The function that decides this rule.
+    fn check(self) -> Check {
+        match self {
+            Rule::Clean => clean,
+            Rule::Reopened => reopened,
+            Rule::FlipFlop => flip_flop,
+            Rule::DiffGrowth => diff_growth,
+            Rule::RoundCap => round_cap,
+            Rule::NitRound => nit_round,
+        }
+    }
 }
 
 fn fired(rule: Rule, reason: String) -> Option<Fired> {

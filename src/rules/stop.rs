@@ -48,15 +48,12 @@ impl Stop {
         if let Some(question) = text.strip_prefix("judge:") {
             return Stop::Judge(question.to_string());
         }
+        if let Some(rule) = Rule::ALL.into_iter().find(|r| r.as_str() == text) {
+            return Stop::Rule(rule);
+        }
         match text {
             "scope" => Stop::Scope,
             "budget" => Stop::Budget,
-            "clean" => Stop::Rule(Rule::Clean),
-            "reopened" => Stop::Rule(Rule::Reopened),
-            "flip-flop" => Stop::Rule(Rule::FlipFlop),
-            "diff-growth" => Stop::Rule(Rule::DiffGrowth),
-            "round-cap" => Stop::Rule(Rule::RoundCap),
-            "nit-round" => Stop::Rule(Rule::NitRound),
             other => Stop::Unknown(other.to_string()),
         }
     }
@@ -110,20 +107,15 @@ mod tests {
 
     #[test]
     fn every_stop_reads_back_from_its_name() {
-        let all = [
-            Stop::Rule(Rule::Clean),
-            Stop::Rule(Rule::Reopened),
-            Stop::Rule(Rule::FlipFlop),
-            Stop::Rule(Rule::DiffGrowth),
-            Stop::Rule(Rule::RoundCap),
-            Stop::Rule(Rule::NitRound),
+        let rules = Rule::ALL.map(Stop::Rule);
+        let all = rules.into_iter().chain([
             Stop::Scope,
             Stop::Budget,
             Stop::Progress(Guard::Stalled),
             Stop::Progress(Guard::Disputed),
             Stop::Judge("no-progress".into()),
             Stop::Unknown("from-the-future".into()),
-        ];
+        ]);
         for stop in all {
             assert_eq!(Stop::parse(&stop.name()), stop, "{stop}");
             let json = serde_json::to_string(&stop).unwrap();
