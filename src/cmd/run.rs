@@ -337,17 +337,14 @@ impl Driver<'_> {
         begun.commit(
             lp,
             guarded,
-            Submission {
+            Submission::driven(
                 review,
                 responses,
-                cost_usd: spend.usd,
-                tokens: spend.tokens,
-                idempotency_key: None,
-                at: super::now()?,
+                (spend.usd, spend.tokens),
+                super::now()?,
                 evidence,
-                interrupt: Some(std::sync::Arc::clone(self.interrupt)),
-                stalled: false,
-            },
+                Some(std::sync::Arc::clone(self.interrupt)),
+            ),
             "ran",
             "run again: the round starts over",
         )

@@ -105,35 +105,38 @@ pub fn run(state: &State, args: LoopArgs) -> anyhow::Result<Exit> {
     };
 
     if args.json {
+        // What every listed finding shows, then what its list adds.
+        let with = |t: &Tracked, more: serde_json::Value| {
+            let mut value = json!({
+                "id": t.finding.id,
+                "severity": t.finding.severity,
+                "title": t.finding.title,
+                "file": t.finding.file,
+                "line": t.finding.line,
+            });
+            if let (Some(map), serde_json::Value::Object(more)) = (value.as_object_mut(), more) {
+                map.extend(more);
+            }
+            value
+        };
         let findings: Vec<_> = open
             .iter()
             .map(|t| {
-                json!({
-                    "id": t.finding.id,
-                    "severity": t.finding.severity,
-                    "title": t.finding.title,
-                    "file": t.finding.file,
-                    "line": t.finding.line,
-                    "must_fix": t.finding.severity >= c.severity_floor,
-                    "rounds": t.rounds,
-                    "induced_by": t.induced_by,
-                    "back_after_skip": back_after_skip(&t.finding.id),
-                    "stands_for": stands_for(&t.finding.id),
-                })
+                with(
+                    t,
+                    json!({
+                        "must_fix": t.finding.severity >= c.severity_floor,
+                        "rounds": t.rounds,
+                        "induced_by": t.induced_by,
+                        "back_after_skip": back_after_skip(&t.finding.id),
+                        "stands_for": stands_for(&t.finding.id),
+                    }),
+                )
             })
             .collect();
         let skipped_json: Vec<_> = skipped
             .iter()
-            .map(|t| {
-                json!({
-                    "id": t.finding.id,
-                    "severity": t.finding.severity,
-                    "title": t.finding.title,
-                    "file": t.finding.file,
-                    "line": t.finding.line,
-                    "skipped_in": t.skipped_in,
-                })
-            })
+            .map(|t| with(t, json!({ "skipped_in": t.skipped_in })))
             .collect();
         let value = json!({
             "loop": name,

@@ -238,11 +238,7 @@ pub fn decide(terms: &Terms, round: &Round<'_>) -> Decision {
     Decision {
         registry: accounted.registry,
         counts,
-        verdict: if stop.is_some() {
-            Verdict::Stop
-        } else {
-            Verdict::Continue
-        },
+        verdict: verdict_of(stop.as_ref()),
         stop,
         reason,
         revert_to,
@@ -308,11 +304,7 @@ fn unreviewed(
     Decision {
         registry: round.registry.clone(),
         counts,
-        verdict: if stop.is_some() {
-            Verdict::Stop
-        } else {
-            Verdict::Continue
-        },
+        verdict: verdict_of(stop.as_ref()),
         stop,
         reason,
         revert_to: None,
@@ -353,6 +345,14 @@ pub fn plural(n: usize, noun: &str) -> String {
         format!("1 {noun}")
     } else {
         format!("{n} {noun}s")
+    }
+}
+
+/// A round with a stop stops; any other continues.
+fn verdict_of(stop: Option<&Stop>) -> Verdict {
+    match stop {
+        Some(_) => Verdict::Stop,
+        None => Verdict::Continue,
     }
 }
 

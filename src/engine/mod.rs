@@ -66,6 +66,31 @@ pub struct Submission {
     pub stalled: bool,
 }
 
+impl Submission {
+    /// A round an agent driver played (`run`, `hook stop`): no idempotency
+    /// key (the driver is the only writer), `stalled` decided by the guard.
+    pub fn driven(
+        review: Option<Review>,
+        responses: Vec<Response>,
+        spend: (Option<f64>, Option<u64>),
+        at: String,
+        evidence: Vec<(String, Vec<u8>)>,
+        interrupt: Option<std::sync::Arc<AtomicBool>>,
+    ) -> Submission {
+        Submission {
+            review,
+            responses,
+            cost_usd: spend.0,
+            tokens: spend.1,
+            idempotency_key: None,
+            at,
+            evidence,
+            interrupt,
+            stalled: false,
+        }
+    }
+}
+
 /// A committed round (or the one a retry found already committed).
 #[derive(Debug, Clone)]
 pub struct Recorded {

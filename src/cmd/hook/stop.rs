@@ -379,17 +379,14 @@ impl Hook<'_> {
         let recorded = begun.commit(
             lp,
             guarded,
-            Submission {
+            Submission::driven(
                 review,
                 responses,
-                cost_usd: spend.usd,
-                tokens: spend.tokens,
-                idempotency_key: None,
-                at: super::super::now()?,
+                (spend.usd, spend.tokens),
+                super::super::now()?,
                 evidence,
-                interrupt: None,
-                stalled: false,
-            },
+                None,
+            ),
             "was reviewed",
             "let the agent stop again: the round starts over",
         )?;
