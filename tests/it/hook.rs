@@ -151,6 +151,32 @@ fn no_contract_or_no_repository_lets_the_stop_through_silently() {
 }
 
 #[test]
+fn a_stop_from_a_subfolder_or_a_linked_worktree_finds_the_loop() {
+    let h = Hooked::new("", "");
+    h.file("reviewer-1.print", BUG);
+    h.fix("fn valid(now: u64, exp: u64) -> bool { now < exp }\n");
+    let src = h.repo.join("src");
+    let mut payload = h.payload("s1", false);
+    payload["cwd"] = json!(src);
+    let a = stop_in(&src, &h.repo, &payload.to_string());
+    assert!(
+        a.reason().contains("- F1 [bug] src/auth.rs:1"),
+        "{}",
+        a.stderr
+    );
+    // A linked worktree has a `.git` file and no `.referee/` of its own: no loop.
+    let linked = tempfile::tempdir().unwrap();
+    let wt = linked.path().join("wt");
+    h.repo
+        .git(&["worktree", "add", "-q", wt.to_str().unwrap(), "HEAD"]);
+    std::fs::write(wt.join("x.txt"), "x\n").unwrap();
+    payload["cwd"] = json!(wt);
+    let a = stop_in(&wt, &h.repo, &payload.to_string());
+    assert_eq!((a.code, a.stdout.as_str(), a.stderr.as_str()), (0, "", ""));
+    assert_eq!(h.calls(), 1);
+}
+
+#[test]
 fn an_unchanged_tree_is_no_round_and_is_answered_fast() {
     let h = Hooked::new("", "");
     h.file("reviewer-1.print", BUG);

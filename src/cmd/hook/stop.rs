@@ -95,6 +95,10 @@ fn referee(
     if !payload.is_stop() {
         return Ok(Answer::Allow);
     }
+    // Most stops are in a repository with no loop: said without starting git.
+    if dir.is_none() && !has_contracts(&payload.cwd) {
+        return Ok(Answer::Allow);
+    }
     let Some(repo) = toplevel(&payload.cwd) else {
         return Ok(Answer::Allow);
     };
@@ -170,6 +174,23 @@ fn referee(
         reviewer: &reviewer,
     }
     .round(&fresh, &tree)
+}
+
+/// Whether the nearest folder at or above `cwd` that holds a `.git` (a
+/// repository's top or a linked worktree's) has a `.referee/contracts`
+/// folder: without one no loop runs there, and git need not be asked. Git's
+/// own discovery walks up the same way (referee clears `GIT_DIR` and
+/// `GIT_WORK_TREE` for its git calls); when a loop may run, `toplevel`
+/// asks git.
+fn has_contracts(cwd: &Path) -> bool {
+    let mut at = Some(cwd);
+    while let Some(dir) = at {
+        if std::fs::symlink_metadata(dir.join(".git")).is_ok() {
+            return std::fs::symlink_metadata(dir.join(".referee").join("contracts")).is_ok();
+        }
+        at = dir.parent();
+    }
+    false
 }
 
 /// The repository holding `cwd`, when it is in one.
