@@ -20,7 +20,21 @@ impl Framed {
     }
 
     pub fn field(&mut self, bytes: &[u8]) {
-        self.0.update(format!("{}:", bytes.len()).as_bytes());
+        // `<len>:`, written without an allocation (a ledger hashes 23
+        // fields a row).
+        let mut head = [0u8; 21];
+        let mut at = head.len() - 1;
+        head[at] = b':';
+        let mut n = bytes.len();
+        loop {
+            at -= 1;
+            head[at] = b'0' + (n % 10) as u8;
+            n /= 10;
+            if n == 0 {
+                break;
+            }
+        }
+        self.0.update(&head[at..]);
         self.0.update(bytes);
         self.0.update(b",");
     }

@@ -32,10 +32,10 @@ pub fn show(state: &State, args: LedgerShowArgs) -> anyhow::Result<Exit> {
 pub fn verify(state: &State, args: LoopArgs) -> anyhow::Result<Exit> {
     let (name, store) = store_of(state, &args.select)?;
     let checked = store
-        .verify()
+        .verify_rows()
         .map_err(anyhow::Error::from)
-        .and_then(|summary| {
-            snapshots_hold(state, &name, &store)?;
+        .and_then(|(summary, rows)| {
+            snapshots_hold(state, &name, &rows)?;
             Ok(summary)
         });
     match checked {
@@ -78,10 +78,9 @@ pub fn verify(state: &State, args: LoopArgs) -> anyhow::Result<Exit> {
 fn snapshots_hold(
     state: &State,
     name: &crate::contract::LoopName,
-    store: &Store,
+    rows: &[crate::ledger::Row],
 ) -> anyhow::Result<()> {
     use crate::snapshot;
-    let rows = store.read()?.rows;
     let rounds: Vec<(usize, &crate::ledger::Row)> = rows
         .iter()
         .enumerate()

@@ -104,34 +104,66 @@ fn parse_with(bytes: &[u8], hash: bool) -> Result<Parsed, ChainError> {
                 line: format!("row {row_no}"),
             });
         }
-        let fields = read_record(line).map_err(|p| ChainError::row(row_no, p))?;
-        let row = Row::from_fields(&fields).map_err(|e| ChainError::row(row_no, e.to_string()))?;
-        // The hash covers the row's values; the bytes must also be exactly
-        // how referee writes those values, or an edit that keeps the values
-        // (a quote added or dropped) would pass.
-        if hash && !written_as(line, &fields) {
-            return Err(ChainError::row(
-                row_no,
-                "its bytes are not as referee writes its values (quoting or spacing was edited)",
-            ));
-        }
+        let (row, computed) = with_record(line, |fields| {
+            let row =
+                Row::from_fields(fields).map_err(|e| ChainError::row(row_no, e.to_string()))?;
+            // The hash covers the row's values; the bytes must also be exactly
+            // how referee writes those values, or an edit that keeps the values
+            // (a quote added or dropped) would pass.
+            if hash && !written_as(line, fields) {
+                return Err(ChainError::row(
+                    row_no,
+                    "its bytes are not as referee writes its values (quoting or spacing was edited)",
+                ));
+            }
+            Ok((row, hash.then(|| hash_fields(fields))))
+        })
+        .map_err(|p| ChainError::row(row_no, p))??;
         parsed.rows.push(row);
-        if hash {
-            parsed.hashes.push(hash_fields(&fields));
+        if let Some(computed) = computed {
+            parsed.hashes.push(computed);
         }
     }
     Ok(parsed)
 }
 
-/// One CSV record from one line. The CSV state machine is built once per
-/// thread and reset per line: building it dominated reading a large ledger.
+/// One CSV record from one line.
 pub fn read_record(line: &[u8]) -> Result<Vec<String>, String> {
+    with_record(line, |fields| {
+        fields.iter().map(|f| f.to_string()).collect()
+    })
+}
+
+/// Calls `f` with the fields of the CSV record on `line`. A line with no
+/// quote and no carriage return (how referee writes almost every row) is
+/// split where it stands, borrowing its fields; any other goes through the
+/// CSV state machine, built once per thread and reset per line (building it
+/// dominated reading a large ledger).
+pub fn with_record<T>(line: &[u8], f: impl FnOnce(&[&str]) -> T) -> Result<T, String> {
     thread_local! {
         static READER: std::cell::RefCell<csv_core::Reader> =
             std::cell::RefCell::new(csv_core::ReaderBuilder::new().build());
     }
-    std::str::from_utf8(line).map_err(|e| format!("not UTF-8 at byte {}", e.valid_up_to()))?;
-    READER.with(|reader| split(&mut reader.borrow_mut(), line))
+    let text =
+        std::str::from_utf8(line).map_err(|e| format!("not UTF-8 at byte {}", e.valid_up_to()))?;
+    if line.is_empty() {
+        return Err("empty line".into());
+    }
+    if !line.iter().any(|&b| b == b'"' || b == b'\r') {
+        let mut fields: Vec<&str> = Vec::with_capacity(COLUMNS.len());
+        fields.extend(text.split(','));
+        if fields.len() != COLUMNS.len() {
+            return Err(format!(
+                "has {} fields, the header has {}",
+                fields.len(),
+                COLUMNS.len()
+            ));
+        }
+        return Ok(f(&fields));
+    }
+    let owned = READER.with(|reader| split(&mut reader.borrow_mut(), line))?;
+    let fields: Vec<&str> = owned.iter().map(String::as_str).collect();
+    Ok(f(&fields))
 }
 
 fn split(reader: &mut csv_core::Reader, line: &[u8]) -> Result<Vec<String>, String> {
@@ -179,7 +211,7 @@ fn split(reader: &mut csv_core::Reader, line: &[u8]) -> Result<Vec<String>, Stri
 
 /// Whether `line` is exactly the CSV line referee writes for `fields`. The
 /// common row needs no quoting: then it is the fields joined by commas.
-fn written_as(line: &[u8], fields: &[String]) -> bool {
+fn written_as(line: &[u8], fields: &[&str]) -> bool {
     let plain = fields
         .iter()
         .all(|f| !f.bytes().any(|b| matches!(b, b',' | b'"' | b'\n' | b'\r')));
@@ -205,7 +237,7 @@ fn written_as(line: &[u8], fields: &[String]) -> bool {
 }
 
 /// A row as one CSV line, with its newline.
-pub fn write_record(fields: &[String]) -> Vec<u8> {
+pub fn write_record<S: AsRef<[u8]>>(fields: &[S]) -> Vec<u8> {
     let mut writer = csv::WriterBuilder::new()
         .terminator(csv::Terminator::Any(b'\n'))
         .from_writer(Vec::new());

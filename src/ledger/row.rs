@@ -240,15 +240,15 @@ impl Row {
     }
 
     /// Reads a row from its fields (already checked to be `COLUMNS.len()` long).
-    pub fn from_fields(f: &[String]) -> Result<Row, FieldError> {
-        let get = |i: usize| f.get(i).cloned().unwrap_or_default();
-        let kind_text = get(13);
-        let kind = Kind::parse(&kind_text).ok_or(FieldError {
+    pub fn from_fields<S: AsRef<str>>(f: &[S]) -> Result<Row, FieldError> {
+        let get = |i: usize| f.get(i).map(|s| s.as_ref().to_string()).unwrap_or_default();
+        let text = |i: usize| f.get(i).map_or("", |s| s.as_ref());
+        let kind = Kind::parse(text(13)).ok_or_else(|| FieldError {
             column: "kind",
-            value: kind_text,
+            value: get(13),
             problem: "must be round, amend, waive, approve or reject",
         })?;
-        let counts = if f.get(1).is_some_and(|v| !v.is_empty()) {
+        let counts = if f.get(1).is_some_and(|v| !v.as_ref().is_empty()) {
             Some(Counts {
                 opened: number(f, 1)?,
                 closed: number(f, 2)?,
@@ -261,20 +261,19 @@ impl Row {
         } else {
             None
         };
-        let verdict_text = get(8);
-        let verdict = match verdict_text.as_str() {
+        let verdict = match text(8) {
             "" => None,
             "continue" => Some(Verdict::Continue),
             "stop" => Some(Verdict::Stop),
             _ => {
                 return Err(FieldError {
                     column: "verdict",
-                    value: verdict_text,
+                    value: get(8),
                     problem: "must be continue, stop or empty",
                 });
             }
         };
-        let cost_text = get(14);
+        let cost_text = text(14);
         let cost_usd = if cost_text.is_empty() {
             None
         } else {
@@ -283,13 +282,13 @@ impl Row {
                 _ => {
                     return Err(FieldError {
                         column: "cost_usd",
-                        value: cost_text,
+                        value: get(14),
                         problem: "must be a number >= 0 or empty",
                     });
                 }
             }
         };
-        let tokens = if get(15).is_empty() {
+        let tokens = if text(15).is_empty() {
             None
         } else {
             Some(number(f, 15)?)
@@ -352,11 +351,11 @@ impl Row {
     }
 }
 
-fn number<T: std::str::FromStr>(f: &[String], i: usize) -> Result<T, FieldError> {
-    let value = f.get(i).cloned().unwrap_or_default();
+fn number<T: std::str::FromStr, S: AsRef<str>>(f: &[S], i: usize) -> Result<T, FieldError> {
+    let value = f.get(i).map_or("", |s| s.as_ref());
     value.parse().map_err(|_| FieldError {
         column: COLUMNS[i],
-        value,
+        value: value.to_string(),
         problem: "must be a whole number",
     })
 }
@@ -364,11 +363,11 @@ fn number<T: std::str::FromStr>(f: &[String], i: usize) -> Result<T, FieldError>
 /// The hash of a row's fields: every column but `row_sha256`, framed, under a
 /// versioned domain. `prev_sha256` and `evidence_sha256` are columns, so the
 /// hash covers the chain link and the evidence digest.
-pub fn hash_fields(fields: &[String]) -> String {
+pub fn hash_fields<S: AsRef<str>>(fields: &[S]) -> String {
     let mut framed = Framed::new("referee.ledger.row.v1");
     for (i, field) in fields.iter().enumerate() {
         if i != ROW_SHA_COLUMN {
-            framed.field(field.as_bytes());
+            framed.field(field.as_ref().as_bytes());
         }
     }
     framed.finish()

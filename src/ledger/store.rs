@@ -144,6 +144,12 @@ impl Store {
 
     /// Checks the chain and every evidence digest.
     pub fn verify(&self) -> Result<chain::Summary, StoreError> {
+        self.verify_rows().map(|(summary, _)| summary)
+    }
+
+    /// [`Store::verify`], handing back the rows it read (a caller that
+    /// checks more need not read the ledger again).
+    pub fn verify_rows(&self) -> Result<(chain::Summary, Vec<Row>), StoreError> {
         let parsed = self.read_with(chain::parse_hashed)?;
         // Which rounds have an evidence folder, listed once (not a stat per row).
         let listed = match statefs::check(&self.base, &self.evidence_root)? {
@@ -163,13 +169,14 @@ impl Store {
                     .collect()
             })
             .unwrap_or_default();
-        chain::verify(&parsed, &self.genesis, |row| {
+        let summary = chain::verify(&parsed, &self.genesis, |row| {
             if row.kind != Kind::Round || !present.contains(&row.round) {
                 return Ok(None);
             }
             self.evidence_digest_of(row)
         })
-        .map_err(|cause| self.chain(cause))
+        .map_err(|cause| self.chain(cause))?;
+        Ok((summary, parsed.rows))
     }
 
     /// Removes a torn final line, if any; returns the bytes removed.
