@@ -7,7 +7,7 @@ use std::ffi::{OsStr, OsString};
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU64, Ordering};
 
-use crate::git::{self, GitError};
+use crate::git::{Git, GitError};
 
 /// A round's snapshot: a commit (whose tree is the working tree) and its ref.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -129,7 +129,7 @@ pub fn commit(
     }
     args.push(&tree);
     let env: Vec<(&str, &OsStr)> = IDENTITY.iter().map(|(k, v)| (*k, OsStr::new(v))).collect();
-    let out = git::run(repo, &args, &env)?;
+    let out = Git::at(repo).env(&env).run(&args)?;
     let commit = object_id(&out.stdout, "commit-tree")?;
 
     Ok(Snapshot {
@@ -159,21 +159,19 @@ pub fn publish(repo: &Path, snap: &Snapshot, message: &str) -> Result<(), Snapsh
 /// referee is updating this ref, so such a lock file is stale: it is removed
 /// once and the update tried again.
 fn update_ref(repo: &Path, args: &[&str], reference: &str) -> Result<(), SnapshotError> {
-    let Err(err) = git::run(repo, args, &[]) else {
+    let git = Git::at(repo);
+    let Err(err) = git.run(args) else {
         return Ok(());
     };
-    let lock = git::run(
-        repo,
-        ["rev-parse", "--git-path", &format!("{reference}.lock")],
-        &[],
-    )
-    .ok()
-    .map(|out| String::from_utf8_lossy(&out.stdout).trim().to_string())
-    .map(|p| repo.join(p));
+    let lock = git
+        .run(["rev-parse", "--git-path", &format!("{reference}.lock")])
+        .ok()
+        .map(|out| String::from_utf8_lossy(&out.stdout).trim().to_string())
+        .map(|p| repo.join(p));
     match lock {
         Some(lock) if lock.is_file() => {
             let _ = std::fs::remove_file(&lock);
-            git::run(repo, args, &[])?;
+            git.run(args)?;
             Ok(())
         }
         _ => Err(err.into()),
@@ -195,7 +193,7 @@ pub fn contract_ref(loop_name: &str) -> Result<String, SnapshotError> {
 /// environment values that evidence would have to redact.
 pub fn keep_contract(repo: &Path, loop_name: &str, bytes: Vec<u8>) -> Result<(), SnapshotError> {
     let reference = contract_ref(loop_name)?;
-    let out = git::run_with_input(repo, &["hash-object", "-w", "--stdin"], bytes)?;
+    let out = Git::at(repo).run_with_input(&["hash-object", "-w", "--stdin"], bytes)?;
     let blob = object_id(&out.stdout, "hash-object")?;
     update_ref(repo, &["update-ref", &reference, &blob], &reference)
 }
@@ -206,9 +204,7 @@ pub fn kept_contract(repo: &Path, loop_name: &str) -> Result<Option<Vec<u8>>, Sn
     let Some(blob) = verify(repo, &format!("{reference}^{{blob}}"))? else {
         return Ok(None);
     };
-    Ok(Some(
-        git::run(repo, ["cat-file", "blob", &blob], &[])?.stdout,
-    ))
+    Ok(Some(Git::at(repo).run(["cat-file", "blob", &blob])?.stdout))
 }
 
 /// Of `commits`, those that are not commit objects in the repository: one
@@ -222,8 +218,7 @@ pub fn missing_commits(
         input.extend_from_slice(commit.as_bytes());
         input.push(b'\n');
     }
-    let out = git::run_with_input(
-        repo,
+    let out = Git::at(repo).run_with_input(
         &["cat-file", "--batch-check=%(objectname) %(objecttype)"],
         input,
     )?;
@@ -246,11 +241,7 @@ pub fn round_refs(
         .strip_suffix("round-0")
         .unwrap_or(&prefix)
         .to_string();
-    let out = git::run(
-        repo,
-        ["for-each-ref", "--format=%(refname) %(objectname)", &prefix],
-        &[],
-    )?;
+    let out = Git::at(repo).run(["for-each-ref", "--format=%(refname) %(objectname)", &prefix])?;
     Ok(String::from_utf8_lossy(&out.stdout)
         .lines()
         .filter_map(|line| {
@@ -302,11 +293,7 @@ fn worktree_tree_at(
     depth: u32,
 ) -> Result<String, SnapshotError> {
     let tmp_name = temp_index_name();
-    let out = git::run(
-        repo,
-        ["rev-parse", "--git-path", "index", "--git-path", &tmp_name],
-        &[],
-    )?;
+    let out = Git::at(repo).run(["rev-parse", "--git-path", "index", "--git-path", &tmp_name])?;
     let mut lines = out.stdout.split(|&b| b == b'\n');
     let (Some(index), Some(tmp)) = (lines.next(), lines.next()) else {
         return Err(SnapshotError::Unexpected {
@@ -316,18 +303,19 @@ fn worktree_tree_at(
         });
     };
     let index = absolute(repo, index)?;
-    let tmp = TempIndex(absolute(repo, tmp)?);
-    remove_stale_indexes(&tmp.0);
+    let tmp = temp_index(absolute(repo, tmp)?)?;
+    remove_stale_indexes(&tmp);
 
     let copied = index.is_file();
     if copied {
-        copy_index(&index, &tmp.0).map_err(|source| SnapshotError::CopyIndex {
+        copy_index(&index, &tmp).map_err(|source| SnapshotError::CopyIndex {
             from: index.clone(),
-            to: tmp.0.clone(),
+            to: tmp.to_path_buf(),
             source,
         })?;
     }
-    let env = [("GIT_INDEX_FILE", tmp.0.as_os_str())];
+    let env = [("GIT_INDEX_FILE", tmp.as_os_str())];
+    let git = Git::at(repo).env(&env);
 
     let mut exclude: Vec<&str> = exclude
         .iter()
@@ -340,8 +328,8 @@ fn worktree_tree_at(
     // The copied index may track files under an excluded directory; `add`
     // with an exclude pathspec would leave them in, so drop them first.
     if copied {
-        drop_excluded(repo, &exclude, &env)?;
-        clear_index_flags(repo, &env)?;
+        drop_excluded(git, &exclude)?;
+        clear_index_flags(git)?;
     }
     let mut args: Vec<OsString> = [
         "-c",
@@ -358,21 +346,21 @@ fn worktree_tree_at(
             .iter()
             .map(|d| OsString::from(format!(":(top,exclude,literal){d}"))),
     );
-    git::run(repo, &args, &env)?;
+    git.run(&args)?;
     if depth < MAX_SUBMODULE_DEPTH && repo.join(".gitmodules").is_file() {
-        dirty_submodules(repo, &env, depth)?;
+        dirty_submodules(git, depth)?;
     }
     if let Some(f) = &frozen {
-        put_back(repo, f, &env)?;
+        put_back(git, f)?;
     }
 
-    let out = git::run(repo, ["write-tree"], &env)?;
+    let out = git.run(["write-tree"])?;
     object_id(&out.stdout, "write-tree")
 }
 
 /// Puts the frozen files, as `frozen.from` has them, into the index that
-/// `env` names (they were left out of it).
-fn put_back(repo: &Path, frozen: &Frozen<'_>, env: &[(&str, &OsStr)]) -> Result<(), SnapshotError> {
+/// `git` names (they were left out of it).
+fn put_back(git: Git<'_>, frozen: &Frozen<'_>) -> Result<(), SnapshotError> {
     if frozen.paths.is_empty() {
         return Ok(());
     }
@@ -389,7 +377,7 @@ fn put_back(repo: &Path, frozen: &Frozen<'_>, env: &[(&str, &OsStr)]) -> Result<
     // `ls-tree` takes plain paths (no pathspec magic); `--full-tree` reads
     // them from the top.
     args.extend(frozen.paths.iter().map(OsString::from));
-    let listed = git::run(repo, &args, &[])?;
+    let listed = Git::at(git.repo()).run(&args)?;
     // Only blobs (and symlinks): a frozen path that is a folder in
     // `from` is left out rather than half-taken.
     let entries: Vec<u8> = listed
@@ -399,7 +387,7 @@ fn put_back(repo: &Path, frozen: &Frozen<'_>, env: &[(&str, &OsStr)]) -> Result<
         .flat_map(|e| e.iter().copied().chain([0]))
         .collect();
     if !entries.is_empty() {
-        git::run_with_input_env(repo, &["update-index", "-z", "--index-info"], env, entries)?;
+        git.run_with_input(&["update-index", "-z", "--index-info"], entries)?;
     }
     Ok(())
 }
@@ -411,8 +399,8 @@ const MAX_SUBMODULE_DEPTH: u32 = 3;
 /// index, `assume-unchanged` is cleared everywhere and `skip-worktree` on
 /// every file that is in the work tree (a sparse checkout's absent files
 /// keep it: they are not deleted).
-fn clear_index_flags(repo: &Path, env: &[(&str, &OsStr)]) -> Result<(), SnapshotError> {
-    let out = git::run(repo, ["ls-files", "-v", "-z"], env)?;
+fn clear_index_flags(git: Git<'_>) -> Result<(), SnapshotError> {
+    let out = git.run(["ls-files", "-v", "-z"])?;
     let mut assumed: Vec<u8> = Vec::new();
     let mut skipped: Vec<u8> = Vec::new();
     for entry in out.stdout.split(|&b| b == 0) {
@@ -424,7 +412,10 @@ fn clear_index_flags(repo: &Path, env: &[(&str, &OsStr)]) -> Result<(), Snapshot
             assumed.push(0);
         }
         if tag.eq_ignore_ascii_case(&b's')
-            && repo.join(String::from_utf8_lossy(path).as_ref()).exists()
+            && git
+                .repo()
+                .join(String::from_utf8_lossy(path).as_ref())
+                .exists()
         {
             skipped.extend_from_slice(path);
             skipped.push(0);
@@ -435,7 +426,7 @@ fn clear_index_flags(repo: &Path, env: &[(&str, &OsStr)]) -> Result<(), Snapshot
         ("--no-skip-worktree", skipped),
     ] {
         if !paths.is_empty() {
-            git::run_with_input_env(repo, &["update-index", flag, "-z", "--stdin"], env, paths)?;
+            git.run_with_input(&["update-index", flag, "-z", "--stdin"], paths)?;
         }
     }
     Ok(())
@@ -445,8 +436,8 @@ fn clear_index_flags(repo: &Path, env: &[(&str, &OsStr)]) -> Result<(), Snapshot
 /// to its path: its gitlink in the snapshot points at a commit made (in the
 /// submodule's object store, no ref) of its work tree, with a fixed identity
 /// and date, so the same content always gives the same snapshot.
-fn dirty_submodules(repo: &Path, env: &[(&str, &OsStr)], depth: u32) -> Result<(), SnapshotError> {
-    let out = git::run(repo, ["ls-files", "-s", "-z"], env)?;
+fn dirty_submodules(git: Git<'_>, depth: u32) -> Result<(), SnapshotError> {
+    let out = git.run(["ls-files", "-s", "-z"])?;
     for entry in out.stdout.split(|&b| b == 0) {
         let Some(rest) = entry.strip_prefix(b"160000 ") else {
             continue;
@@ -455,7 +446,7 @@ fn dirty_submodules(repo: &Path, env: &[(&str, &OsStr)], depth: u32) -> Result<(
             continue;
         };
         let path = String::from_utf8_lossy(&rest[tab + 1..]).into_owned();
-        let sub = repo.join(&path);
+        let sub = git.repo().join(&path);
         if !sub.join(".git").exists() {
             continue;
         }
@@ -482,17 +473,13 @@ fn dirty_submodules(repo: &Path, env: &[(&str, &OsStr)], depth: u32) -> Result<(
             IDENTITY.iter().map(|(k, v)| (*k, OsStr::new(v))).collect();
         ident.push(("GIT_AUTHOR_DATE", OsStr::new("2000-01-01T00:00:00Z")));
         ident.push(("GIT_COMMITTER_DATE", OsStr::new("2000-01-01T00:00:00Z")));
-        let made = git::run(&sub, &args, &ident)?;
+        let made = Git::at(&sub).env(&ident).run(&args)?;
         let commit = object_id(&made.stdout, "commit-tree")?;
-        git::run(
-            repo,
-            [
-                "update-index",
-                "--cacheinfo",
-                &format!("160000,{commit},{path}"),
-            ],
-            env,
-        )?;
+        git.run([
+            "update-index",
+            "--cacheinfo",
+            &format!("160000,{commit},{path}"),
+        ])?;
     }
     Ok(())
 }
@@ -540,17 +527,18 @@ pub fn tree_of_frozen(
     if exclude.is_empty() || (frozen.is_none() && !holds_any(repo, &tree, &exclude)?) {
         return Ok(tree);
     }
-    let out = git::run(repo, ["rev-parse", "--git-path", &temp_index_name()], &[])?;
+    let out = Git::at(repo).run(["rev-parse", "--git-path", &temp_index_name()])?;
     let printed = out.stdout.strip_suffix(b"\n").unwrap_or(&out.stdout);
-    let tmp = TempIndex(absolute(repo, printed)?);
-    remove_stale_indexes(&tmp.0);
-    let env = [("GIT_INDEX_FILE", tmp.0.as_os_str())];
-    git::run(repo, ["read-tree", &tree], &env)?;
-    drop_excluded(repo, &exclude, &env)?;
+    let tmp = temp_index(absolute(repo, printed)?)?;
+    remove_stale_indexes(&tmp);
+    let env = [("GIT_INDEX_FILE", tmp.as_os_str())];
+    let git = Git::at(repo).env(&env);
+    git.run(["read-tree", &tree])?;
+    drop_excluded(git, &exclude)?;
     if let Some(f) = &frozen {
-        put_back(repo, f, &env)?;
+        put_back(git, f)?;
     }
-    let out = git::run(repo, ["write-tree"], &env)?;
+    let out = git.run(["write-tree"])?;
     object_id(&out.stdout, "write-tree")
 }
 
@@ -567,17 +555,13 @@ fn holds_any(repo: &Path, tree: &str, paths: &[&str]) -> Result<bool, SnapshotEr
         "--",
     ];
     args.extend(paths);
-    let out = git::run(repo, &args, &[])?;
+    let out = Git::at(repo).run(&args)?;
     Ok(!out.stdout.is_empty())
 }
 
-/// Removes the repo-relative directories `exclude` from the index that `env`
+/// Removes the repo-relative directories `exclude` from the index that `git`
 /// names (a temporary one); the work tree is left alone.
-fn drop_excluded(
-    repo: &Path,
-    exclude: &[&str],
-    env: &[(&str, &OsStr)],
-) -> Result<(), SnapshotError> {
+fn drop_excluded(git: Git<'_>, exclude: &[&str]) -> Result<(), SnapshotError> {
     if exclude.is_empty() {
         return Ok(());
     }
@@ -589,7 +573,7 @@ fn drop_excluded(
             .iter()
             .map(|d| OsString::from(format!(":(top,literal){d}"))),
     );
-    git::run(repo, &args, env)?;
+    git.run(&args)?;
     Ok(())
 }
 
@@ -608,24 +592,20 @@ pub fn changed_paths(
     tree_a: &str,
     tree_b: &str,
 ) -> Result<Vec<String>, SnapshotError> {
-    let out = git::run(
-        repo,
-        [
-            "-c",
-            "core.quotePath=false",
-            "diff-tree",
-            "-r",
-            "-z",
-            "--name-only",
-            "--no-renames",
-            "--no-ext-diff",
-            "--no-textconv",
-            "--end-of-options",
-            tree_a,
-            tree_b,
-        ],
-        &[],
-    )?;
+    let out = Git::at(repo).run([
+        "-c",
+        "core.quotePath=false",
+        "diff-tree",
+        "-r",
+        "-z",
+        "--name-only",
+        "--no-renames",
+        "--no-ext-diff",
+        "--no-textconv",
+        "--end-of-options",
+        tree_a,
+        tree_b,
+    ])?;
     let mut paths: Vec<String> = out
         .stdout
         .split(|&b| b == 0)
@@ -644,7 +624,7 @@ pub fn diff(repo: &Path, from: &str, to: &str) -> Result<Patch, SnapshotError> {
         args.extend_from_slice(DIFF_FLAGS);
         args.extend_from_slice(extra);
         args.extend(["--end-of-options", from, to]);
-        git::run(repo, &args, &[])
+        Git::at(repo).run(&args)
     };
     // The two listings are independent: run them side by side.
     let (text, numstat) = std::thread::scope(|scope| {
@@ -712,11 +692,11 @@ fn count(field: &[u8]) -> u64 {
 /// nothing (exit 1); any other failure (not a repository) is an error.
 fn verify(repo: &Path, spec: &str) -> Result<Option<String>, SnapshotError> {
     let args = ["rev-parse", "--verify", "--quiet", "--end-of-options", spec];
-    let out = git::run_unchecked(repo, &args, &[])?;
+    let out = Git::at(repo).run_unchecked(&args)?;
     match out.status.code() {
         Some(0) => object_id(&out.stdout, "rev-parse --verify").map(Some),
         Some(1) => Ok(None),
-        _ => Err(git::failed(&args, &out).into()),
+        _ => Err(GitError::failed(&args, &out).into()),
     }
 }
 
@@ -824,14 +804,16 @@ fn absolute(repo: &Path, printed: &[u8]) -> Result<PathBuf, SnapshotError> {
     })
 }
 
-/// The temporary index file, removed when dropped (on success and on error).
-struct TempIndex(PathBuf);
-
-impl Drop for TempIndex {
-    fn drop(&mut self) {
-        // It may never have been created (empty repository, early error).
-        let _ = std::fs::remove_file(&self.0);
-    }
+/// The temporary index at `path` (named by [`temp_index_name`]), removed
+/// when dropped, on success and on error; it may never have been created
+/// (an empty repository, an early error), which the removal ignores.
+///
+/// A path, not a file tempfile creates: git refuses an empty index file
+/// ("index file smaller than expected") and writes a new one itself; and
+/// the pid in the name is what lets the next snapshot remove the index of
+/// a killed referee ([`remove_stale_indexes`]).
+fn temp_index(path: PathBuf) -> Result<tempfile::TempPath, SnapshotError> {
+    tempfile::TempPath::try_from_path(&path).map_err(|source| SnapshotError::Path { path, source })
 }
 
 #[cfg(test)]
@@ -1016,7 +998,7 @@ mod tests {
     fn an_empty_working_tree_snapshots_to_the_empty_tree() {
         let repo = Repo::empty();
         let snap = repo.take(1, None);
-        assert_eq!(snap.tree, git::EMPTY_TREE);
+        assert_eq!(snap.tree, crate::git::EMPTY_TREE);
     }
 
     #[test]
@@ -1165,7 +1147,7 @@ mod tests {
         );
         // From the empty tree, a frozen file is absent.
         let empty = Some(Frozen {
-            from: git::EMPTY_TREE,
+            from: crate::git::EMPTY_TREE,
             paths: &paths,
         });
         let tree = worktree_tree_frozen(repo.path(), EXCLUDE, empty).unwrap();
@@ -1281,7 +1263,7 @@ mod tests {
         assert!(text.contains("-b\n+B\n c\n+d\n"), "{text}");
 
         // From the empty tree (a loop whose base has no commits).
-        let all = diff(repo.path(), git::EMPTY_TREE, &first.tree).expect("diff");
+        let all = diff(repo.path(), crate::git::EMPTY_TREE, &first.tree).expect("diff");
         assert_eq!((all.added, all.removed), (4, 0));
         assert_eq!(all.files, ["README.md", "f.txt"]);
 

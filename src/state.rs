@@ -2,7 +2,6 @@
 //! command means. Does I/O: asks git for the repository's top and lists loops.
 
 use std::path::{Path, PathBuf};
-use std::process::Command;
 
 use anyhow::Context;
 
@@ -175,14 +174,9 @@ fn join_names(names: &[LoopName]) -> String {
 }
 
 fn git_toplevel(cwd: &Path) -> Option<PathBuf> {
-    let out = Command::new("git")
-        .args(["rev-parse", "--show-toplevel"])
-        .current_dir(cwd)
-        .output()
+    let out = crate::git::Git::at(cwd)
+        .run(["rev-parse", "--show-toplevel"])
         .ok()?;
-    if !out.status.success() {
-        return None;
-    }
     let text = String::from_utf8(out.stdout).ok()?;
     let top = text.trim_end_matches(['\n', '\r']);
     (!top.is_empty()).then(|| PathBuf::from(top))

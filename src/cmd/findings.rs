@@ -69,7 +69,8 @@ pub fn run(state: &State, args: FindingsArgs) -> anyhow::Result<Exit> {
 /// The repository's tracked paths (empty when git cannot say: the findings
 /// then go without a place, as before).
 fn tracked_files(repo: &std::path::Path) -> Vec<String> {
-    crate::git::run(repo, ["ls-files", "-z"], &[])
+    crate::git::Git::at(repo)
+        .run(["ls-files", "-z"])
         .map(|out| {
             out.stdout
                 .split(|&b| b == 0)

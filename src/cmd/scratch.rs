@@ -1,9 +1,10 @@
-//! The scratch folder of a `run` round, `<ledgers>/<loop>/.work-<pid>-round-<n>/`:
+//! The scratch folder of a `run` round, `<ledgers>/<loop>/.work-<pid>-round-<n>-<random>/`:
 //! the files an agent call reads and writes (snapshots leave the state folder
-//! out). Removed when the round ends; one a killed `run` left is removed by
+//! out). A [`tempfile::TempDir`], removed when the round ends; one a killed `run` left is removed by
 //! the next command that opens the loop once its pid is gone, and by the
 //! next `run` of the loop in any case. Does I/O, never through a link.
 
+use std::os::unix::fs::PermissionsExt;
 use std::path::{Path, PathBuf};
 
 use crate::agent::preset::Files;
@@ -14,20 +15,29 @@ const PREFIX: &str = ".work-";
 
 /// The round's scratch folder, removed when dropped.
 pub(super) struct WorkDir {
-    dir: PathBuf,
+    dir: tempfile::TempDir,
     /// The store's ledgers folder: the base of the link checks.
     base: PathBuf,
 }
 
 impl WorkDir {
     pub(super) fn new(lp: &Loop, round: u32) -> anyhow::Result<WorkDir> {
-        let dir = lp
-            .store
-            .loop_dir()
-            .join(format!("{PREFIX}{}-round-{round}", std::process::id()));
-        // A link of that name is removed itself, never its target.
-        let _ = std::fs::remove_dir_all(&dir);
-        statefs::create_dir_all(lp.store.base(), &dir)?;
+        let parent = lp.store.loop_dir();
+        // The loop's folder is checked (no link on the way from the store's
+        // base); the scratch folder is then a new name in it (`mkdir`: never
+        // an existing folder, nor a link an agent planted), with the pid
+        // `clean` reads first and the mode `mkdir` gives by default.
+        statefs::create_dir_all(lp.store.base(), parent)?;
+        let dir = tempfile::Builder::new()
+            .prefix(&format!("{PREFIX}{}-round-{round}-", std::process::id()))
+            .permissions(std::fs::Permissions::from_mode(0o777))
+            .tempdir_in(parent)
+            .map_err(|err| {
+                anyhow::anyhow!(
+                    "cannot create a scratch folder in `{}`: {err}",
+                    statefs::shown(parent)
+                )
+            })?;
         Ok(WorkDir {
             dir,
             base: lp.store.base().to_path_buf(),
@@ -35,13 +45,14 @@ impl WorkDir {
     }
 
     pub(super) fn files(&self) -> Files {
+        let dir = self.dir.path();
         Files {
-            prompt: self.dir.join("prompt.md"),
-            patch: self.dir.join("patch.diff"),
-            findings: self.dir.join("findings.json"),
-            schema: self.dir.join("findings.schema.json"),
-            output: self.dir.join("output"),
-            procs: self.dir.join(crate::agent::leftovers::RECORD),
+            prompt: dir.join("prompt.md"),
+            patch: dir.join("patch.diff"),
+            findings: dir.join("findings.json"),
+            schema: dir.join("findings.schema.json"),
+            output: dir.join("output"),
+            procs: dir.join(crate::agent::leftovers::RECORD),
         }
     }
 
@@ -54,12 +65,6 @@ impl WorkDir {
             let _ = std::fs::remove_file(path);
         }
         Ok(statefs::replace(&self.base, path, bytes)?)
-    }
-}
-
-impl Drop for WorkDir {
-    fn drop(&mut self) {
-        let _ = std::fs::remove_dir_all(&self.dir);
     }
 }
 

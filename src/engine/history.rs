@@ -446,7 +446,9 @@ fn info_exclude(repo: &Path) -> Option<PathBuf> {
     if dot_git.is_dir() {
         return Some(dot_git.join("info").join("exclude"));
     }
-    let out = crate::git::run(repo, ["rev-parse", "--git-path", "info/exclude"], &[]).ok()?;
+    let out = crate::git::Git::at(repo)
+        .run(["rev-parse", "--git-path", "info/exclude"])
+        .ok()?;
     let rel = String::from_utf8_lossy(&out.stdout).trim().to_string();
     Some(repo.join(rel))
 }

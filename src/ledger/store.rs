@@ -4,7 +4,7 @@
 
 use std::fs::{File, OpenOptions};
 use std::io::{Read, Seek, SeekFrom, Write};
-use std::os::unix::fs::OpenOptionsExt;
+use std::os::unix::fs::{OpenOptionsExt, PermissionsExt};
 use std::path::{Path, PathBuf};
 
 use super::chain::{self, ChainError, Parsed};
@@ -354,7 +354,7 @@ impl Locked<'_> {
             Some(evidence) => {
                 if draft.kind != Kind::Round {
                     return Err(StoreError::Evidence {
-                        path: evidence.dir.clone(),
+                        path: evidence.dir.path().to_path_buf(),
                         problem: "only round rows carry evidence".into(),
                     });
                 }
@@ -406,12 +406,13 @@ fn write_or_undo(
 }
 
 /// A round's evidence, staged in a private folder until the row commits it.
+/// The folder is a [`tempfile::TempDir`]: removed when dropped, unless
+/// [`Evidence::commit`] renamed it into place.
 #[derive(Debug)]
 pub struct Evidence {
-    dir: PathBuf,
+    dir: tempfile::TempDir,
     /// The store's ledgers folder, for the links checks.
     base: PathBuf,
-    committed: bool,
     /// The sha256 of each file written through [`Evidence::add`], so the
     /// digest need not read them back.
     hashed: std::sync::Mutex<std::collections::BTreeMap<String, String>>,
@@ -433,28 +434,18 @@ impl Evidence {
                 }
             }
         }
-        let nanos = std::time::SystemTime::now()
-            .duration_since(std::time::UNIX_EPOCH)
-            .map(|d| d.as_nanos())
-            .unwrap_or_default();
-        for attempt in 0..100u32 {
-            let dir = root.join(format!(".staging-{}-{nanos}-{attempt}", std::process::id()));
-            match std::fs::create_dir(&dir) {
-                Ok(()) => {
-                    return Ok(Evidence {
-                        dir,
-                        base: store.base.clone(),
-                        committed: false,
-                        hashed: std::sync::Mutex::default(),
-                    });
-                }
-                Err(err) if err.kind() == std::io::ErrorKind::AlreadyExists => continue,
-                Err(err) => return Err(io(&dir)(err)),
-            }
-        }
-        Err(StoreError::Evidence {
-            path: root.clone(),
-            problem: "cannot create a staging folder".into(),
+        // A new name (`mkdir`, never an existing folder or a link), made
+        // with the mode `mkdir` gives by default, as evidence always had: the
+        // folder is renamed into place and stays.
+        let dir = tempfile::Builder::new()
+            .prefix(&format!(".staging-{}-", std::process::id()))
+            .permissions(std::fs::Permissions::from_mode(0o777))
+            .tempdir_in(root)
+            .map_err(io(root))?;
+        Ok(Evidence {
+            dir,
+            base: store.base.clone(),
+            hashed: std::sync::Mutex::default(),
         })
     }
 
@@ -467,13 +458,13 @@ impl Evidence {
             && !name.contains('\\');
         if !ok {
             return Err(StoreError::Evidence {
-                path: self.dir.clone(),
+                path: self.dir.path().to_path_buf(),
                 problem: format!("`{name}` is not a plain relative file name"),
             });
         }
-        let path = self.dir.join(name);
+        let path = self.dir.path().join(name);
         if let Some(parent) = path.parent() {
-            statefs::create_dir_all(&self.dir, parent)?;
+            statefs::create_dir_all(self.dir.path(), parent)?;
         }
         Ok(path)
     }
@@ -481,7 +472,7 @@ impl Evidence {
     /// Stages one file; a name is written once.
     pub fn add(&self, name: &str, bytes: &[u8]) -> Result<(), StoreError> {
         let path = self.path_of(name)?;
-        let mut file = statefs::create_new(&self.dir, &path)?;
+        let mut file = statefs::create_new(self.dir.path(), &path)?;
         file.write_all(bytes).map_err(io(&path))?;
         if let Ok(mut hashed) = self.hashed.lock() {
             hashed.insert(name.to_string(), sha256_hex(bytes));
@@ -494,9 +485,10 @@ impl Evidence {
     /// deleted.
     fn commit(mut self, dest: &Path) -> Result<String, StoreError> {
         let known = self.hashed.lock().map(|h| h.clone()).unwrap_or_default();
-        let digest = digest_dir_with(&self.dir, &known)?;
-        for file in list_files(&self.dir)? {
-            let path = self.dir.join(&file);
+        let staged = self.dir.path();
+        let digest = digest_dir_with(staged, &known)?;
+        for file in list_files(staged)? {
+            let path = staged.join(&file);
             let f = OpenOptions::new()
                 .read(true)
                 .custom_flags(nix::libc::O_NOFOLLOW)
@@ -517,25 +509,18 @@ impl Evidence {
                 .unwrap_or_default();
             let aside = orphans.join(format!(
                 "{name}-{}",
-                self.dir
+                staged
                     .file_name()
                     .map(|n| n.to_string_lossy().into_owned())
                     .unwrap_or_default()
             ));
             std::fs::rename(dest, &aside).map_err(io(dest))?;
         }
-        std::fs::rename(&self.dir, dest).map_err(io(dest))?;
+        std::fs::rename(staged, dest).map_err(io(dest))?;
+        // The folder is evidence at `dest` now: nothing is left to remove.
+        self.dir.disable_cleanup(true);
         sync_parent(dest)?;
-        self.committed = true;
         Ok(digest)
-    }
-}
-
-impl Drop for Evidence {
-    fn drop(&mut self) {
-        if !self.committed {
-            let _ = std::fs::remove_dir_all(&self.dir);
-        }
     }
 }
 

@@ -14,6 +14,7 @@ mod contract;
 mod corpus;
 mod docs;
 mod findings_props;
+mod git_env;
 mod hook;
 mod hostile;
 mod judge;

@@ -195,7 +195,9 @@ fn has_contracts(cwd: &Path) -> bool {
 
 /// The repository holding `cwd`, when it is in one.
 fn toplevel(cwd: &Path) -> Option<PathBuf> {
-    let out = crate::git::run(cwd, ["rev-parse", "--show-toplevel"], &[]).ok()?;
+    let out = crate::git::Git::at(cwd)
+        .run(["rev-parse", "--show-toplevel"])
+        .ok()?;
     let text = String::from_utf8(out.stdout).ok()?;
     let top = text.trim_end_matches(['\n', '\r']);
     (!top.is_empty()).then(|| PathBuf::from(top))

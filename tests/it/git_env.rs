@@ -1,0 +1,177 @@
+//! Git hygiene (docs/reliability.md, "Git hygiene"): referee's git works on
+//! the repository referee means whatever the caller's environment says, runs
+//! no program the repository's config names, and refuses a too-old git with
+//! a hint.
+
+use std::io::Write;
+use std::os::unix::fs::PermissionsExt;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+
+use crate::common::{Repo, text};
+
+const BUG: &str = r#"{"findings":[{"id":"F1","severity":"bug","title":"off by one","file":"src/a.rs","line":1}]}"#;
+
+struct Out {
+    code: i32,
+    stderr: String,
+}
+
+/// `record --loop l --findings -` with `BUG` on stdin, through `cmd`.
+fn record(mut cmd: Command) -> Out {
+    let mut child = cmd
+        .args(["record", "--loop", "l", "--findings", "-"])
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    child
+        .stdin
+        .take()
+        .unwrap()
+        .write_all(BUG.as_bytes())
+        .unwrap();
+    let out = child.wait_with_output().unwrap();
+    Out {
+        code: out.status.code().unwrap_or(-1),
+        stderr: text(&out.stderr),
+    }
+}
+
+/// A repository with loop `l` (no agents, no guards) and a change to record.
+fn with_loop() -> Repo {
+    let repo = Repo::new();
+    let out = repo
+        .referee()
+        .args(["init", "--loop", "l", "--guards", "none"])
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    repo.write("src/a.rs", "fn a() {}\n");
+    repo
+}
+
+/// An executable shell script at `path`.
+fn script(path: &Path, body: &str) {
+    std::fs::write(path, format!("#!/bin/sh\n{body}\n")).unwrap();
+    std::fs::set_permissions(path, std::fs::Permissions::from_mode(0o755)).unwrap();
+}
+
+/// Every ref under `refs/referee/` of `repo`.
+fn referee_refs(repo: &Repo) -> String {
+    repo.git(&["for-each-ref", "--format=%(refname)", "refs/referee/"])
+}
+
+#[test]
+fn a_hostile_git_environment_does_not_redirect_record() {
+    let repo = with_loop();
+    let other = Repo::new();
+    other.write("other.txt", "not referee's\n");
+    let index_before = std::fs::read(other.join(".git/index")).unwrap();
+    let git_dir = other.join(".git");
+    let mut cmd = repo.referee_std();
+    cmd.env("GIT_DIR", &git_dir)
+        .env("GIT_WORK_TREE", other.path())
+        .env("GIT_INDEX_FILE", git_dir.join("index"))
+        .env("GIT_COMMON_DIR", &git_dir)
+        .env("GIT_OBJECT_DIRECTORY", git_dir.join("objects"))
+        .env("GIT_ALTERNATE_OBJECT_DIRECTORIES", git_dir.join("objects"));
+    let out = record(cmd);
+    assert_eq!(out.code, 10, "{}", out.stderr);
+
+    // The snapshot is the repository's own, of its own work tree.
+    assert!(
+        referee_refs(&repo).contains("refs/referee/l/round-1"),
+        "{}",
+        referee_refs(&repo)
+    );
+    let files = repo.git(&["ls-tree", "-r", "--name-only", "refs/referee/l/round-1"]);
+    assert!(files.contains("src/a.rs"), "{files}");
+    assert!(!files.contains("other.txt"), "{files}");
+    // The other repository is untouched: no ref, the same index, no state.
+    assert_eq!(referee_refs(&other), "");
+    assert_eq!(
+        std::fs::read(other.join(".git/index")).unwrap(),
+        index_before
+    );
+    assert!(!other.join(".referee").exists());
+}
+
+#[test]
+fn no_fsmonitor_or_hook_the_repository_names_is_run() {
+    let repo = with_loop();
+    let outside = tempfile::tempdir().unwrap();
+    let marker = outside.path().join("ran");
+    let touch = format!("echo \"$0\" >> '{}'", marker.display());
+    let fsmonitor = outside.path().join("fsmonitor.sh");
+    script(&fsmonitor, &format!("{touch}\nexit 1"));
+    repo.git(&["config", "core.fsmonitor", &fsmonitor.to_string_lossy()]);
+    let hooks = repo.join(".git/hooks");
+    std::fs::create_dir_all(&hooks).unwrap();
+    for hook in ["post-index-change", "reference-transaction"] {
+        script(&hooks.join(hook), &touch);
+    }
+
+    let out = record(repo.referee_std());
+    assert_eq!(out.code, 10, "{}", out.stderr);
+    assert!(referee_refs(&repo).contains("refs/referee/l/round-1"));
+    assert!(
+        !marker.exists(),
+        "referee's git ran: {}",
+        std::fs::read_to_string(&marker).unwrap_or_default()
+    );
+
+    // The same config does run them for a git that is not referee's: the
+    // test above could fail.
+    repo.git(&["add", "-A"]);
+    repo.git(&["update-ref", "refs/heads/other", "HEAD"]);
+    let ran = std::fs::read_to_string(&marker).unwrap_or_default();
+    for program in ["fsmonitor.sh", "post-index-change", "reference-transaction"] {
+        assert!(ran.contains(program), "{program} did not run: {ran}");
+    }
+}
+
+/// The real git, for the fake one to hand every other command to.
+fn real_git() -> PathBuf {
+    let out = Command::new("sh")
+        .args(["-c", "command -v git"])
+        .output()
+        .unwrap();
+    PathBuf::from(text(&out.stdout).trim())
+}
+
+#[test]
+fn a_too_old_git_is_refused_with_the_minimum_and_a_hint() {
+    let repo = with_loop();
+    let ledger_before = std::fs::read(repo.join(".referee/ledgers/l.csv")).unwrap_or_default();
+    let bin = tempfile::tempdir().unwrap();
+    script(
+        &bin.path().join("git"),
+        &format!(
+            "if [ \"$1\" = version ]; then echo 'git version 2.25.1'; exit 0; fi\nexec '{}' \"$@\"",
+            real_git().display()
+        ),
+    );
+    let path = format!(
+        "{}:{}",
+        bin.path().display(),
+        std::env::var("PATH").unwrap_or_default()
+    );
+    let mut cmd = repo.referee_std();
+    cmd.env("PATH", path);
+    let out = record(cmd);
+    assert_ne!(out.code, 0);
+    assert_ne!(out.code, 10);
+    assert!(
+        out.stderr
+            .contains("git 2.25.1 is older than 2.30.0, the oldest referee supports\nhint: "),
+        "{}",
+        out.stderr
+    );
+    assert_eq!(referee_refs(&repo), "");
+    assert_eq!(
+        std::fs::read(repo.join(".referee/ledgers/l.csv")).unwrap_or_default(),
+        ledger_before
+    );
+}
