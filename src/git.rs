@@ -244,11 +244,14 @@ impl<'a> Git<'a> {
         }
     }
 
-    /// Whether the folder is inside a git work tree.
-    pub fn is_work_tree(&self) -> bool {
-        self.run(["rev-parse", "--is-inside-work-tree"])
-            .map(|o| o.stdout.starts_with(b"true"))
-            .unwrap_or(false)
+    /// Whether the folder is inside a git work tree. Err: git cannot be
+    /// used at all (missing, too old), which is not "no".
+    pub fn is_work_tree(&self) -> Result<bool, GitError> {
+        match self.run(["rev-parse", "--is-inside-work-tree"]) {
+            Ok(out) => Ok(out.stdout.starts_with(b"true")),
+            Err(GitError::Failed { .. }) => Ok(false),
+            Err(err) => Err(err),
+        }
     }
 
     /// The commit id `rev` names, or `None` when it names no commit.
@@ -286,7 +289,7 @@ impl<'a> Git<'a> {
 }
 
 /// Whether `dir` is inside a git work tree: [`Git::is_work_tree`].
-pub fn is_work_tree(dir: &Path) -> bool {
+pub fn is_work_tree(dir: &Path) -> Result<bool, GitError> {
     Git::at(dir).is_work_tree()
 }
 

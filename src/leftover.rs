@@ -1,6 +1,6 @@
 //! Leftovers of a killed referee: files and folders named after the pid of
 //! the process that made them (`.git/referee-index-<pid>-…`,
-//! `.work-<pid>-round-<n>/`), stale once that process is gone. Does I/O
+//! `.work-<pid>-round-<n>-<random>/`), stale once that process is gone. Does I/O
 //! (asks the kernel whether a process exists).
 
 use nix::errno::Errno;

@@ -145,7 +145,7 @@ impl State {
         let mut loops = self.loops()?;
         match loops.len() {
             1 => Ok(loops.remove(0)),
-            0 if !crate::git::is_work_tree(&self.repo) => Err(anyhow::anyhow!(
+            0 if !crate::git::is_work_tree(&self.repo)? => Err(anyhow::anyhow!(
                 "no loop in `{}`, and `{}` is not inside a git work tree: referee snapshots rounds with git\n\
                  hint: `git init` first, then `referee init --loop NAME`",
                 self.root.display(),

@@ -67,7 +67,7 @@ pub(super) fn write(
     let name = LoopName::parse(&name_text).map_err(|e| UsageError(format!("--loop: {e}")))?;
     apply_flags(&mut table, args, &name);
 
-    if !git::is_work_tree(&state.repo) {
+    if !git::is_work_tree(&state.repo)? {
         anyhow::bail!(
             "`{}` is not inside a git work tree: referee snapshots rounds with git\nhint: run `git init` first",
             super::shown(&state.repo)

@@ -158,6 +158,19 @@ fn a_too_old_git_is_refused_with_the_minimum_and_a_hint() {
         bin.path().display(),
         std::env::var("PATH").unwrap_or_default()
     );
+    // `init` says so too, rather than "not inside a git work tree".
+    let init = repo
+        .referee_std()
+        .env("PATH", &path)
+        .args(["init", "--loop", "other"])
+        .output()
+        .unwrap();
+    assert_eq!(init.status.code(), Some(1));
+    assert!(
+        text(&init.stderr).contains("git 2.25.1 is older than 2.30.0"),
+        "{}",
+        text(&init.stderr)
+    );
     let mut cmd = repo.referee_std();
     cmd.env("PATH", path);
     let out = record(cmd);
