@@ -1,7 +1,7 @@
 //! `referee parse`: reads one reviewer output (file or stdin, bounded) and
 //! prints its findings as native JSON. The only I/O of this command.
 
-use std::io::Read;
+use std::io::{Read, Write};
 
 use anyhow::Context;
 
@@ -24,9 +24,12 @@ pub fn run(args: ParseArgs) -> anyhow::Result<Exit> {
     let root = root.to_string_lossy();
     let parsed = findings::parse(&bytes, args.format, &root)
         .with_context(|| format!("findings `{name}`"))?;
-    let mut out = serde_json::to_vec_pretty(&parsed)?;
-    out.push(b'\n');
-    super::emit_exact(&out)?;
+    drop(bytes);
+    // Streamed: a 50,000-finding document is not held twice.
+    let mut out = std::io::BufWriter::new(std::io::stdout().lock());
+    serde_json::to_writer_pretty(&mut out, &parsed).map_err(std::io::Error::from)?;
+    out.write_all(b"\n")?;
+    out.flush()?;
     Ok(Exit::Success)
 }
 

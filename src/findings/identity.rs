@@ -88,7 +88,12 @@ pub fn normalize_title(title: &str) -> String {
     let mut out = String::with_capacity(title.len());
     let mut space = false;
     for ch in title.chars() {
-        if ch.is_numeric() || matches!(ch, '"' | '\'' | '`' | '“' | '”' | '‘' | '’') {
+        // ASCII (nearly every title) skips the Unicode tables.
+        let ascii = ch.is_ascii();
+        if (ascii && ch.is_ascii_digit())
+            || (!ascii && ch.is_numeric())
+            || matches!(ch, '"' | '\'' | '`' | '“' | '”' | '‘' | '’')
+        {
             continue;
         }
         if ch.is_whitespace() {
@@ -99,7 +104,11 @@ pub fn normalize_title(title: &str) -> String {
             out.push(' ');
             space = false;
         }
-        out.extend(ch.to_lowercase());
+        if ascii {
+            out.push(ch.to_ascii_lowercase());
+        } else {
+            out.extend(ch.to_lowercase());
+        }
     }
     out
 }
