@@ -10,7 +10,7 @@ use toml::Value;
 
 use super::agent::{RawAgent, RawJudge, Role};
 use super::value::{
-    Bounded, Floor, Globs, PositiveNumber, RepoPath, Revision, Text, describe, refuse, refuse_shown,
+    Bounded, Floor, Globs, PositiveNumber, RepoPath, Revision, Text, refuse_shown, strings,
 };
 use super::{
     Agent, Budget, Closure, Contract, ContractError, Guard, Judge, LoopName, MAX_ROUNDS_LIMIT,
@@ -59,19 +59,9 @@ pub(super) struct Guards(Vec<Guard>);
 
 impl<'de> Deserialize<'de> for Guards {
     fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
-        let value = Value::deserialize(d)?;
-        let Value::Array(items) = &value else {
-            return Err(refuse(&value, "a list of strings"));
-        };
         let mut guards = Vec::new();
-        for item in items {
-            let Value::String(name) = item else {
-                return Err(refuse_shown(
-                    &format!("the item {}", describe(item)),
-                    "a list of strings",
-                ));
-            };
-            let guard = Guard::parse(name).ok_or_else(|| {
+        for name in strings(Value::deserialize(d)?)? {
+            let guard = Guard::parse(&name).ok_or_else(|| {
                 refuse_shown(
                     &format!("`{name}`"),
                     "a list of progress guards: `stalled`, `disputed` (`[]` for none)",

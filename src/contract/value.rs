@@ -176,7 +176,7 @@ impl Strings {
     }
 }
 
-fn strings<E: de::Error>(value: Value) -> Result<Vec<String>, E> {
+pub(super) fn strings<E: de::Error>(value: Value) -> Result<Vec<String>, E> {
     let allowed = "a list of strings";
     let Value::Array(items) = value else {
         return Err(refuse(&value, allowed));
