@@ -2,10 +2,11 @@
 
 use std::collections::BTreeMap;
 
-use serde::Serialize;
-use toml::{Table, Value};
+use serde::de::{Deserializer, Error as _, Unexpected};
+use serde::{Deserialize, Serialize};
+use toml::Value;
 
-use super::value::Fields;
+use super::value::{Argv, Bounded, Env, RepoFolder, RepoPath, Strings, Text, describe};
 use super::{ContractError, Timeout};
 
 /// Which side of the loop an agent plays.
@@ -59,6 +60,18 @@ impl Preset {
     }
 }
 
+impl<'de> Deserialize<'de> for Preset {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        let text = String::deserialize(d)?;
+        Preset::parse(&text).ok_or_else(|| {
+            D::Error::invalid_value(
+                Unexpected::Str(&text),
+                &format!("one of {}", Preset::NAMES).as_str(),
+            )
+        })
+    }
+}
+
 /// A writer or reviewer.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct Agent {
@@ -86,20 +99,24 @@ pub struct Agent {
     pub sandbox: Option<String>,
 }
 
-const AGENT_FIELDS: &[&str] = &[
-    "preset",
-    "model",
-    "bin",
-    "args",
-    "env",
-    "timeout",
-    "command",
-    "junit",
-    "cwd",
-    "allowed_tools",
-    "max_turns",
-    "sandbox",
-];
+/// A `[writer]` or `[reviewer]` table as written; `Agent::from_raw` checks
+/// what serde cannot: the options each preset takes.
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(super) struct RawAgent {
+    preset: Option<Preset>,
+    model: Option<Text>,
+    bin: Option<Text>,
+    args: Option<Strings>,
+    env: Option<Env>,
+    timeout: Option<Timeout>,
+    command: Option<Argv>,
+    junit: Option<RepoPath>,
+    cwd: Option<RepoFolder>,
+    allowed_tools: Option<Strings>,
+    max_turns: Option<Bounded<1, 10_000>>,
+    sandbox: Option<Text>,
+}
 
 impl Agent {
     /// An agent of `preset` with every option at its default.
@@ -120,55 +137,38 @@ impl Agent {
         }
     }
 
-    pub(super) fn from_table(
-        table: &Table,
+    pub(super) fn from_raw(
+        raw: RawAgent,
         section: &'static str,
         role: Role,
     ) -> Result<Agent, ContractError> {
-        let prefix: &'static str = if section == "writer" {
-            "writer."
-        } else {
-            "reviewer."
+        let invalid = |field: &str, value: &Value, allowed: &str| ContractError::Invalid {
+            field: format!("{section}.{field}"),
+            value: describe(value),
+            allowed: allowed.to_string(),
         };
-        let fields = Fields::new(table, prefix);
-        fields.only(AGENT_FIELDS)?;
-        let preset_text = fields.required_str("preset", &format!("one of {}", Preset::NAMES))?;
-        let preset = Preset::parse(&preset_text).ok_or_else(|| {
-            fields.invalid(
-                "preset",
-                &Value::String(preset_text.clone()),
-                &format!("one of {}", Preset::NAMES),
-            )
-        })?;
-        if preset == Preset::Tests && role == Role::Writer {
-            return Err(fields.invalid(
-                "preset",
-                &Value::String(preset_text),
-                "a writer preset (claude, codex, gemini, command); `tests` only reviews",
-            ));
-        }
-        if preset == Preset::CodexReview && role == Role::Writer {
-            return Err(fields.invalid(
-                "preset",
-                &Value::String(preset_text),
-                "a writer preset (claude, codex, gemini, command); `codex-review` only reviews",
-            ));
-        }
-        let mut agent = Agent::new(preset);
-        agent.model = fields.text("model")?;
-        agent.bin = fields.text("bin")?;
-        agent.args = fields.strings("args")?.unwrap_or_default();
-        agent.env = fields.env("env")?.unwrap_or_default();
-        agent.timeout = fields.timeout("timeout")?.unwrap_or(Timeout::DEFAULT);
-        agent.command = fields.argv("command")?;
-        agent.junit = fields.repo_path("junit")?;
-        agent.cwd = fields.text("cwd")?;
-        agent.allowed_tools = fields.strings("allowed_tools")?.unwrap_or_default();
-        agent.max_turns = fields.int("max_turns", 1, 10_000)?.map(|n| n as u32);
-        agent.sandbox = fields.text("sandbox")?;
-        if preset.needs_command() && agent.command.is_none() {
+        let Some(preset) = raw.preset else {
             return Err(ContractError::Missing {
-                field: format!("{prefix}command"),
+                field: format!("{section}.preset"),
+                allowed: format!("one of {}", Preset::NAMES),
+            });
+        };
+        let reviews_only = match preset {
+            Preset::Tests | Preset::CodexReview => Some(preset.as_str()),
+            _ => None,
+        };
+        if role == Role::Writer
+            && let Some(name) = reviews_only
+        {
+            return Err(invalid(
+                "preset",
+                &Value::String(name.to_string()),
+                &format!("a writer preset (claude, codex, gemini, command); `{name}` only reviews"),
+            ));
+        }
+        if preset.needs_command() && raw.command.is_none() {
+            return Err(ContractError::Missing {
+                field: format!("{section}.command"),
                 allowed: format!(
                     "the `{}` preset runs an argv such as [\"cargo\", \"test\"]",
                     preset.as_str()
@@ -176,52 +176,54 @@ impl Agent {
             });
         }
         if !preset.needs_command()
-            && let Some(value) = fields.get("command")
+            && let Some(command) = &raw.command
         {
-            return Err(fields.invalid(
+            return Err(invalid(
                 "command",
-                value,
+                &command.toml(),
                 &format!(
                     "absent: the `{}` preset builds its own command (use `bin` and `args`)",
                     preset.as_str()
                 ),
             ));
         }
-        if preset == Preset::Tests && agent.junit.is_none() {
+        if preset == Preset::Tests && raw.junit.is_none() {
             return Err(ContractError::Missing {
-                field: format!("{prefix}junit"),
+                field: format!("{section}.junit"),
                 allowed: "the `tests` preset reads the JUnit report the test command writes, such as \"target/nextest/ci/junit.xml\"".into(),
             });
         }
         // Options a preset would silently ignore are refused: nothing falls back silently.
-        let applies: &[(&str, &[Preset])] = &[
-            ("sandbox", &[Preset::Codex]),
-            ("allowed_tools", &[Preset::Claude]),
-            ("max_turns", &[Preset::Claude]),
-            (
-                "model",
-                &[
-                    Preset::Claude,
-                    Preset::Codex,
-                    Preset::CodexReview,
-                    Preset::Gemini,
-                ],
-            ),
-            (
-                "bin",
-                &[
-                    Preset::Claude,
-                    Preset::Codex,
-                    Preset::CodexReview,
-                    Preset::Gemini,
-                ],
-            ),
+        const MODEL_CLIS: &[Preset] = &[
+            Preset::Claude,
+            Preset::Codex,
+            Preset::CodexReview,
+            Preset::Gemini,
         ];
-        for (field, presets) in applies {
+        let applies: [(&str, &[Preset], Option<Value>); 5] = [
+            (
+                "sandbox",
+                &[Preset::Codex],
+                raw.sandbox.as_ref().map(Text::toml),
+            ),
+            (
+                "allowed_tools",
+                &[Preset::Claude],
+                raw.allowed_tools.as_ref().map(Strings::toml),
+            ),
+            (
+                "max_turns",
+                &[Preset::Claude],
+                raw.max_turns.map(Bounded::toml),
+            ),
+            ("model", MODEL_CLIS, raw.model.as_ref().map(Text::toml)),
+            ("bin", MODEL_CLIS, raw.bin.as_ref().map(Text::toml)),
+        ];
+        for (field, presets, value) in &applies {
             if !presets.contains(&preset)
-                && let Some(value) = fields.get(field)
+                && let Some(value) = value
             {
-                return Err(fields.invalid(
+                return Err(invalid(
                     field,
                     value,
                     &format!(
@@ -231,25 +233,29 @@ impl Agent {
                 ));
             }
         }
-        if let Some(cwd) = &agent.cwd
-            && (cwd.starts_with('/') || cwd.split(['/', '\\']).any(|p| p == ".."))
-        {
-            return Err(fields.invalid(
-                "cwd",
-                &Value::String(cwd.clone()),
-                "a folder inside the repository, relative to its top (no `..`, not absolute)",
-            ));
-        }
         if preset != Preset::Tests
-            && let Some(value) = fields.get("junit")
+            && let Some(junit) = &raw.junit
         {
-            return Err(fields.invalid(
+            return Err(invalid(
                 "junit",
-                value,
+                &junit.toml(),
                 "absent: only the `tests` preset reads a JUnit report",
             ));
         }
-        Ok(agent)
+        Ok(Agent {
+            preset,
+            model: raw.model.map(|t| t.0),
+            bin: raw.bin.map(|t| t.0),
+            args: raw.args.map(|a| a.0).unwrap_or_default(),
+            env: raw.env.map(|e| e.0).unwrap_or_default(),
+            timeout: raw.timeout.unwrap_or(Timeout::DEFAULT),
+            command: raw.command.map(|c| c.0),
+            junit: raw.junit.map(|j| j.0),
+            cwd: raw.cwd.map(|c| c.0),
+            allowed_tools: raw.allowed_tools.map(|t| t.0).unwrap_or_default(),
+            max_turns: raw.max_turns.map(|n| n.0 as u32),
+            sandbox: raw.sandbox.map(|t| t.0),
+        })
     }
 }
 
@@ -264,6 +270,8 @@ pub enum JudgeEngine {
 }
 
 impl JudgeEngine {
+    const ALLOWED: &'static str = "one of replay, command, claude, codex";
+
     pub fn as_str(self) -> &'static str {
         match self {
             JudgeEngine::Replay => "replay",
@@ -271,6 +279,21 @@ impl JudgeEngine {
             JudgeEngine::Claude => "claude",
             JudgeEngine::Codex => "codex",
         }
+    }
+}
+
+impl<'de> Deserialize<'de> for JudgeEngine {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        let text = String::deserialize(d)?;
+        [
+            JudgeEngine::Replay,
+            JudgeEngine::Command,
+            JudgeEngine::Claude,
+            JudgeEngine::Codex,
+        ]
+        .into_iter()
+        .find(|engine| engine.as_str() == text)
+        .ok_or_else(|| D::Error::invalid_value(Unexpected::Str(&text), &JudgeEngine::ALLOWED))
     }
 }
 
@@ -299,55 +322,51 @@ pub struct Judge {
     pub timeout: Timeout,
 }
 
-const JUDGE_FIELDS: &[&str] = &[
-    "engine",
-    "replay",
-    "command",
-    "model",
-    "bin",
-    "args",
-    "env",
-    "use_case",
-    "what",
-    "questions",
-    "max_state_bytes",
-    "timeout",
-];
+/// A `[judge]` table as written.
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(super) struct RawJudge {
+    engine: Option<JudgeEngine>,
+    replay: Option<RepoPath>,
+    command: Option<Argv>,
+    model: Option<Text>,
+    bin: Option<Text>,
+    args: Option<Strings>,
+    env: Option<Env>,
+    use_case: Option<Text>,
+    what: Option<Text>,
+    questions: Option<RepoPath>,
+    max_state_bytes: Option<Bounded<256, { 16 * 1024 * 1024 }>>,
+    timeout: Option<Timeout>,
+}
 
 impl Judge {
     pub const DEFAULT_MAX_STATE_BYTES: u64 = 24_576;
 
-    pub(super) fn from_table(table: &Table) -> Result<Judge, ContractError> {
-        let fields = Fields::new(table, "judge.");
-        fields.only(JUDGE_FIELDS)?;
-        let allowed = "one of replay, command, claude, codex";
-        let engine_text = fields.required_str("engine", allowed)?;
-        let engine = match engine_text.as_str() {
-            "replay" => JudgeEngine::Replay,
-            "command" => JudgeEngine::Command,
-            "claude" => JudgeEngine::Claude,
-            "codex" => JudgeEngine::Codex,
-            _ => return Err(fields.invalid("engine", &Value::String(engine_text), allowed)),
+    pub(super) fn from_raw(raw: RawJudge) -> Result<Judge, ContractError> {
+        let Some(engine) = raw.engine else {
+            return Err(ContractError::Missing {
+                field: "judge.engine".into(),
+                allowed: JudgeEngine::ALLOWED.into(),
+            });
         };
         let judge = Judge {
             engine,
-            replay: fields.repo_path("replay")?,
-            command: fields.argv("command")?,
-            model: fields.text("model")?,
-            bin: fields.text("bin")?,
-            args: fields.strings("args")?.unwrap_or_default(),
-            env: fields.env("env")?.unwrap_or_default(),
-            use_case: fields
-                .text("use_case")?
-                .unwrap_or_else(|| "a code change".to_string()),
-            what: fields
-                .text("what")?
-                .unwrap_or_else(|| "the patch".to_string()),
-            questions: fields.repo_path("questions")?,
-            max_state_bytes: fields
-                .int("max_state_bytes", 256, 16 * 1024 * 1024)?
-                .map_or(Self::DEFAULT_MAX_STATE_BYTES, |n| n as u64),
-            timeout: fields.timeout("timeout")?.unwrap_or(Timeout::JUDGE_DEFAULT),
+            replay: raw.replay.map(|p| p.0),
+            command: raw.command.map(|c| c.0),
+            model: raw.model.map(|t| t.0),
+            bin: raw.bin.map(|t| t.0),
+            args: raw.args.map(|a| a.0).unwrap_or_default(),
+            env: raw.env.map(|e| e.0).unwrap_or_default(),
+            use_case: raw
+                .use_case
+                .map_or_else(|| "a code change".to_string(), |t| t.0),
+            what: raw.what.map_or_else(|| "the patch".to_string(), |t| t.0),
+            questions: raw.questions.map(|p| p.0),
+            max_state_bytes: raw
+                .max_state_bytes
+                .map_or(Self::DEFAULT_MAX_STATE_BYTES, |n| n.0 as u64),
+            timeout: raw.timeout.unwrap_or(Timeout::JUDGE_DEFAULT),
         };
         if engine == JudgeEngine::Replay && judge.replay.is_none() {
             return Err(ContractError::Missing {

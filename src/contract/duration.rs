@@ -3,7 +3,11 @@
 use std::fmt;
 use std::time::Duration;
 
+use serde::de::{Deserialize, Deserializer};
 use serde::{Serialize, Serializer};
+use toml::Value;
+
+use super::value::refuse;
 
 /// A call's time limit: 1 second to 24 hours.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -75,6 +79,21 @@ impl fmt::Display for Timeout {
             write!(f, "{s}s")?;
         }
         Ok(())
+    }
+}
+
+/// What a timeout may be, as error messages say it.
+const ALLOWED: &str = "a duration such as \"90s\", \"30m\" or \"1h\" (1s to 24h)";
+
+impl<'de> Deserialize<'de> for Timeout {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        let value = Value::deserialize(d)?;
+        let timeout = match &value {
+            Value::String(s) => Timeout::parse(s),
+            Value::Integer(n) => u64::try_from(*n).ok().and_then(Timeout::from_secs),
+            _ => None,
+        };
+        timeout.ok_or_else(|| refuse(&value, ALLOWED))
     }
 }
 

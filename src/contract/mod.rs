@@ -2,20 +2,22 @@
 //! file I/O lives in `load`, the TOML writer in `render`.
 
 mod agent;
+mod de;
 mod duration;
 pub mod load;
 mod name;
+mod raw;
 pub mod render;
 mod value;
 
-use serde::Serialize;
+use serde::de::Deserializer;
+use serde::{Deserialize, Serialize};
 
 pub use agent::{Agent, Judge, JudgeEngine, Preset};
 pub use duration::Timeout;
 pub use name::LoopName;
 
 use crate::findings::Severity;
-use value::Fields;
 
 /// The hard upper bound of `max_rounds`: a loop longer than this is no loop.
 pub const MAX_ROUNDS_LIMIT: u32 = 100;
@@ -82,6 +84,16 @@ impl Closure {
     }
 }
 
+impl<'de> Deserialize<'de> for Closure {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        match toml::Value::deserialize(d)? {
+            toml::Value::String(s) if s == "absent" => Ok(Closure::Absent),
+            toml::Value::String(s) if s == "explicit" => Ok(Closure::Explicit),
+            other => Err(value::refuse(&other, "`absent` or `explicit`")),
+        }
+    }
+}
+
 /// A progress guard (SPEC §4): stops a loop the six rules would let go on.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize)]
 #[serde(rename_all = "lowercase")]
@@ -137,21 +149,6 @@ pub enum ContractError {
     },
 }
 
-const TOP_FIELDS: &[&str] = &[
-    "loop",
-    "max_rounds",
-    "severity_floor",
-    "scope",
-    "closure",
-    "budget",
-    "guards",
-    "base",
-    "writer",
-    "reviewer",
-    "judge",
-    "prompt",
-];
-
 impl Contract {
     /// The files the contract names and referee reads during the loop, with
     /// the field that names each: pinned at round 1 like the contract.
@@ -199,89 +196,8 @@ impl Contract {
     pub fn from_toml(text: &str, default_base: &str) -> Result<Contract, ContractError> {
         let table: toml::Table =
             toml::from_str(text).map_err(|e| ContractError::Syntax(one_line(&e.to_string())))?;
-        let fields = Fields::new(&table, "");
-        fields.only(TOP_FIELDS)?;
-        let name = fields.required_str("loop", "a loop name `[a-z0-9][a-z0-9._-]{0,63}`")?;
-        let name = LoopName::parse(&name).map_err(|_| ContractError::Invalid {
-            field: "loop".into(),
-            value: format!("`{name}`"),
-            allowed: format!("a loop name: {}", crate::contract::name::RULE),
-        })?;
-        let mut contract = Contract::with_defaults(name, default_base.to_string());
-        if let Some(n) = fields.int("max_rounds", 1, i64::from(MAX_ROUNDS_LIMIT))? {
-            contract.max_rounds = n as u32;
-        }
-        if let Some(floor) = fields.severity("severity_floor")? {
-            contract.severity_floor = floor;
-        }
-        if let Some(scope) = fields.globs("scope")? {
-            contract.scope = scope;
-        }
-        if let Some(closure) = fields.closure("closure")? {
-            contract.closure = closure;
-        }
-        if let Some(budget) = fields.table("budget")? {
-            let budget = Fields::new(budget, "budget.");
-            budget.only(&["usd", "tokens"])?;
-            contract.budget.usd = budget.positive_float("usd")?;
-            contract.budget.tokens = budget.int("tokens", 1, i64::MAX)?.map(|n| n as u64);
-        }
-        if let Some(guards) = fields.strings("guards")? {
-            let mut parsed = Vec::new();
-            for name in &guards {
-                let guard = Guard::parse(name).ok_or_else(|| ContractError::Invalid {
-                    field: "guards".into(),
-                    value: format!("`{name}`"),
-                    allowed: "a list of progress guards: `stalled`, `disputed` (`[]` for none)"
-                        .into(),
-                })?;
-                if !parsed.contains(&guard) {
-                    parsed.push(guard);
-                }
-            }
-            parsed.sort();
-            contract.guards = parsed;
-        }
-        if let Some(base) = fields.string("base")? {
-            if base.trim().is_empty() {
-                return Err(fields.invalid("base", &toml::Value::String(base), "a git revision"));
-            }
-            contract.base = base;
-        }
-        if let Some(writer) = fields.table("writer")? {
-            contract.writer = Some(Agent::from_table(writer, "writer", agent::Role::Writer)?);
-        }
-        if let Some(reviewer) = fields.table("reviewer")? {
-            contract.reviewer = Some(Agent::from_table(
-                reviewer,
-                "reviewer",
-                agent::Role::Reviewer,
-            )?);
-        }
-        if let Some(judge) = fields.table("judge")? {
-            contract.judge = Some(Judge::from_table(judge)?);
-        }
-        if let Some(prompt) = fields.table("prompt")? {
-            let p = Fields::new(prompt, "prompt.");
-            p.only(&["writer", "reviewer", "writer_file", "reviewer_file"])?;
-            contract.prompt = Prompts {
-                writer: p.text("writer")?,
-                reviewer: p.text("reviewer")?,
-                writer_file: p.repo_path("writer_file")?,
-                reviewer_file: p.repo_path("reviewer_file")?,
-            };
-            for role in ["writer", "reviewer"] {
-                let file = format!("{role}_file");
-                if p.get(role).is_some() && p.get(&file).is_some() {
-                    return Err(ContractError::Invalid {
-                        field: format!("prompt.{file}"),
-                        value: "set together with `prompt.".to_string() + role + "`",
-                        allowed: "one of the two: an inline template or a file".into(),
-                    });
-                }
-            }
-        }
-        Ok(contract)
+        let raw = raw::RawContract::deserialize(de::ValueDe(toml::Value::Table(table)))?;
+        raw.into_contract(default_base)
     }
 }
 

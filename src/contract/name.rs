@@ -5,6 +5,7 @@
 use std::fmt;
 
 use serde::Serialize;
+use serde::de::{Deserialize, Deserializer, Error as _, Unexpected};
 
 /// A valid loop name; safe to use as a file name.
 #[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize)]
@@ -40,6 +41,18 @@ impl LoopName {
 
     pub fn as_str(&self) -> &str {
         &self.0
+    }
+}
+
+impl<'de> Deserialize<'de> for LoopName {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        let text = String::deserialize(d)?;
+        LoopName::parse(&text).map_err(|_| {
+            D::Error::invalid_value(
+                Unexpected::Other(&format!("`{text}`")),
+                &format!("a loop name: {RULE}").as_str(),
+            )
+        })
     }
 }
 

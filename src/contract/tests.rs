@@ -216,3 +216,164 @@ fn syntax_errors_are_one_line() {
     assert!(err.starts_with("not valid TOML: "), "{err}");
     assert!(!err.contains('\n'), "{err}");
 }
+
+/// The fields a serde struct reads, as its derive lists them.
+fn fields_of<'de, T: serde::Deserialize<'de>>() -> &'static [&'static str] {
+    struct Fields(Option<&'static [&'static str]>);
+    impl<'de> serde::Deserializer<'de> for &mut Fields {
+        type Error = serde::de::value::Error;
+        fn deserialize_any<V: serde::de::Visitor<'de>>(
+            self,
+            _: V,
+        ) -> Result<V::Value, Self::Error> {
+            Err(serde::de::Error::custom("only structs"))
+        }
+        fn deserialize_struct<V: serde::de::Visitor<'de>>(
+            self,
+            _: &'static str,
+            fields: &'static [&'static str],
+            _: V,
+        ) -> Result<V::Value, Self::Error> {
+            self.0 = Some(fields);
+            Err(serde::de::Error::custom("listed"))
+        }
+        serde::forward_to_deserialize_any! {
+            bool i8 i16 i32 i64 i128 u8 u16 u32 u64 u128 f32 f64 char str string
+            bytes byte_buf option unit unit_struct newtype_struct seq tuple
+            tuple_struct map enum identifier ignored_any
+        }
+    }
+    let mut fields = Fields(None);
+    let _ = T::deserialize(&mut fields);
+    fields.0.unwrap_or(&[])
+}
+
+/// `render` writes each field by hand; a field the structs read but `init`
+/// would not write fails here.
+#[test]
+fn render_writes_every_field_the_contract_reads() {
+    let mut c = Contract::with_defaults(LoopName::parse("x").unwrap(), "HEAD".into());
+    c.budget = Budget {
+        usd: Some(1.0),
+        tokens: Some(2),
+    };
+    let s = |t: &str| Some(t.to_string());
+    let v = |t: &str| vec![t.to_string()];
+    let agent = Agent {
+        model: s("m"),
+        bin: s("b"),
+        args: v("a"),
+        env: [("K".to_string(), "v".to_string())].into(),
+        command: Some(v("c")),
+        junit: s("j.xml"),
+        cwd: s("d"),
+        allowed_tools: v("t"),
+        max_turns: Some(2),
+        sandbox: s("s"),
+        ..Agent::new(Preset::Claude)
+    };
+    c.writer = Some(agent.clone());
+    c.reviewer = Some(agent);
+    c.judge = Some(Judge {
+        engine: JudgeEngine::Replay,
+        replay: s("r.json"),
+        command: Some(v("c")),
+        model: s("m"),
+        bin: s("b"),
+        args: v("a"),
+        env: [("K".to_string(), "v".to_string())].into(),
+        use_case: "u".into(),
+        what: "w".into(),
+        questions: s("q.json"),
+        max_state_bytes: 300,
+        timeout: Timeout::DEFAULT,
+    });
+    c.prompt = Prompts {
+        writer: s("w"),
+        reviewer: s("r"),
+        writer_file: s("w.md"),
+        reviewer_file: s("r.md"),
+    };
+    let written: toml::Table = toml::from_str(&render::to_toml(&c)).unwrap();
+    let keys = |table: &toml::Table| {
+        let mut keys: Vec<String> = table.keys().cloned().collect();
+        keys.sort();
+        keys
+    };
+    let sorted = |fields: &[&str]| {
+        let mut fields: Vec<String> = fields.iter().map(|f| f.to_string()).collect();
+        fields.sort();
+        fields
+    };
+    assert_eq!(keys(&written), sorted(fields_of::<raw::RawContract>()));
+    for (section, fields) in [
+        ("budget", fields_of::<raw::RawBudget>()),
+        ("writer", fields_of::<agent::RawAgent>()),
+        ("reviewer", fields_of::<agent::RawAgent>()),
+        ("judge", fields_of::<agent::RawJudge>()),
+        ("prompt", fields_of::<raw::RawPrompts>()),
+    ] {
+        let table = written[section].as_table().unwrap();
+        assert_eq!(keys(table), sorted(fields), "[{section}]");
+    }
+}
+
+#[test]
+fn values_as_written_reach_the_message() {
+    let table: &[(&str, &str)] = &[
+        (
+            "base = 1979-05-27",
+            "field `base`: must be a string, not the date `1979-05-27`",
+        ),
+        (
+            "[writer]\npreset = \"claude\"\nmodel = 1979-05-27T07:32:00Z",
+            "field `writer.model`: must be a non-empty string, not the date `1979-05-27T07:32:00Z`",
+        ),
+        (
+            "[judge]\nengine = \"claude\"\nenv = { TOKEN = 1979-05-27 }",
+            "field `judge.env.TOKEN`: must be a table of NAME = \"value\" strings, not the date `1979-05-27`",
+        ),
+        (
+            "[writer]\npreset = \"claude\"\nenv = 1979-05-27",
+            "field `writer.env`: must be a table of NAME = \"value\" strings, not the date `1979-05-27`",
+        ),
+        (
+            "guards = [\"stalled\", 2]",
+            "field `guards`: must be a list of strings, not the item `2`",
+        ),
+        (
+            "guards = [\"stuck\"]",
+            "field `guards`: must be a list of progress guards: `stalled`, `disputed` (`[]` for none), not `stuck`",
+        ),
+        ("budget = [1]", "field `budget`: must be a table, not `[1]`"),
+        (
+            "loop = \"Bad Name\"",
+            "field `loop`: must be a loop name: it must match",
+        ),
+        (
+            // A misspelt key is named before a bad value in the same table.
+            "[reviewer]\npreset = \"gpt\"\nflags = []",
+            "field `reviewer.flags` is unknown; allowed here: preset, model, bin, args, env, timeout, command, junit, cwd, allowed_tools, max_turns, sandbox",
+        ),
+        (
+            "[judge]\nmodel = \"m\"",
+            "field `judge.engine` is required (one of replay, command, claude, codex)",
+        ),
+        (
+            "[prompt]\nreviewer = \"r\"\nreviewer_file = \"r.md\"",
+            "field `prompt.reviewer_file`: must be one of the two: an inline template or a file, not set together with `prompt.reviewer`",
+        ),
+    ];
+    for (body, expected) in table {
+        let text = if body.starts_with("loop") {
+            body.to_string()
+        } else {
+            format!("loop = \"x\"\n{body}\n")
+        };
+        let err = parse(&text).unwrap_err().to_string();
+        assert!(
+            err.starts_with(expected),
+            "for {body:?}\n  got: {err}\n want: {expected}"
+        );
+    }
+}

@@ -1,260 +1,29 @@
-//! Typed reads of one TOML table's fields, each failure naming the field, the
-//! value and what is allowed. Pure.
+//! The contract's validating value types: each reads one TOML value through
+//! serde and refuses it saying what is allowed. Pure.
+//!
+//! They read the value as a `toml::Value` first, so that the refusal can
+//! depend on what was written (a string that is no severity, or no string at
+//! all) and show it as written.
 
 use std::collections::BTreeMap;
 
-use toml::{Table, Value};
+use serde::de::{self, Deserialize, Deserializer, Unexpected};
+use toml::Value;
 
-use super::{Closure, ContractError, Timeout};
 use crate::findings::Severity;
 
-/// One table of the contract, read field by field.
-pub(super) struct Fields<'a> {
-    table: &'a Table,
-    prefix: &'static str,
+/// "must be `allowed`, not `value`", the value shown as the file has it.
+pub(super) fn refuse<E: de::Error>(value: &Value, allowed: &str) -> E {
+    refuse_shown(&describe(value), allowed)
 }
 
-impl<'a> Fields<'a> {
-    pub fn new(table: &'a Table, prefix: &'static str) -> Self {
-        Fields { table, prefix }
-    }
-
-    fn path(&self, key: &str) -> String {
-        format!("{}{key}", self.prefix)
-    }
-
-    /// Refuses any key not in `allowed`.
-    pub fn only(&self, allowed: &[&str]) -> Result<(), ContractError> {
-        for key in self.table.keys() {
-            if !allowed.contains(&key.as_str()) {
-                return Err(ContractError::Unknown {
-                    field: self.path(key),
-                    allowed: allowed.join(", "),
-                });
-            }
-        }
-        Ok(())
-    }
-
-    pub fn invalid(&self, key: &str, value: &Value, allowed: &str) -> ContractError {
-        ContractError::Invalid {
-            field: self.path(key),
-            value: describe(value),
-            allowed: allowed.to_string(),
-        }
-    }
-
-    pub fn get(&self, key: &str) -> Option<&'a Value> {
-        self.table.get(key)
-    }
-
-    pub fn required_str(&self, key: &str, allowed: &str) -> Result<String, ContractError> {
-        match self.string(key)? {
-            Some(s) => Ok(s),
-            None => Err(ContractError::Missing {
-                field: self.path(key),
-                allowed: allowed.to_string(),
-            }),
-        }
-    }
-
-    pub fn string(&self, key: &str) -> Result<Option<String>, ContractError> {
-        match self.get(key) {
-            None => Ok(None),
-            Some(Value::String(s)) => Ok(Some(s.clone())),
-            Some(other) => Err(self.invalid(key, other, "a string")),
-        }
-    }
-
-    /// A string that must not be blank.
-    pub fn text(&self, key: &str) -> Result<Option<String>, ContractError> {
-        match self.get(key) {
-            None => Ok(None),
-            Some(Value::String(s)) if !s.trim().is_empty() => Ok(Some(s.clone())),
-            Some(other) => Err(self.invalid(key, other, "a non-empty string")),
-        }
-    }
-
-    /// A path of a file inside the repository, relative to its top: the
-    /// writer must not be able to point referee at `/etc/hostname` or
-    /// `../elsewhere` through a file the contract names.
-    pub fn repo_path(&self, key: &str) -> Result<Option<String>, ContractError> {
-        let Some(path) = self.text(key)? else {
-            return Ok(None);
-        };
-        let escapes = path.starts_with(['/', '\\', '~'])
-            || path.get(1..3) == Some(":\\")
-            || path.split(['/', '\\']).any(|part| part == "..");
-        if escapes {
-            return Err(self.invalid(
-                key,
-                &Value::String(path),
-                "a file inside the repository, relative to its top (no `..`, not absolute)",
-            ));
-        }
-        Ok(Some(path))
-    }
-
-    pub fn int(&self, key: &str, min: i64, max: i64) -> Result<Option<i64>, ContractError> {
-        let allowed = if max == i64::MAX {
-            format!("a whole number >= {min}")
-        } else {
-            format!("a whole number {min}..={max}")
-        };
-        match self.get(key) {
-            None => Ok(None),
-            Some(Value::Integer(n)) if (min..=max).contains(n) => Ok(Some(*n)),
-            Some(other) => Err(self.invalid(key, other, &allowed)),
-        }
-    }
-
-    pub fn positive_float(&self, key: &str) -> Result<Option<f64>, ContractError> {
-        let (value, n) = match self.get(key) {
-            None => return Ok(None),
-            Some(value @ Value::Float(f)) => (value, *f),
-            Some(value @ Value::Integer(i)) => (value, *i as f64),
-            Some(other) => return Err(self.invalid(key, other, "a number > 0")),
-        };
-        if n.is_finite() && n > 0.0 {
-            Ok(Some(n))
-        } else {
-            Err(self.invalid(key, value, "a number > 0"))
-        }
-    }
-
-    pub fn strings(&self, key: &str) -> Result<Option<Vec<String>>, ContractError> {
-        match self.get(key) {
-            None => Ok(None),
-            Some(Value::Array(items)) => items
-                .iter()
-                .map(|item| match item {
-                    Value::String(s) => Ok(s.clone()),
-                    other => Err(ContractError::Invalid {
-                        field: self.path(key),
-                        value: format!("the item {}", describe(other)),
-                        allowed: "a list of strings".into(),
-                    }),
-                })
-                .collect::<Result<Vec<_>, _>>()
-                .map(Some),
-            Some(other) => Err(self.invalid(key, other, "a list of strings")),
-        }
-    }
-
-    /// An argv: a non-empty list of strings whose first item is not blank.
-    pub fn argv(&self, key: &str) -> Result<Option<Vec<String>>, ContractError> {
-        let Some(argv) = self.strings(key)? else {
-            return Ok(None);
-        };
-        match argv.first() {
-            Some(program) if !program.trim().is_empty() => Ok(Some(argv)),
-            _ => Err(self.invalid(
-                key,
-                self.get(key).unwrap_or(&Value::Array(Vec::new())),
-                "a non-empty list of strings (program, then its arguments)",
-            )),
-        }
-    }
-
-    pub fn globs(&self, key: &str) -> Result<Option<Vec<String>>, ContractError> {
-        let Some(globs) = self.strings(key)? else {
-            return Ok(None);
-        };
-        if globs.is_empty() {
-            return Err(self.invalid(key, &Value::Array(Vec::new()), "a non-empty list of globs"));
-        }
-        for glob in &globs {
-            if let Err(err) = globset::Glob::new(glob) {
-                return Err(ContractError::Invalid {
-                    field: self.path(key),
-                    value: format!("`{glob}` ({})", err.kind()),
-                    allowed: "a list of valid globs such as `src/**` or `*.md`".into(),
-                });
-            }
-        }
-        Ok(Some(globs))
-    }
-
-    pub fn severity(&self, key: &str) -> Result<Option<Severity>, ContractError> {
-        match self.get(key) {
-            None => Ok(None),
-            Some(Value::String(s)) => s.parse::<Severity>().map(Some).map_err(|_| {
-                self.invalid(
-                    key,
-                    &Value::String(s.clone()),
-                    "one of nit, should, bug, block (or an alias)",
-                )
-            }),
-            Some(other) => Err(self.invalid(key, other, "one of nit, should, bug, block")),
-        }
-    }
-
-    pub fn closure(&self, key: &str) -> Result<Option<Closure>, ContractError> {
-        match self.get(key) {
-            None => Ok(None),
-            Some(Value::String(s)) if s == "absent" => Ok(Some(Closure::Absent)),
-            Some(Value::String(s)) if s == "explicit" => Ok(Some(Closure::Explicit)),
-            Some(other) => Err(self.invalid(key, other, "`absent` or `explicit`")),
-        }
-    }
-
-    pub fn timeout(&self, key: &str) -> Result<Option<Timeout>, ContractError> {
-        let allowed = "a duration such as \"90s\", \"30m\" or \"1h\" (1s to 24h)";
-        match self.get(key) {
-            None => Ok(None),
-            Some(value @ Value::String(s)) => Timeout::parse(s)
-                .map(Some)
-                .ok_or_else(|| self.invalid(key, value, allowed)),
-            Some(value @ Value::Integer(n)) => u64::try_from(*n)
-                .ok()
-                .and_then(Timeout::from_secs)
-                .map(Some)
-                .ok_or_else(|| self.invalid(key, value, allowed)),
-            Some(other) => Err(self.invalid(key, other, allowed)),
-        }
-    }
-
-    pub fn env(&self, key: &str) -> Result<Option<BTreeMap<String, String>>, ContractError> {
-        let allowed = "a table of NAME = \"value\" strings";
-        match self.get(key) {
-            None => Ok(None),
-            Some(Value::Table(table)) => {
-                let mut env = BTreeMap::new();
-                for (name, value) in table {
-                    let valid_name = !name.is_empty()
-                        && !name.contains('=')
-                        && !name.contains('\0')
-                        && !name.chars().next().is_some_and(|c| c.is_ascii_digit());
-                    match value {
-                        Value::String(s) if valid_name && !s.contains('\0') => {
-                            env.insert(name.clone(), s.clone());
-                        }
-                        other => {
-                            return Err(ContractError::Invalid {
-                                field: format!("{}.{name}", self.path(key)),
-                                value: describe(other),
-                                allowed: allowed.into(),
-                            });
-                        }
-                    }
-                }
-                Ok(Some(env))
-            }
-            Some(other) => Err(self.invalid(key, other, allowed)),
-        }
-    }
-
-    pub fn table(&self, key: &str) -> Result<Option<&'a Table>, ContractError> {
-        match self.get(key) {
-            None => Ok(None),
-            Some(Value::Table(t)) => Ok(Some(t)),
-            Some(other) => Err(self.invalid(key, other, "a table")),
-        }
-    }
+/// "must be `allowed`, not `shown`".
+pub(super) fn refuse_shown<E: de::Error>(shown: &str, allowed: &str) -> E {
+    E::invalid_value(Unexpected::Other(shown), &allowed)
 }
 
 /// A value as a message shows it: its TOML text, with its type when that helps.
-fn describe(value: &Value) -> String {
+pub(super) fn describe(value: &Value) -> String {
     let text = match value {
         Value::Table(_) => return "a table".to_string(),
         Value::Array(items) if items.len() > 8 => {
@@ -269,5 +38,276 @@ fn describe(value: &Value) -> String {
         Value::Float(_) => format!("the number `{text}`"),
         Value::Datetime(_) => format!("the date `{text}`"),
         _ => format!("`{text}`"),
+    }
+}
+
+/// A whole number in `MIN..=MAX` (`MAX = i64::MAX` for no upper bound).
+#[derive(Debug, Clone, Copy)]
+pub(super) struct Bounded<const MIN: i64, const MAX: i64>(pub i64);
+
+impl<'de, const MIN: i64, const MAX: i64> Deserialize<'de> for Bounded<MIN, MAX> {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        match Value::deserialize(d)? {
+            Value::Integer(n) if (MIN..=MAX).contains(&n) => Ok(Bounded(n)),
+            other if MAX == i64::MAX => Err(refuse(&other, &format!("a whole number >= {MIN}"))),
+            other => Err(refuse(&other, &format!("a whole number {MIN}..={MAX}"))),
+        }
+    }
+}
+
+impl<const MIN: i64, const MAX: i64> Bounded<MIN, MAX> {
+    pub fn toml(self) -> Value {
+        Value::Integer(self.0)
+    }
+}
+
+/// A finite number > 0, written with or without a decimal point.
+#[derive(Debug, Clone, Copy)]
+pub(super) struct PositiveNumber(pub f64);
+
+impl<'de> Deserialize<'de> for PositiveNumber {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        let value = Value::deserialize(d)?;
+        let n = match value {
+            Value::Float(f) => f,
+            Value::Integer(i) => i as f64,
+            _ => f64::NAN,
+        };
+        if n.is_finite() && n > 0.0 {
+            Ok(PositiveNumber(n))
+        } else {
+            Err(refuse(&value, "a number > 0"))
+        }
+    }
+}
+
+/// A string that is not blank.
+#[derive(Debug, Clone)]
+pub(super) struct Text(pub String);
+
+impl<'de> Deserialize<'de> for Text {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        match Value::deserialize(d)? {
+            Value::String(s) if !s.trim().is_empty() => Ok(Text(s)),
+            other => Err(refuse(&other, "a non-empty string")),
+        }
+    }
+}
+
+impl Text {
+    pub fn toml(&self) -> Value {
+        Value::String(self.0.clone())
+    }
+}
+
+/// A git revision: a string that is not blank.
+#[derive(Debug, Clone)]
+pub(super) struct Revision(pub String);
+
+impl<'de> Deserialize<'de> for Revision {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        let value = Value::deserialize(d)?;
+        match value {
+            Value::String(s) if !s.trim().is_empty() => Ok(Revision(s)),
+            Value::String(_) => Err(refuse(&value, "a git revision")),
+            other => Err(refuse(&other, "a string")),
+        }
+    }
+}
+
+/// A path of a file inside the repository, relative to its top: the writer
+/// must not be able to point referee at `/etc/hostname` or `../elsewhere`
+/// through a file the contract names.
+#[derive(Debug, Clone)]
+pub(super) struct RepoPath(pub String);
+
+impl<'de> Deserialize<'de> for RepoPath {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        let Text(path) = Text::deserialize(d)?;
+        let escapes = path.starts_with(['/', '\\', '~'])
+            || path.get(1..3) == Some(":\\")
+            || path.split(['/', '\\']).any(|part| part == "..");
+        if escapes {
+            return Err(refuse(
+                &Value::String(path),
+                "a file inside the repository, relative to its top (no `..`, not absolute)",
+            ));
+        }
+        Ok(RepoPath(path))
+    }
+}
+
+impl RepoPath {
+    pub fn toml(&self) -> Value {
+        Value::String(self.0.clone())
+    }
+}
+
+/// A folder inside the repository, relative to its top.
+#[derive(Debug, Clone)]
+pub(super) struct RepoFolder(pub String);
+
+impl<'de> Deserialize<'de> for RepoFolder {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        let Text(cwd) = Text::deserialize(d)?;
+        if cwd.starts_with('/') || cwd.split(['/', '\\']).any(|p| p == "..") {
+            return Err(refuse(
+                &Value::String(cwd),
+                "a folder inside the repository, relative to its top (no `..`, not absolute)",
+            ));
+        }
+        Ok(RepoFolder(cwd))
+    }
+}
+
+/// A list of strings.
+#[derive(Debug, Clone)]
+pub(super) struct Strings(pub Vec<String>);
+
+impl<'de> Deserialize<'de> for Strings {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        strings(Value::deserialize(d)?).map(Strings)
+    }
+}
+
+impl Strings {
+    pub fn toml(&self) -> Value {
+        strings_value(&self.0)
+    }
+}
+
+pub(super) fn strings<E: de::Error>(value: Value) -> Result<Vec<String>, E> {
+    let allowed = "a list of strings";
+    let Value::Array(items) = value else {
+        return Err(refuse(&value, allowed));
+    };
+    items
+        .into_iter()
+        .map(|item| match item {
+            Value::String(s) => Ok(s),
+            other => Err(refuse_shown(
+                &format!("the item {}", describe(&other)),
+                allowed,
+            )),
+        })
+        .collect()
+}
+
+fn strings_value(items: &[String]) -> Value {
+    Value::Array(items.iter().cloned().map(Value::String).collect())
+}
+
+/// An argv: a non-empty list of strings whose first item is not blank.
+#[derive(Debug, Clone)]
+pub(super) struct Argv(pub Vec<String>);
+
+impl<'de> Deserialize<'de> for Argv {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        let Strings(argv) = Strings::deserialize(d)?;
+        match argv.first() {
+            Some(program) if !program.trim().is_empty() => Ok(Argv(argv)),
+            _ => Err(refuse(
+                &strings_value(&argv),
+                "a non-empty list of strings (program, then its arguments)",
+            )),
+        }
+    }
+}
+
+impl Argv {
+    pub fn toml(&self) -> Value {
+        strings_value(&self.0)
+    }
+}
+
+/// A non-empty list of valid globs.
+#[derive(Debug, Clone)]
+pub(super) struct Globs(pub Vec<String>);
+
+impl<'de> Deserialize<'de> for Globs {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        let Strings(globs) = Strings::deserialize(d)?;
+        if globs.is_empty() {
+            return Err(refuse(
+                &Value::Array(Vec::new()),
+                "a non-empty list of globs",
+            ));
+        }
+        for glob in &globs {
+            if let Err(err) = globset::Glob::new(glob) {
+                return Err(refuse_shown(
+                    &format!("`{glob}` ({})", err.kind()),
+                    "a list of valid globs such as `src/**` or `*.md`",
+                ));
+            }
+        }
+        Ok(Globs(globs))
+    }
+}
+
+/// `severity_floor`: a severity or one of its aliases.
+#[derive(Debug, Clone, Copy)]
+pub(super) struct Floor(pub Severity);
+
+impl<'de> Deserialize<'de> for Floor {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        match Value::deserialize(d)? {
+            Value::String(s) => s.parse().map(Floor).map_err(|_| {
+                refuse(
+                    &Value::String(s),
+                    "one of nit, should, bug, block (or an alias)",
+                )
+            }),
+            other => Err(refuse(&other, "one of nit, should, bug, block")),
+        }
+    }
+}
+
+/// An agent's environment: `NAME = "value"` strings.
+#[derive(Debug, Clone, Default)]
+pub(super) struct Env(pub BTreeMap<String, String>);
+
+const ENV_ALLOWED: &str = "a table of NAME = \"value\" strings";
+
+impl<'de> Deserialize<'de> for Env {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        struct Entries;
+        impl<'de> de::Visitor<'de> for Entries {
+            type Value = Env;
+            fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+                f.write_str(ENV_ALLOWED)
+            }
+            fn visit_map<M: de::MapAccess<'de>>(self, mut map: M) -> Result<Env, M::Error> {
+                let mut env = BTreeMap::new();
+                while let Some(name) = map.next_key::<String>()? {
+                    // Read through a seed, so that a refusal is raised under
+                    // the variable's own key: `writer.env.NAME`.
+                    let value = map.next_value_seed(Variable { name: &name })?;
+                    env.insert(name, value);
+                }
+                Ok(Env(env))
+            }
+        }
+        d.deserialize_map(Entries)
+    }
+}
+
+struct Variable<'a> {
+    name: &'a str,
+}
+
+impl<'de> de::DeserializeSeed<'de> for Variable<'_> {
+    type Value = String;
+
+    fn deserialize<D: Deserializer<'de>>(self, d: D) -> Result<String, D::Error> {
+        let name = self.name;
+        let valid_name = !name.is_empty()
+            && !name.contains('=')
+            && !name.contains('\0')
+            && !name.chars().next().is_some_and(|c| c.is_ascii_digit());
+        match Value::deserialize(d)? {
+            Value::String(s) if valid_name && !s.contains('\0') => Ok(s),
+            other => Err(refuse(&other, ENV_ALLOWED)),
+        }
     }
 }
