@@ -14,7 +14,7 @@ use std::time::{Duration, Instant};
 
 use serde_json::Value;
 
-use crate::common::{Repo, text};
+use crate::common::{Out, Repo, text};
 
 mod agents;
 mod concurrency;
@@ -52,23 +52,8 @@ impl SplitMix {
     }
 }
 
-struct Out {
-    code: i32,
-    stdout: String,
-    stderr: String,
-}
-
-fn output(cmd: &mut Command) -> Out {
-    let out = cmd.output().expect("run referee");
-    Out {
-        code: out.status.code().unwrap_or(-1),
-        stdout: text(&out.stdout),
-        stderr: text(&out.stderr),
-    }
-}
-
 fn referee(repo: &Repo, args: &[&str]) -> Out {
-    output(repo.referee_std().args(args))
+    repo.run(args)
 }
 
 /// Waits for `child` with a hang guard; returns its status and stderr.
