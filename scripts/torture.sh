@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# The long versions of the reliability tests (tests/it/reliability.rs; what
+# The long versions of the reliability tests (tests/it/reliability/; what
 # each proves and the figures measured: docs/reliability.md). CI runs them
 # CI-sized inside `cargo test`.
 #
@@ -33,37 +33,38 @@ cargo test "${profile[@]}" --test it --no-run --quiet || exit 1
 
 ms() { echo $(($(date +%s%N) / 1000000)); }
 
-# One test by its exact name, with VAR=value settings; prints its figures
-# and its time, and counts a failure.
+# One test by its exact path in the `it` binary (`reliability::crash::…`),
+# with VAR=value settings; prints its figures and its time, and counts a
+# failure (a path that names no test is one).
 run() {
   local name="$1" start
   shift
   start=$(ms)
-  case "$name" in *::*) ;; *) name="reliability::$name" ;; esac
   if env "$@" cargo test "${profile[@]}" --quiet --test it -- --exact "$name" \
-    --nocapture >"$log" 2>&1; then
+    --nocapture >"$log" 2>&1 && ! grep -q '^running 0 tests' "$log"; then
     grep -E '^(crash|concurrency|tamper|1 GiB|leftovers|races)' "$log"
     printf '  ok     %s: %d.%d s\n' "$name" $((($(ms) - start) / 1000)) $((($(ms) - start) % 1000 / 100))
   else
     grep -E 'panicked at|^[a-z].*(stored in|expected|lost|changed)|hang guard' "$log" | grep -v '<unnamed>' | head -20
+    grep -q '^running 0 tests' "$log" && echo "  no test is named $name"
     printf '  FAILED %s (%s)\n' "$name" "$*"
     failed=$((failed + 1))
   fi
 }
 
 echo "== 1. crash: $trials SIGKILLs of \`record\`, then of its process group"
-run sigkill_at_a_random_moment_keeps_every_committed_row \
+run reliability::crash::sigkill_at_a_random_moment_keeps_every_committed_row \
   REFEREE_CRASH_TRIALS="$trials" REFEREE_TORTURE_SEED="$seed" REFEREE_CRASH_KILL_GROUP=0
-run sigkill_at_a_random_moment_keeps_every_committed_row \
+run reliability::crash::sigkill_at_a_random_moment_keeps_every_committed_row \
   REFEREE_CRASH_TRIALS="$trials" REFEREE_TORTURE_SEED="$seed" REFEREE_CRASH_KILL_GROUP=1
 
 echo "== 2. concurrency: 16 appenders on two loops and 3 readers, $repeat runs"
 for _ in $(seq "$repeat"); do
-  run parallel_records_on_two_loops_with_readers_never_show_a_torn_ledger
+  run reliability::concurrency::parallel_records_on_two_loops_with_readers_never_show_a_torn_ledger
 done
 
 echo "== 3. tamper: every byte of a ledger, every evidence file"
-run every_byte_of_every_row_and_every_evidence_file_is_guarded
+run reliability::tamper::every_byte_of_every_row_and_every_evidence_file_is_guarded
 
 echo "== 4. fuzz: $cases cases per parser"
 for name in findings_parsers_survive_structured_documents \
@@ -71,16 +72,16 @@ for name in findings_parsers_survive_structured_documents \
   the_contract_loader_survives_anything_and_round_trips \
   the_ledger_chain_parser_survives_anything \
   the_patch_parser_survives_anything; do
-  run "$name" PROPTEST_CASES="$cases" PROPTEST_RNG_SEED="$seed"
+  run "reliability::fuzz::$name" PROPTEST_CASES="$cases" PROPTEST_RNG_SEED="$seed"
 done
 
 echo "== 5. agents, 6. security"
-for name in a_reviewer_printing_a_gigabyte_costs_bounded_memory_and_records_nothing \
-  a_review_that_is_not_utf8_is_refused_and_records_nothing \
-  a_reviewer_that_exits_zero_with_nothing_is_not_a_clean_round \
-  finding_paths_outside_the_repository_are_never_opened \
-  secrets_in_every_input_are_redacted_in_every_stored_file; do
-  run "$name"
+for name in agents::a_reviewer_printing_a_gigabyte_costs_bounded_memory_and_records_nothing \
+  agents::a_review_that_is_not_utf8_is_refused_and_records_nothing \
+  agents::a_reviewer_that_exits_zero_with_nothing_is_not_a_clean_round \
+  security::finding_paths_outside_the_repository_are_never_opened \
+  security::secrets_in_every_input_are_redacted_in_every_stored_file; do
+  run "reliability::$name"
 done
 
 echo "== 7. state folder: links, leftovers of $((trials * 2)) killed records, a failed append, CRLF"

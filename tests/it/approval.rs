@@ -8,33 +8,11 @@ use serde_json::Value;
 use crate::common::{Repo, text};
 
 fn started(findings: &str) -> Repo {
-    let repo = Repo::new();
-    repo.referee()
-        .args(["init", "--loop", "l"])
-        .assert()
-        .success();
+    let repo = Repo::with_loop("l", &[]);
     repo.write("src/a.rs", "fn a() {}\n");
-    let out = repo
-        .referee()
-        .args(["record", "--findings", "-"])
-        .write_stdin(findings.to_string())
-        .output()
-        .unwrap();
-    assert!(
-        matches!(out.status.code(), Some(0 | 10)),
-        "{}",
-        text(&out.stderr)
-    );
+    let out = repo.record(findings).run();
+    assert!(matches!(out.code, 0 | 10), "{}", out.stderr);
     repo
-}
-
-fn ledger(repo: &Repo) -> Vec<Value> {
-    let out = repo
-        .referee()
-        .args(["ledger", "show", "--json"])
-        .output()
-        .unwrap();
-    serde_json::from_slice(&out.stdout).unwrap()
 }
 
 #[test]
@@ -84,7 +62,7 @@ fn approve_then_check_binds_to_the_bytes() {
         .stdout(predicates::str::contains("src/a.rs"));
 
     // The decision shows in the ledger, status and the hand-off.
-    let rows = ledger(&repo);
+    let rows = repo.ledger_json();
     assert_eq!(rows[1]["kind"], "approve");
     assert_eq!(rows[1]["by"], "ann");
     assert_eq!(rows[1]["reason"], "reviewed the diff");
@@ -116,7 +94,7 @@ fn approval_of_a_changed_tree_is_refused_with_the_paths() {
         "{err}"
     );
     assert!(err.contains("record another round first"));
-    assert_eq!(ledger(&repo).len(), 1);
+    assert_eq!(repo.ledger_json().len(), 1);
 }
 
 #[test]
@@ -177,7 +155,7 @@ fn a_decision_row_is_covered_by_verify() {
         .success();
     repo.referee().args(["ledger", "verify"]).assert().success();
     let path = ".referee/ledgers/l.csv";
-    let rows = ledger(&repo);
+    let rows = repo.ledger_json();
     let tree = rows[1]["subject"].as_str().unwrap().to_string();
     let forged = format!(
         "{}{}",
@@ -240,7 +218,7 @@ fn eight_racing_records_with_one_key_append_one_row() {
         }
     }
     assert_eq!(fresh, 1);
-    assert_eq!(ledger(&repo).len(), 1);
+    assert_eq!(repo.ledger_json().len(), 1);
 }
 
 #[test]

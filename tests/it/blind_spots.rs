@@ -9,13 +9,11 @@ const ONE: &str = r#"{"findings":[{"id":"F1","severity":"bug","title":"expired t
 
 fn record(repo: &Repo) -> (i32, Value, String) {
     let out = repo
-        .referee()
-        .args(["record", "--json", "--findings", "-"])
-        .write_stdin(ONE)
-        .output()
-        .unwrap();
-    let json = serde_json::from_slice(&out.stdout).unwrap_or(Value::Null);
-    (out.status.code().unwrap_or(-1), json, text(&out.stderr))
+        .call(&["record", "--json", "--findings", "-"])
+        .stdin(ONE)
+        .run();
+    let json = serde_json::from_str(&out.stdout).unwrap_or(Value::Null);
+    (out.code, json, out.stderr)
 }
 
 #[test]

@@ -1,5 +1,15 @@
 //! Shared set-up: a temporary git repository with a fixed author, fixed dates
 //! and no user or system git config, and a `referee` command pointed at it.
+//!
+//! The record-and-assert scaffolding most files share:
+//!
+//! ```ignore
+//! let repo = Repo::with_loop("l", &["--max-rounds", "5"]);
+//! repo.append("src/a.rs", "fn a() {}");
+//! let out = repo.record(&native(&[("F1", "bug")])).args(&["--json"]).run();
+//! out.assert(10, "");
+//! let rows = repo.ledger_json();
+//! ```
 
 #![allow(dead_code)]
 
@@ -7,6 +17,7 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 
 use assert_cmd::cargo::CommandCargoExt;
+use serde_json::Value;
 
 /// Environment that isolates git from the machine's config and fixes dates.
 pub const GIT_ENV: &[(&str, &str)] = &[
@@ -46,6 +57,17 @@ impl Repo {
         repo
     }
 
+    /// `Repo::new` with a loop `lp` made by `referee init --loop LP FLAGS`.
+    pub fn with_loop(lp: &str, flags: &[&str]) -> Repo {
+        let repo = Repo::new();
+        repo.referee()
+            .args(["init", "--loop", lp])
+            .args(flags)
+            .assert()
+            .success();
+        repo
+    }
+
     pub fn path(&self) -> &Path {
         self.dir.path()
     }
@@ -69,6 +91,14 @@ impl Repo {
 
     pub fn read(&self, rel: &str) -> String {
         std::fs::read_to_string(self.join(rel)).expect("read")
+    }
+
+    /// Appends `line` and a newline to `rel` (made if missing): a writer's edit.
+    pub fn append(&self, rel: &str, line: &str) {
+        let mut body = std::fs::read_to_string(self.join(rel)).unwrap_or_default();
+        body.push_str(line);
+        body.push('\n');
+        self.write(rel, &body);
     }
 
     /// Runs git in the repository and returns its stdout; panics on failure.
@@ -102,6 +132,128 @@ impl Repo {
             .env("NO_COLOR", "1");
         cmd
     }
+
+    /// `referee ARGS`, run at once.
+    pub fn run(&self, args: &[&str]) -> Out {
+        self.call(args).run()
+    }
+
+    /// `referee ARGS`, to add arguments or stdin to before `run`.
+    pub fn call(&self, args: &[&str]) -> Call<'_> {
+        Call {
+            repo: self,
+            args: args.iter().map(|a| (*a).to_string()).collect(),
+            stdin: None,
+        }
+    }
+
+    /// `referee record --findings -` with `findings` on stdin; more arguments
+    /// with `.args`, then `.run()`.
+    pub fn record(&self, findings: &str) -> Call<'_> {
+        self.call(&["record", "--findings", "-"]).stdin(findings)
+    }
+
+    /// `referee ledger show --json`, parsed; panics if it fails.
+    pub fn ledger_json(&self) -> Vec<Value> {
+        let out = self.run(&["ledger", "show", "--json"]);
+        assert_eq!(out.code, 0, "ledger show: {}", out.stderr);
+        serde_json::from_str(&out.stdout).expect("ledger show --json")
+    }
+}
+
+/// A `referee` call being put together: `Repo::call` or `Repo::record`.
+pub struct Call<'r> {
+    repo: &'r Repo,
+    args: Vec<String>,
+    stdin: Option<String>,
+}
+
+impl Call<'_> {
+    /// More arguments, after those already given.
+    pub fn args(mut self, args: &[&str]) -> Self {
+        self.args.extend(args.iter().map(|a| (*a).to_string()));
+        self
+    }
+
+    /// Text for the call's stdin (without it, stdin is closed at once).
+    pub fn stdin(mut self, stdin: &str) -> Self {
+        self.stdin = Some(stdin.to_string());
+        self
+    }
+
+    pub fn run(self) -> Out {
+        let mut cmd = self.repo.referee();
+        cmd.args(&self.args);
+        if let Some(stdin) = self.stdin {
+            cmd.write_stdin(stdin);
+        }
+        Out::of(&cmd.output().expect("run referee"))
+    }
+}
+
+/// What a `referee` call printed, and how it exited (-1: killed by a signal).
+#[derive(Debug)]
+pub struct Out {
+    pub code: i32,
+    pub stdout: String,
+    pub stderr: String,
+}
+
+impl Out {
+    pub fn of(out: &std::process::Output) -> Out {
+        Out {
+            code: out.status.code().unwrap_or(-1),
+            stdout: text(&out.stdout),
+            stderr: text(&out.stderr),
+        }
+    }
+
+    /// Asserts the exit code and, unless `rule` is empty, a `stop: RULE`
+    /// line; a failure shows both streams.
+    pub fn assert(&self, code: i32, rule: &str) -> &Out {
+        assert_eq!(
+            self.code, code,
+            "stdout:\n{}\nstderr:\n{}",
+            self.stdout, self.stderr
+        );
+        if !rule.is_empty() {
+            assert!(
+                self.stdout.contains(&format!("stop: {rule}")),
+                "{}",
+                self.stdout
+            );
+        }
+        self
+    }
+}
+
+/// Native JSON findings from (id, severity) pairs, all at `src/a.rs:1`, each
+/// with a title of its own (see `title`) and a body naming its id.
+pub fn native(list: &[(&str, &str)]) -> String {
+    let items: Vec<String> = list
+        .iter()
+        .map(|(id, sev)| {
+            let title = title(id);
+            format!(r#"{{"id":"{id}","severity":"{sev}","title":"{title}","file":"src/a.rs","line":1,"body":"reviewer on {id}"}}"#)
+        })
+        .collect();
+    format!(r#"{{"findings":[{}]}}"#, items.join(","))
+}
+
+/// A title per id (`F3`, `N1`), sharing no word with another, so that the
+/// similarity fallback never joins two of them.
+pub fn title(id: &str) -> String {
+    const A: [&str; 18] = [
+        "alpha", "bravo", "charlie", "delta", "echo", "foxtrot", "golf", "hotel", "india",
+        "juliet", "kilo", "lima", "mike", "november", "oscar", "papa", "quebec", "romeo",
+    ];
+    const B: [&str; 18] = [
+        "apple", "banana", "cherry", "damson", "elder", "fig", "grape", "hazel", "ivy", "jujube",
+        "kiwi", "lemon", "mango", "nectar", "olive", "peach", "quince", "raisin",
+    ];
+    let k: usize = id[1..].parse().unwrap_or(0);
+    let k = if id.starts_with('N') { 17 - k } else { k };
+    format!("{} {}", A[k], B[k])
 }
 
 /// Output as text.

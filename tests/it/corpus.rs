@@ -13,7 +13,7 @@ use std::path::{Path, PathBuf};
 use serde::Deserialize;
 use serde_json::Value;
 
-use crate::common::{Repo, text};
+use crate::common::Repo;
 
 #[derive(Debug, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -137,17 +137,8 @@ fn load() -> Vec<(String, Loop)> {
 
 /// Runs `referee` and returns (exit code, stdout, stderr).
 fn referee(repo: &Repo, args: &[&str], stdin: &str) -> (i32, String, String) {
-    let out = repo
-        .referee()
-        .args(args)
-        .write_stdin(stdin.to_string())
-        .output()
-        .expect("run referee");
-    (
-        out.status.code().unwrap_or(-1),
-        text(&out.stdout),
-        text(&out.stderr),
-    )
+    let out = repo.call(args).stdin(stdin).run();
+    (out.code, out.stdout, out.stderr)
 }
 
 /// Replaces `{repo}`, every `{id:WORDS}` and every `{ids:WORDS}` in `raw`.

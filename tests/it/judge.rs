@@ -50,16 +50,8 @@ fn replay(repo: &Repo, rounds: &[Value]) {
 
 fn record(repo: &Repo, round: u32, findings: &str) -> (i32, String) {
     repo.write("doc.md", &format!("draft {round}\n"));
-    let out = repo
-        .referee()
-        .args(["record", "--findings", "-"])
-        .write_stdin(findings.to_string())
-        .output()
-        .unwrap();
-    (
-        out.status.code().unwrap_or(-1),
-        text(&out.stdout) + &text(&out.stderr),
-    )
+    let out = repo.record(findings).run();
+    (out.code, out.stdout + &out.stderr)
 }
 
 fn judge_json(repo: &Repo, round: u32) -> Option<Value> {

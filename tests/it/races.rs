@@ -10,17 +10,8 @@ use crate::common::{Repo, text};
 const ONE: &str = r#"{"findings":[{"id":"F1","severity":"bug","title":"expired tokens pass","file":"src/a.rs","line":1}]}"#;
 
 fn run(repo: &Repo, args: &[&str], stdin: &str) -> (i32, String, String) {
-    let out = repo
-        .referee()
-        .args(args)
-        .write_stdin(stdin.to_string())
-        .output()
-        .unwrap();
-    (
-        out.status.code().unwrap_or(-1),
-        text(&out.stdout),
-        text(&out.stderr),
-    )
+    let out = repo.call(args).stdin(stdin).run();
+    (out.code, out.stdout, out.stderr)
 }
 
 /// Before: the contract the first row was chained to could be replaced

@@ -4,116 +4,21 @@
 
 use serde_json::Value;
 
-use crate::common::{Repo, text};
-
-/// A repository with a loop `l` made by `init` with `flags`.
-fn loop_with(flags: &[&str]) -> Repo {
-    let repo = Repo::new();
-    repo.referee()
-        .args(["init", "--loop", "l"])
-        .args(flags)
-        .assert()
-        .success();
-    repo
-}
-
-struct Out {
-    code: i32,
-    stdout: String,
-    stderr: String,
-}
-
-/// `referee record --findings -` with `findings` on stdin.
-fn record(repo: &Repo, findings: &str, extra: &[&str]) -> Out {
-    let out = repo
-        .referee()
-        .args(["record", "--findings", "-"])
-        .args(extra)
-        .write_stdin(findings.to_string())
-        .output()
-        .unwrap();
-    Out {
-        code: out.status.code().unwrap_or(-1),
-        stdout: text(&out.stdout),
-        stderr: text(&out.stderr),
-    }
-}
-
-/// A title per id (`F3`, `N1`), sharing no word with another, so that the
-/// similarity fallback never joins two of them.
-fn title(id: &str) -> String {
-    const A: [&str; 18] = [
-        "alpha", "bravo", "charlie", "delta", "echo", "foxtrot", "golf", "hotel", "india",
-        "juliet", "kilo", "lima", "mike", "november", "oscar", "papa", "quebec", "romeo",
-    ];
-    const B: [&str; 18] = [
-        "apple", "banana", "cherry", "damson", "elder", "fig", "grape", "hazel", "ivy", "jujube",
-        "kiwi", "lemon", "mango", "nectar", "olive", "peach", "quince", "raisin",
-    ];
-    let k: usize = id[1..].parse().unwrap_or(0);
-    let k = if id.starts_with('N') { 17 - k } else { k };
-    format!("{} {}", A[k], B[k])
-}
-
-/// Native JSON findings: (id, severity), all at `src/a.rs:1`.
-fn findings(list: &[(&str, &str)]) -> String {
-    let items: Vec<String> = list
-        .iter()
-        .map(|(id, sev)| {
-            let title = title(id);
-            format!(r#"{{"id":"{id}","severity":"{sev}","title":"{title}","file":"src/a.rs","line":1,"body":"reviewer on {id}"}}"#)
-        })
-        .collect();
-    format!(r#"{{"findings":[{}]}}"#, items.join(","))
-}
-
-fn ledger(repo: &Repo) -> Vec<Value> {
-    let out = repo
-        .referee()
-        .args(["ledger", "show", "--format", "json"])
-        .output()
-        .unwrap();
-    assert!(out.status.success(), "{}", text(&out.stderr));
-    serde_json::from_slice(&out.stdout).unwrap()
-}
+use crate::common::{Repo, native, text, title};
 
 fn rounds(repo: &Repo) -> Vec<Value> {
-    ledger(repo)
+    repo.ledger_json()
         .into_iter()
         .filter(|r| r["kind"] == "round")
         .collect()
 }
 
-/// Appends a line to `src/a.rs`: a writer's edit.
-fn edit(repo: &Repo, line: &str) {
-    let path = repo.join("src/a.rs");
-    let mut body = std::fs::read_to_string(&path).unwrap_or_default();
-    body.push_str(line);
-    body.push('\n');
-    repo.write("src/a.rs", &body);
-}
-
-fn assert_outcome(out: &Out, code: i32, rule: &str) {
-    assert_eq!(
-        out.code, code,
-        "stdout:\n{}\nstderr:\n{}",
-        out.stdout, out.stderr
-    );
-    if !rule.is_empty() {
-        assert!(
-            out.stdout.contains(&format!("stop: {rule}")),
-            "{}",
-            out.stdout
-        );
-    }
-}
-
 #[test]
 fn clean_at_round_one() {
-    let repo = loop_with(&[]);
-    edit(&repo, "fn a() {}");
-    let out = record(&repo, r#"{"findings": []}"#, &[]);
-    assert_outcome(&out, 0, "clean");
+    let repo = Repo::with_loop("l", &[]);
+    repo.append("src/a.rs", "fn a() {}");
+    let out = repo.record(r#"{"findings": []}"#).run();
+    out.assert(0, "clean");
     assert!(
         out.stdout
             .contains("done: round 1: no must-fix finding is open")
@@ -129,18 +34,18 @@ fn clean_at_round_one() {
 
 #[test]
 fn converge_then_clean() {
-    let repo = loop_with(&[]);
-    edit(&repo, "fn a() {}");
-    let out = record(&repo, &findings(&[("F1", "bug"), ("F2", "nit")]), &[]);
-    assert_outcome(&out, 10, "");
+    let repo = Repo::with_loop("l", &[]);
+    repo.append("src/a.rs", "fn a() {}");
+    let out = repo.record(&native(&[("F1", "bug"), ("F2", "nit")])).run();
+    out.assert(10, "");
     assert!(
         out.stdout.contains("continue: fix F1, then record round 2"),
         "{}",
         out.stdout
     );
-    edit(&repo, "fn b() {}");
-    let out = record(&repo, &findings(&[("F2", "nit")]), &[]);
-    assert_outcome(&out, 0, "clean");
+    repo.append("src/a.rs", "fn b() {}");
+    let out = repo.record(&native(&[("F2", "nit")])).run();
+    out.assert(0, "clean");
     let rows = rounds(&repo);
     assert_eq!(rows.len(), 2);
     assert_eq!(
@@ -166,31 +71,30 @@ fn converge_then_clean() {
 
 #[test]
 fn reopened_finding_escalates_with_both_positions() {
-    let repo = loop_with(&["--max-rounds", "5"]);
-    edit(&repo, "a");
-    assert_outcome(&record(&repo, &findings(&[("F1", "bug")]), &[]), 10, "");
-    edit(&repo, "b");
+    let repo = Repo::with_loop("l", &["--max-rounds", "5"]);
+    repo.append("src/a.rs", "a");
+    repo.record(&native(&[("F1", "bug")])).run().assert(10, "");
+    repo.append("src/a.rs", "b");
     let responses = repo.join("responses.json");
     std::fs::write(
         &responses,
         r#"{"responses": [{"id": "F1", "status": "fixed", "note": "checked the boundary"}, {"id": "F9", "status": "fixed"}]}"#,
     )
     .unwrap();
-    let out = record(
-        &repo,
-        &findings(&[("F2", "bug")]),
-        &["--responses", responses.to_str().unwrap()],
-    );
-    assert_outcome(&out, 10, "");
+    let out = repo
+        .record(&native(&[("F2", "bug")]))
+        .args(&["--responses", responses.to_str().unwrap()])
+        .run();
+    out.assert(10, "");
     assert!(
         out.stdout
             .contains("note: the writer's responses name ids the loop does not know: F9"),
         "{}",
         out.stdout
     );
-    edit(&repo, "c");
-    let out = record(&repo, &findings(&[("F1", "bug"), ("F2", "bug")]), &[]);
-    assert_outcome(&out, 20, "reopened");
+    repo.append("src/a.rs", "c");
+    let out = repo.record(&native(&[("F1", "bug"), ("F2", "bug")])).run();
+    out.assert(20, "reopened");
     assert!(
         out.stdout
             .contains("round 3: F1 closed in round 2 is reported again"),
@@ -215,8 +119,8 @@ fn reopened_finding_escalates_with_both_positions() {
     assert_eq!(rows[2]["rule"], "reopened");
 
     // A stopped loop takes no more rounds.
-    edit(&repo, "d");
-    let out = record(&repo, &findings(&[("F1", "bug")]), &[]);
+    repo.append("src/a.rs", "d");
+    let out = repo.record(&native(&[("F1", "bug")])).run();
     assert_eq!(out.code, 1);
     assert!(
         out.stderr
@@ -229,16 +133,16 @@ fn reopened_finding_escalates_with_both_positions() {
 
 #[test]
 fn flip_flop_by_undo_marker() {
-    let repo = loop_with(&["--max-rounds", "5"]);
-    edit(&repo, "a");
-    assert_outcome(&record(&repo, &findings(&[("F1", "bug")]), &[]), 10, "");
-    edit(&repo, "b");
-    let out = record(
-        &repo,
-        r#"{"findings":[{"id":"F2","severity":"bug","title":"put it back","undoes":"F1"}]}"#,
-        &[],
-    );
-    assert_outcome(&out, 20, "flip-flop");
+    let repo = Repo::with_loop("l", &["--max-rounds", "5"]);
+    repo.append("src/a.rs", "a");
+    repo.record(&native(&[("F1", "bug")])).run().assert(10, "");
+    repo.append("src/a.rs", "b");
+    let out = repo
+        .record(
+            r#"{"findings":[{"id":"F2","severity":"bug","title":"put it back","undoes":"F1"}]}"#,
+        )
+        .run();
+    out.assert(20, "flip-flop");
     assert!(
         out.stdout
             .contains("round 2: F2 undoes the earlier required F1")
@@ -254,15 +158,15 @@ fn flip_flop_by_undo_marker() {
 
 #[test]
 fn flip_flop_by_inverse_patch() {
-    let repo = loop_with(&["--max-rounds", "5"]);
+    let repo = Repo::with_loop("l", &["--max-rounds", "5"]);
     repo.write("src/a.rs", "let limit = 1;\n");
-    assert_outcome(&record(&repo, &findings(&[("F1", "bug")]), &[]), 10, "");
+    repo.record(&native(&[("F1", "bug")])).run().assert(10, "");
     repo.write("src/a.rs", "let limit = 2;\n");
-    assert_outcome(&record(&repo, &findings(&[("F2", "bug")]), &[]), 10, "");
+    repo.record(&native(&[("F2", "bug")])).run().assert(10, "");
     // Whitespace differs; the line is still the one round 2's fix removed.
     repo.write("src/a.rs", "let  limit = 1 ;\n");
-    let out = record(&repo, &findings(&[("F3", "bug")]), &[]);
-    assert_outcome(&out, 20, "flip-flop");
+    let out = repo.record(&native(&[("F3", "bug")])).run();
+    out.assert(20, "flip-flop");
     assert!(
         out.stdout.contains(
             "round 3: the writer's patch puts back a line that round 2 removed in `src/a.rs`: `let  limit = 1 ;`"
@@ -274,21 +178,19 @@ fn flip_flop_by_inverse_patch() {
 
 #[test]
 fn diff_growth_recommends_the_round_with_fewest_must_fix() {
-    let repo = loop_with(&["--max-rounds", "6"]);
-    edit(&repo, "1");
-    assert_outcome(
-        &record(&repo, &findings(&[("F1", "bug"), ("F2", "bug")]), &[]),
-        10,
-        "",
-    );
-    edit(&repo, "2");
-    edit(&repo, "2");
-    assert_outcome(&record(&repo, &findings(&[("F1", "bug")]), &[]), 10, "");
+    let repo = Repo::with_loop("l", &["--max-rounds", "6"]);
+    repo.append("src/a.rs", "1");
+    repo.record(&native(&[("F1", "bug"), ("F2", "bug")]))
+        .run()
+        .assert(10, "");
+    repo.append("src/a.rs", "2");
+    repo.append("src/a.rs", "2");
+    repo.record(&native(&[("F1", "bug")])).run().assert(10, "");
     for _ in 0..3 {
-        edit(&repo, "3");
+        repo.append("src/a.rs", "3");
     }
-    let out = record(&repo, &findings(&[("F1", "bug"), ("F3", "bug")]), &[]);
-    assert_outcome(&out, 20, "diff-growth");
+    let out = repo.record(&native(&[("F1", "bug"), ("F3", "bug")])).run();
+    out.assert(20, "diff-growth");
     assert!(
         out.stdout.contains(
             "(1 < 2 < 3 lines) while must-fix findings went 2 -> 2; round 2 had the fewest (1)"
@@ -312,12 +214,12 @@ fn diff_growth_recommends_the_round_with_fewest_must_fix() {
 
 #[test]
 fn round_cap_escalates_the_leftovers() {
-    let repo = loop_with(&["--max-rounds", "2"]);
-    edit(&repo, "a");
-    assert_outcome(&record(&repo, &findings(&[("F1", "bug")]), &[]), 10, "");
-    edit(&repo, "b");
-    let out = record(&repo, &findings(&[("F1", "bug")]), &[]);
-    assert_outcome(&out, 20, "round-cap");
+    let repo = Repo::with_loop("l", &["--max-rounds", "2"]);
+    repo.append("src/a.rs", "a");
+    repo.record(&native(&[("F1", "bug")])).run().assert(10, "");
+    repo.append("src/a.rs", "b");
+    let out = repo.record(&native(&[("F1", "bug")])).run();
+    out.assert(20, "round-cap");
     assert!(
         out.stdout
             .contains("round 2 of 2: 1 must-fix finding still open")
@@ -377,20 +279,20 @@ fn round_cap_escalates_the_leftovers() {
         ])
         .assert()
         .success();
-    edit(&repo, "c");
-    let out = record(&repo, r#"{"findings":[]}"#, &[]);
-    assert_outcome(&out, 0, "clean");
+    repo.append("src/a.rs", "c");
+    let out = repo.record(r#"{"findings":[]}"#).run();
+    out.assert(0, "clean");
     assert!(out.stdout.contains("round 3 of 3"));
 }
 
 #[test]
 fn nit_round_with_explicit_closure_lists_the_unconfirmed() {
-    let repo = loop_with(&["--closure", "explicit"]);
-    edit(&repo, "a");
-    assert_outcome(&record(&repo, &findings(&[("F1", "bug")]), &[]), 10, "");
-    edit(&repo, "b");
-    let out = record(&repo, &findings(&[("N1", "nit")]), &[]);
-    assert_outcome(&out, 0, "nit-round");
+    let repo = Repo::with_loop("l", &["--closure", "explicit"]);
+    repo.append("src/a.rs", "a");
+    repo.record(&native(&[("F1", "bug")])).run().assert(10, "");
+    repo.append("src/a.rs", "b");
+    let out = repo.record(&native(&[("N1", "nit")])).run();
+    out.assert(0, "nit-round");
     assert!(
         out.stdout.contains("carried must-fix F1 unconfirmed"),
         "{}",
@@ -409,16 +311,14 @@ fn nit_round_with_explicit_closure_lists_the_unconfirmed() {
 
 #[test]
 fn explicit_closure_closes_only_resolved() {
-    let repo = loop_with(&["--closure", "explicit"]);
-    edit(&repo, "a");
-    assert_outcome(
-        &record(&repo, &findings(&[("F1", "bug"), ("F2", "bug")]), &[]),
-        10,
-        "",
-    );
-    edit(&repo, "b");
-    let out = record(&repo, r#"{"findings":[],"resolved":["F1"]}"#, &[]);
-    assert_outcome(&out, 10, "");
+    let repo = Repo::with_loop("l", &["--closure", "explicit"]);
+    repo.append("src/a.rs", "a");
+    repo.record(&native(&[("F1", "bug"), ("F2", "bug")]))
+        .run()
+        .assert(10, "");
+    repo.append("src/a.rs", "b");
+    let out = repo.record(r#"{"findings":[],"resolved":["F1"]}"#).run();
+    out.assert(10, "");
     let rows = rounds(&repo);
     assert_eq!(
         (
@@ -431,11 +331,11 @@ fn explicit_closure_closes_only_resolved() {
 
 #[test]
 fn scope_guard_ends_the_round_unreviewed() {
-    let repo = loop_with(&["--scope", "src/**"]);
-    edit(&repo, "a");
+    let repo = Repo::with_loop("l", &["--scope", "src/**"]);
+    repo.append("src/a.rs", "a");
     repo.write("docs/notes.md", "x\n");
-    let out = record(&repo, &findings(&[("F1", "bug")]), &[]);
-    assert_outcome(&out, 20, "scope");
+    let out = repo.record(&native(&[("F1", "bug")])).run();
+    out.assert(20, "scope");
     assert!(
         out.stdout.contains(
             "round 1: the patch touches 1 file outside the scope (`src/**`): `docs/notes.md`"
@@ -453,17 +353,19 @@ fn scope_guard_ends_the_round_unreviewed() {
 
 #[test]
 fn budget_guard_stops_when_spend_reaches_the_cap() {
-    let repo = loop_with(&["--budget-usd", "1", "--max-rounds", "5"]);
-    edit(&repo, "a");
-    let out = record(
-        &repo,
-        &findings(&[("F1", "bug")]),
-        &["--cost-usd", "0.6", "--tokens", "100"],
-    );
-    assert_outcome(&out, 10, "");
-    edit(&repo, "b");
-    let out = record(&repo, &findings(&[("F1", "bug")]), &["--cost-usd", "0.4"]);
-    assert_outcome(&out, 20, "budget");
+    let repo = Repo::with_loop("l", &["--budget-usd", "1", "--max-rounds", "5"]);
+    repo.append("src/a.rs", "a");
+    let out = repo
+        .record(&native(&[("F1", "bug")]))
+        .args(&["--cost-usd", "0.6", "--tokens", "100"])
+        .run();
+    out.assert(10, "");
+    repo.append("src/a.rs", "b");
+    let out = repo
+        .record(&native(&[("F1", "bug")]))
+        .args(&["--cost-usd", "0.4"])
+        .run();
+    out.assert(20, "budget");
     assert!(
         out.stdout
             .contains("round 2: the loop spent $1.00 of its $1.00 budget"),
@@ -505,9 +407,12 @@ fn budget_guard_stops_when_spend_reaches_the_cap() {
         .assert()
         .success()
         .stdout("amended loop `l`: budget.usd 1 -> 2, by ann (ledger row after round 2)\n");
-    edit(&repo, "c");
-    let out = record(&repo, r#"{"findings":[]}"#, &["--cost-usd", "0.4"]);
-    assert_outcome(&out, 0, "clean");
+    repo.append("src/a.rs", "c");
+    let out = repo
+        .record(r#"{"findings":[]}"#)
+        .args(&["--cost-usd", "0.4"])
+        .run();
+    out.assert(0, "clean");
     let status = repo.referee().args(["status"]).output().unwrap();
     assert!(
         text(&status.stdout).contains("budget $2.00 (spent $1.40)"),
@@ -518,14 +423,12 @@ fn budget_guard_stops_when_spend_reaches_the_cap() {
 
 #[test]
 fn below_floor_findings_alone_are_clean() {
-    let repo = loop_with(&["--floor", "bug"]);
-    edit(&repo, "a");
-    let out = record(
-        &repo,
-        "[should] src/a.rs:1: prefer a const\n[nit] src/a.rs:1: spacing\n",
-        &[],
-    );
-    assert_outcome(&out, 0, "clean");
+    let repo = Repo::with_loop("l", &["--floor", "bug"]);
+    repo.append("src/a.rs", "a");
+    let out = repo
+        .record("[should] src/a.rs:1: prefer a const\n[nit] src/a.rs:1: spacing\n")
+        .run();
+    out.assert(0, "clean");
     let rows = rounds(&repo);
     assert_eq!(
         (
@@ -538,13 +441,11 @@ fn below_floor_findings_alone_are_clean() {
 
 #[test]
 fn a_waived_finding_reported_again_is_noise_not_reopened() {
-    let repo = loop_with(&["--max-rounds", "5"]);
-    edit(&repo, "a");
-    assert_outcome(
-        &record(&repo, &findings(&[("F1", "bug"), ("F2", "bug")]), &[]),
-        10,
-        "",
-    );
+    let repo = Repo::with_loop("l", &["--max-rounds", "5"]);
+    repo.append("src/a.rs", "a");
+    repo.record(&native(&[("F1", "bug"), ("F2", "bug")]))
+        .run()
+        .assert(10, "");
     repo.referee()
         .args(["waive", "F1", "--by", "ann", "--reason", "accepted risk"])
         .assert()
@@ -555,14 +456,14 @@ fn a_waived_finding_reported_again_is_noise_not_reopened() {
         "{}",
         text(&status.stdout)
     );
-    edit(&repo, "b");
-    let out = record(&repo, &findings(&[("F1", "bug"), ("F2", "bug")]), &[]);
-    assert_outcome(&out, 10, "");
+    repo.append("src/a.rs", "b");
+    let out = repo.record(&native(&[("F1", "bug"), ("F2", "bug")])).run();
+    out.assert(10, "");
     assert!(out.stdout.contains("waived   F1"), "{}", out.stdout);
-    edit(&repo, "c");
-    let out = record(&repo, &findings(&[("F1", "bug")]), &[]);
-    assert_outcome(&out, 0, "clean");
-    let rows = ledger(&repo);
+    repo.append("src/a.rs", "c");
+    let out = repo.record(&native(&[("F1", "bug")])).run();
+    out.assert(0, "clean");
+    let rows = repo.ledger_json();
     assert_eq!(rows[1]["kind"], "waive");
     assert_eq!(rows[1]["subject"], "F1");
     assert!(
@@ -581,14 +482,14 @@ fn a_waived_finding_reported_again_is_noise_not_reopened() {
 
 #[test]
 fn a_contract_edited_mid_loop_is_refused_naming_both_hashes() {
-    let repo = loop_with(&[]);
-    edit(&repo, "a");
-    assert_outcome(&record(&repo, &findings(&[("F1", "bug")]), &[]), 10, "");
+    let repo = Repo::with_loop("l", &[]);
+    repo.append("src/a.rs", "a");
+    repo.record(&native(&[("F1", "bug")])).run().assert(10, "");
     let path = ".referee/contracts/l.toml";
     let body = repo.read(path).replace("max_rounds = 3", "max_rounds = 9");
     repo.write(path, &body);
-    edit(&repo, "b");
-    let out = record(&repo, &findings(&[("F1", "bug")]), &[]);
+    repo.append("src/a.rs", "b");
+    let out = repo.record(&native(&[("F1", "bug")])).run();
     assert_eq!(out.code, 1);
     assert!(
         out.stderr
@@ -602,10 +503,10 @@ fn a_contract_edited_mid_loop_is_refused_naming_both_hashes() {
 
 #[test]
 fn malformed_reviewer_output_records_nothing() {
-    let repo = loop_with(&[]);
-    edit(&repo, "a");
+    let repo = Repo::with_loop("l", &[]);
+    repo.append("src/a.rs", "a");
     for bad in ["", "{\"findings\": [", "{\"results\": 3}"] {
-        let out = record(&repo, bad, &[]);
+        let out = repo.record(bad).run();
         assert_eq!(out.code, 1, "{bad:?}: {}", out.stdout);
         assert!(out.stderr.contains("findings `stdin`"), "{}", out.stderr);
         assert!(
@@ -620,10 +521,10 @@ fn malformed_reviewer_output_records_nothing() {
 
 #[test]
 fn a_retried_record_appends_nothing_and_answers_the_same() {
-    let repo = loop_with(&[]);
-    edit(&repo, "a");
-    let first = record(&repo, &findings(&[("F1", "bug")]), &[]);
-    let again = record(&repo, &findings(&[("F1", "bug")]), &[]);
+    let repo = Repo::with_loop("l", &[]);
+    repo.append("src/a.rs", "a");
+    let first = repo.record(&native(&[("F1", "bug")])).run();
+    let again = repo.record(&native(&[("F1", "bug")])).run();
     assert_eq!((first.code, again.code), (10, 10));
     assert!(
         again
@@ -633,19 +534,17 @@ fn a_retried_record_appends_nothing_and_answers_the_same() {
     assert_eq!(rounds(&repo).len(), 1);
 
     // An idempotency key answers the first outcome whatever the tree.
-    edit(&repo, "b");
-    let keyed = record(
-        &repo,
-        r#"{"findings":[]}"#,
-        &["--idempotency-key", "k1", "--json"],
-    );
+    repo.append("src/a.rs", "b");
+    let keyed = repo
+        .record(r#"{"findings":[]}"#)
+        .args(&["--idempotency-key", "k1", "--json"])
+        .run();
     assert_eq!(keyed.code, 0);
-    edit(&repo, "c");
-    let retry = record(
-        &repo,
-        &findings(&[("F1", "bug")]),
-        &["--idempotency-key", "k1", "--json"],
-    );
+    repo.append("src/a.rs", "c");
+    let retry = repo
+        .record(&native(&[("F1", "bug")]))
+        .args(&["--idempotency-key", "k1", "--json"])
+        .run();
     assert_eq!(retry.code, 0);
     let json: Value = serde_json::from_str(&retry.stdout).unwrap();
     assert_eq!(
@@ -657,13 +556,12 @@ fn a_retried_record_appends_nothing_and_answers_the_same() {
 
 #[test]
 fn record_json_has_the_columns_and_the_findings_with_states() {
-    let repo = loop_with(&[]);
-    edit(&repo, "a");
-    let out = record(
-        &repo,
-        &findings(&[("F1", "bug"), ("N1", "nit")]),
-        &["--json"],
-    );
+    let repo = Repo::with_loop("l", &[]);
+    repo.append("src/a.rs", "a");
+    let out = repo
+        .record(&native(&[("F1", "bug"), ("N1", "nit")]))
+        .args(&["--json"])
+        .run();
     assert_eq!(out.code, 10);
     let json: Value = serde_json::from_str(&out.stdout).unwrap();
     for column in [
@@ -694,13 +592,11 @@ fn record_json_has_the_columns_and_the_findings_with_states() {
 
 #[test]
 fn escalate_speaks_text_markdown_and_json() {
-    let repo = loop_with(&["--max-rounds", "1"]);
-    edit(&repo, "a");
-    assert_outcome(
-        &record(&repo, &findings(&[("F1", "block")]), &[]),
-        20,
-        "round-cap",
-    );
+    let repo = Repo::with_loop("l", &["--max-rounds", "1"]);
+    repo.append("src/a.rs", "a");
+    repo.record(&native(&[("F1", "block")]))
+        .run()
+        .assert(20, "round-cap");
     let md = repo
         .referee()
         .args(["escalate", "--format", "markdown"])
@@ -733,19 +629,15 @@ fn escalate_speaks_text_markdown_and_json() {
 
 #[test]
 fn findings_lists_history_and_sarif_baselines() {
-    let repo = loop_with(&["--max-rounds", "5"]);
-    edit(&repo, "a");
-    assert_outcome(
-        &record(&repo, &findings(&[("F1", "bug"), ("F2", "bug")]), &[]),
-        10,
-        "",
-    );
-    edit(&repo, "b");
-    assert_outcome(
-        &record(&repo, &findings(&[("F2", "bug"), ("F3", "should")]), &[]),
-        10,
-        "",
-    );
+    let repo = Repo::with_loop("l", &["--max-rounds", "5"]);
+    repo.append("src/a.rs", "a");
+    repo.record(&native(&[("F1", "bug"), ("F2", "bug")]))
+        .run()
+        .assert(10, "");
+    repo.append("src/a.rs", "b");
+    repo.record(&native(&[("F2", "bug"), ("F3", "should")]))
+        .run()
+        .assert(10, "");
     let out = repo
         .referee()
         .args(["findings", "--format", "sarif"])
@@ -786,10 +678,10 @@ fn findings_lists_history_and_sarif_baselines() {
 
 #[test]
 fn replay_shows_where_another_contract_would_stop() {
-    let repo = loop_with(&["--max-rounds", "5"]);
+    let repo = Repo::with_loop("l", &["--max-rounds", "5"]);
     for round in 0..3 {
-        edit(&repo, &round.to_string());
-        assert_outcome(&record(&repo, &findings(&[("F1", "bug")]), &[]), 10, "");
+        repo.append("src/a.rs", &round.to_string());
+        repo.record(&native(&[("F1", "bug")])).run().assert(10, "");
     }
     let other = repo.join("strict.toml");
     std::fs::write(&other, "loop = \"l\"\nmax_rounds = 2\n").unwrap();
@@ -825,16 +717,16 @@ fn replay_shows_where_another_contract_would_stop() {
 
 #[test]
 fn secrets_are_redacted_in_stored_evidence() {
-    let repo = loop_with(&[]);
+    let repo = Repo::with_loop("l", &[]);
     repo.write(
         "src/a.rs",
         "const KEY: &str = \"sk-ant-api03-abcdefghijklmnopqrstuvwxyz012345\";\n",
     );
-    let out = record(
-        &repo,
-        "[bug] src/a.rs:1: leaked OPENAI_API_KEY=sk-proj-ABCDEFGHIJKLMNOPQRSTUVWX in source\n",
-        &[],
-    );
+    let out = repo
+        .record(
+            "[bug] src/a.rs:1: leaked OPENAI_API_KEY=sk-proj-ABCDEFGHIJKLMNOPQRSTUVWX in source\n",
+        )
+        .run();
     assert_eq!(out.code, 10, "{}", out.stderr);
     let dir = repo.join(".referee/ledgers/l/round-1");
     let mut seen = 0;
@@ -857,7 +749,7 @@ fn a_repository_without_commits_and_odd_file_names() {
         .success();
     repo.write("dir with space/ünïcode.rs", "x\n");
     std::fs::write(repo.join("blob.bin"), [0u8, 159, 146, 150, 0, 1]).unwrap();
-    let out = record(&repo, &findings(&[("F1", "bug")]), &[]);
+    let out = repo.record(&native(&[("F1", "bug")])).run();
     assert_eq!(out.code, 10, "{}", out.stderr);
     let patch = repo.read(".referee/ledgers/l/round-1/patch.diff");
     assert!(patch.contains("dir with space/ünïcode.rs"), "{patch}");
@@ -900,7 +792,7 @@ fn concurrent_records_on_one_loop_and_on_sixteen_loops_keep_every_row() {
                 .stderr(std::process::Stdio::piped());
             let mut child = cmd.spawn().unwrap();
             use std::io::Write;
-            let body = findings(&[(&format!("F{i}"), "bug")]);
+            let body = native(&[(&format!("F{i}"), "bug")]);
             child
                 .stdin
                 .take()
@@ -943,22 +835,18 @@ fn concurrent_records_on_one_loop_and_on_sixteen_loops_keep_every_row() {
 
 #[test]
 fn a_skipped_finding_is_listed_and_comes_back_open_not_reopened() {
-    let repo = loop_with(&["--max-rounds", "5"]);
+    let repo = Repo::with_loop("l", &["--max-rounds", "5"]);
     repo.write("src/a.rs", "fn a() {}\n\n\n\n\n\n\n\n\n\nfn b() {}\n");
     let two = r#"{"findings":[
         {"id":"F1","severity":"bug","title":"a panics on empty input","file":"src/a.rs","line":1},
         {"id":"F2","severity":"bug","title":"b leaks the handle","file":"src/a.rs","line":11}]}"#;
-    assert_outcome(&record(&repo, two, &[]), 10, "");
+    repo.record(two).run().assert(10, "");
     // The writer fixes line 1 only; the reviewer forgets F2.
     repo.write(
         "src/a.rs",
         "fn a() { check() }\n\n\n\n\n\n\n\n\n\nfn b() {}\n",
     );
-    let out = record(
-        &repo,
-        r#"{"findings":[{"id":"F3","severity":"bug","title":"check() is undefined","file":"src/a.rs","line":1}]}"#,
-        &["--json"],
-    );
+    let out = repo.record(r#"{"findings":[{"id":"F3","severity":"bug","title":"check() is undefined","file":"src/a.rs","line":1}]}"#).args(&["--json"]).run();
     assert_eq!(out.code, 10, "{}", out.stderr);
     let json: Value = serde_json::from_str(&out.stdout).unwrap();
     assert_eq!(json["closed"], 1);
@@ -976,12 +864,8 @@ fn a_skipped_finding_is_listed_and_comes_back_open_not_reopened() {
         "src/a.rs",
         "fn a() { check() }\nfn check() {}\n\n\n\n\n\n\n\n\n\nfn b() {}\n",
     );
-    let out = record(
-        &repo,
-        r#"{"findings":[{"id":"F2","severity":"bug","title":"b leaks the handle","file":"src/a.rs","line":12}]}"#,
-        &[],
-    );
-    assert_outcome(&out, 10, "");
+    let out = repo.record(r#"{"findings":[{"id":"F2","severity":"bug","title":"b leaks the handle","file":"src/a.rs","line":12}]}"#).run();
+    out.assert(10, "");
     assert!(
         out.stdout.contains("open     F2 [bug] src/a.rs:12 b leaks the handle (open again: the reviewer skipped it in round 2)"),
         "{}",
@@ -993,12 +877,12 @@ fn a_skipped_finding_is_listed_and_comes_back_open_not_reopened() {
 
 #[test]
 fn replay_applies_the_progress_guards_to_stored_rounds() {
-    let repo = loop_with(&["--max-rounds", "5", "--guards", "none"]);
-    edit(&repo, "a");
-    assert_outcome(&record(&repo, &findings(&[("F1", "bug")]), &[]), 10, "");
+    let repo = Repo::with_loop("l", &["--max-rounds", "5", "--guards", "none"]);
+    repo.append("src/a.rs", "a");
+    repo.record(&native(&[("F1", "bug")])).run().assert(10, "");
     // Round 2: the writer changed nothing; without guards the loop goes on.
-    let second = findings(&[("F1", "bug")]).replace("reviewer on F1", "still there");
-    assert_outcome(&record(&repo, &second, &[]), 10, "");
+    let second = native(&[("F1", "bug")]).replace("reviewer on F1", "still there");
+    repo.record(&second).run().assert(10, "");
     let guarded = repo.join("guarded.toml");
     std::fs::write(&guarded, "loop = \"l\"\nmax_rounds = 5\n").unwrap();
     let out = repo
@@ -1014,15 +898,13 @@ fn replay_applies_the_progress_guards_to_stored_rounds() {
 
 #[test]
 fn replay_takes_template_names_and_tells_the_loops_real_end() {
-    let repo = loop_with(&["--max-rounds", "2"]);
-    edit(&repo, "a");
-    assert_outcome(&record(&repo, &findings(&[("F1", "bug")]), &[]), 10, "");
-    edit(&repo, "b");
-    assert_outcome(
-        &record(&repo, &findings(&[("F1", "bug")]), &[]),
-        20,
-        "round-cap",
-    );
+    let repo = Repo::with_loop("l", &["--max-rounds", "2"]);
+    repo.append("src/a.rs", "a");
+    repo.record(&native(&[("F1", "bug")])).run().assert(10, "");
+    repo.append("src/a.rs", "b");
+    repo.record(&native(&[("F1", "bug")]))
+        .run()
+        .assert(20, "round-cap");
     repo.referee()
         .args([
             "contract",
@@ -1036,8 +918,8 @@ fn replay_takes_template_names_and_tells_the_loops_real_end() {
         ])
         .assert()
         .success();
-    edit(&repo, "c");
-    assert_outcome(&record(&repo, r#"{"findings":[]}"#, &[]), 0, "clean");
+    repo.append("src/a.rs", "c");
+    repo.record(r#"{"findings":[]}"#).run().assert(0, "clean");
     let out = repo
         .referee()
         .args(["replay", "--contract", "ci-test-fix"])
@@ -1064,7 +946,7 @@ fn sarif_places_a_failing_test_without_a_file_at_its_test_file() {
         .args(["init", "--loop", "l"])
         .assert()
         .success();
-    edit(&repo, "a");
+    repo.append("src/a.rs", "a");
     // pytest's default (xunit2) report: no `file` attribute on the case.
     let junit = r#"<?xml version="1.0"?><testsuites><testsuite name="pytest" failures="2" errors="0">
 <testcase classname="tests.test_auth" name="test_expiry"><failure message="assert False">def test_expiry():
@@ -1074,7 +956,7 @@ E       assert False
 tests/test_auth.py:2: AssertionError</failure></testcase>
 <testcase classname="gone.module" name="test_x"><failure message="boom">no place here</failure></testcase>
 </testsuite></testsuites>"#;
-    assert_outcome(&record(&repo, junit, &[]), 10, "");
+    repo.record(junit).run().assert(10, "");
     let out = repo
         .referee()
         .args(["findings", "--format", "sarif"])

@@ -13,19 +13,17 @@ fn loop_ending(repo: &Repo, name: &str, flags: &[&str], reviews: &[&str]) {
         .success();
     for (i, review) in reviews.iter().enumerate() {
         repo.write(&format!("{name}.txt"), &format!("{i}\n"));
-        repo.referee()
-            .args([
-                "record",
-                "--loop",
-                name,
-                "--findings",
-                "-",
-                "--cost-usd",
-                "0.5",
-            ])
-            .write_stdin(review.to_string())
-            .output()
-            .unwrap();
+        repo.call(&[
+            "record",
+            "--loop",
+            name,
+            "--findings",
+            "-",
+            "--cost-usd",
+            "0.5",
+        ])
+        .stdin(review)
+        .run();
     }
 }
 

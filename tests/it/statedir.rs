@@ -16,7 +16,7 @@ use std::time::{Duration, Instant};
 use nix::sys::signal::{Signal, kill, killpg};
 use nix::unistd::Pid;
 
-use crate::common::{Repo, text};
+use crate::common::{Out, Repo, text};
 
 const BUG: &str = r#"{"findings":[{"id":"F1","severity":"bug","title":"off by one","file":"src/a.rs","line":1}]}"#;
 
@@ -27,19 +27,8 @@ const LINK: &str = "` is a symlink: referee never follows links under its state 
 /// A bound on anything that could hang: reaching it is a failure.
 const HANG_GUARD: Duration = Duration::from_secs(60);
 
-struct Out {
-    code: i32,
-    stdout: String,
-    stderr: String,
-}
-
 fn referee(repo: &Repo, args: &[&str]) -> Out {
-    let out = repo.referee_std().args(args).output().unwrap();
-    Out {
-        code: out.status.code().unwrap_or(-1),
-        stdout: text(&out.stdout),
-        stderr: text(&out.stderr),
-    }
+    repo.run(args)
 }
 
 /// `record --loop LOOP --findings -` with `findings` on stdin.
@@ -61,12 +50,7 @@ fn record_with(mut cmd: Command, lp: &str, findings: &str) -> Out {
         .unwrap()
         .write_all(findings.as_bytes())
         .unwrap();
-    let out = child.wait_with_output().unwrap();
-    Out {
-        code: out.status.code().unwrap_or(-1),
-        stdout: text(&out.stdout),
-        stderr: text(&out.stderr),
-    }
+    Out::of(&child.wait_with_output().unwrap())
 }
 
 /// A finding of its own per call, so every `record` appends a row.
@@ -78,21 +62,7 @@ fn finding(n: usize) -> String {
 
 /// A repository with loop `lp`, recorded by hand (no agents, no guards).
 fn manual(lp: &str) -> Repo {
-    let repo = Repo::new();
-    let out = referee(
-        &repo,
-        &[
-            "init",
-            "--loop",
-            lp,
-            "--max-rounds",
-            "100",
-            "--guards",
-            "none",
-        ],
-    );
-    assert_eq!(out.code, 0, "{}", out.stderr);
-    repo
+    Repo::with_loop(lp, &["--max-rounds", "100", "--guards", "none"])
 }
 
 /// A folder outside the repository, with a file whose bytes must survive.
