@@ -110,7 +110,7 @@ pub fn round_ref(loop_name: &str, round: u32) -> Result<String, SnapshotError> {
 /// not exist.
 const ZERO_OID: &str = "0000000000000000000000000000000000000000";
 
-/// Stores `tree` (from [`worktree_tree`]) as round `round`'s snapshot: a
+/// Stores `tree` (from [`worktree_tree_frozen`]) as round `round`'s snapshot: a
 /// commit with parent `parent`, to be published at
 /// `refs/referee/<loop>/round-<round>` by [`publish`] under the loop's lock.
 pub fn commit(
@@ -256,15 +256,6 @@ pub fn round_refs(
         .collect())
 }
 
-/// The tree id the working tree would snapshot to, without writing a ref or
-/// a commit (it does write the blobs and trees, as `git add` would).
-///
-/// The temporary index starts as a copy of the user's, so `git add` only
-/// rehashes files whose stat data changed: as fast as `git status`.
-pub fn worktree_tree(repo: &Path, exclude: &[&str]) -> Result<String, SnapshotError> {
-    worktree_tree_at(repo, exclude, None, 0)
-}
-
 /// Files a snapshot takes from a fixed commit instead of the work tree (the
 /// agent settings that `referee hook install` edited): a change to them is
 /// never part of a round's patch.
@@ -277,7 +268,12 @@ pub struct Frozen<'a> {
     pub paths: &'a [String],
 }
 
-/// [`worktree_tree`], with the `frozen` files as `frozen.from` has them.
+/// The tree id the working tree would snapshot to, without writing a ref or
+/// a commit (it does write the blobs and trees, as `git add` would), with
+/// the `frozen` files as `frozen.from` has them.
+///
+/// The temporary index starts as a copy of the user's, so `git add` only
+/// rehashes files whose stat data changed: as fast as `git status`.
 pub fn worktree_tree_frozen(
     repo: &Path,
     exclude: &[&str],
@@ -497,16 +493,8 @@ pub fn tree_of(repo: &Path, rev: &str) -> Result<String, SnapshotError> {
 }
 
 /// The tree id of `rev` with the repo-relative directories in `exclude` left
-/// out, as a round snapshot leaves them out. Needs only `rev`'s objects.
-pub fn tree_of_excluding(
-    repo: &Path,
-    rev: &str,
-    exclude: &[&str],
-) -> Result<String, SnapshotError> {
-    tree_of_frozen(repo, rev, exclude, None)
-}
-
-/// [`tree_of_excluding`], with the `frozen` files as `frozen.from` has them.
+/// out, as a round snapshot leaves them out, and the `frozen` files as
+/// `frozen.from` has them. Needs only `rev`'s objects.
 pub fn tree_of_frozen(
     repo: &Path,
     rev: &str,
@@ -575,14 +563,6 @@ fn drop_excluded(git: Git<'_>, exclude: &[&str]) -> Result<(), SnapshotError> {
     );
     git.run(&args)?;
     Ok(())
-}
-
-/// The commit id stored for `round` of `loop_name`, or `None` if there is none.
-pub fn read_ref(repo: &Path, loop_name: &str, round: u32) -> Result<Option<String>, SnapshotError> {
-    verify(
-        repo,
-        &format!("{}^{{commit}}", round_ref(loop_name, round)?),
-    )
 }
 
 /// The paths whose content or mode differs between two trees (or commits),
@@ -819,6 +799,18 @@ fn temp_index(path: PathBuf) -> Result<tempfile::TempPath, SnapshotError> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    fn worktree_tree(repo: &Path, exclude: &[&str]) -> Result<String, SnapshotError> {
+        worktree_tree_at(repo, exclude, None, 0)
+    }
+
+    /// The commit id stored for `round` of `loop_name`, or `None`.
+    fn read_ref(repo: &Path, loop_name: &str, round: u32) -> Result<Option<String>, SnapshotError> {
+        verify(
+            repo,
+            &format!("{}^{{commit}}", round_ref(loop_name, round)?),
+        )
+    }
     use std::process::Command;
 
     /// Git isolated from the machine's config, with fixed dates: for the
