@@ -15,10 +15,16 @@ pub fn show(state: &State, args: LedgerShowArgs) -> anyhow::Result<Exit> {
     } else {
         args.format
     };
-    super::emit_rendered(
-        &report::ledger::render(name.as_str(), &parsed.rows, format),
-        format.for_people(),
-    )?;
+    if format == LedgerFormat::Json {
+        let mut out = std::io::BufWriter::new(std::io::stdout().lock());
+        report::ledger::write_json(&parsed.rows, &mut out)?;
+        std::io::Write::flush(&mut out)?;
+    } else {
+        super::emit_rendered(
+            &report::ledger::render(name.as_str(), &parsed.rows, format),
+            format.for_people(),
+        )?;
+    }
     if let Some(torn) = parsed.torn {
         eprintln_quiet(&format!(
             "warning: ledger `{}` ends in a torn line of {} bytes (not shown)\nhint: run `referee ledger repair`",

@@ -173,37 +173,44 @@ fn csv(rows: &[Row]) -> Vec<u8> {
 /// holds its rows as JSON values): the same bytes as `Row::to_json` pretty-
 /// printed in an array.
 fn json(rows: &[Row]) -> Vec<u8> {
+    let mut out = Vec::new();
+    // Writing to a Vec cannot fail.
+    let _ = write_json(rows, &mut out);
+    out
+}
+
+/// The rows as a JSON array, written as it is made: a 100,000-row ledger
+/// is never held as one document.
+pub fn write_json(rows: &[Row], out: &mut impl std::io::Write) -> std::io::Result<()> {
     if rows.is_empty() {
-        return b"[]\n".to_vec();
+        return out.write_all(b"[]\n");
     }
-    let mut out = Vec::with_capacity(rows.len() * 1024);
-    out.extend_from_slice(b"[\n");
+    out.write_all(b"[\n")?;
     for (i, row) in rows.iter().enumerate() {
-        out.extend_from_slice(b"  {\n");
+        out.write_all(b"  {\n")?;
         let fields = row.fields();
         for (j, (column, value)) in COLUMNS.iter().zip(&fields).enumerate() {
-            out.extend_from_slice(b"    \"");
-            out.extend_from_slice(column.as_bytes());
-            out.extend_from_slice(b"\": ");
+            out.write_all(b"    \"")?;
+            out.write_all(column.as_bytes())?;
+            out.write_all(b"\": ")?;
             if value.is_empty() {
-                out.extend_from_slice(b"null");
+                out.write_all(b"null")?;
             } else if is_numeric(column)
                 && let Ok(n) = serde_json::from_str::<serde_json::Number>(value)
             {
-                out.extend_from_slice(n.to_string().as_bytes());
+                write!(out, "{n}")?;
             } else {
-                out.extend_from_slice(serde_json::to_string(value).unwrap_or_default().as_bytes());
+                serde_json::to_writer(&mut *out, value).map_err(std::io::Error::from)?;
             }
-            out.extend_from_slice(if j + 1 < COLUMNS.len() { b",\n" } else { b"\n" });
+            out.write_all(if j + 1 < COLUMNS.len() { b",\n" } else { b"\n" })?;
         }
-        out.extend_from_slice(if i + 1 < rows.len() {
+        out.write_all(if i + 1 < rows.len() {
             b"  },\n"
         } else {
             b"  }\n"
-        });
+        })?;
     }
-    out.extend_from_slice(b"]\n");
-    out
+    out.write_all(b"]\n")
 }
 
 fn is_numeric(column: &str) -> bool {
