@@ -16,8 +16,9 @@ use super::{
     Judgement, Question, Request, Route, State, Validation, answers_schema, build_request,
     default_questions, questions_from_json, route, validate,
 };
+use crate::agent::preset::{self, Invocation, JudgeCall, Judged};
 use crate::agent::process::{self, Call};
-use crate::contract::{Judge, JudgeEngine};
+use crate::contract::{Judge, JudgeEngine, Preset};
 
 /// What one consultation came to, as the round's evidence keeps it.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -138,8 +139,8 @@ pub fn ask(
             call(judge, repo, &body, &questions, interrupt)
         }
     };
-    let (raw, doc) = match answered {
-        Ok(pair) => pair,
+    let answered = match answered {
+        Ok(answered) => answered,
         Err(outcome) => {
             return Asked {
                 request: Some(body),
@@ -150,14 +151,13 @@ pub fn ask(
             };
         }
     };
-    let (cost_usd, tokens) = spend(judge.engine, &raw);
-    let outcome = decide(&doc, &questions, judge.model.as_deref());
+    let outcome = decide(&answered.doc, &questions, judge.model.as_deref());
     Asked {
         request: Some(body),
-        answer: Some(raw),
+        answer: Some(answered.raw),
         outcome,
-        cost_usd,
-        tokens,
+        cost_usd: answered.cost_usd,
+        tokens: answered.tokens,
     }
 }
 
@@ -181,7 +181,7 @@ fn decided(judgement: &Judgement, route: Route) -> Outcome {
 // The error is the outcome the round records, made once per round: its size
 // does not matter.
 #[allow(clippy::result_large_err)]
-fn replay(judge: &Judge, repo: &Path, round: u32) -> Result<(Vec<u8>, Value), Outcome> {
+fn replay(judge: &Judge, repo: &Path, round: u32) -> Result<Answered, Outcome> {
     let rel = judge.replay.as_deref().unwrap_or("judge.json");
     let path = repo.join(rel);
     let bytes = std::fs::read(&path).map_err(|e| Outcome::Failed {
@@ -191,10 +191,12 @@ fn replay(judge: &Judge, repo: &Path, round: u32) -> Result<(Vec<u8>, Value), Ou
         reason: format!("the replay file `{}` is not JSON: {e}", path.display()),
     })?;
     match doc.get(round.to_string()) {
-        Some(answer) => Ok((
-            serde_json::to_vec_pretty(answer).unwrap_or_default(),
-            answer.clone(),
-        )),
+        Some(answer) => Ok(Answered {
+            raw: serde_json::to_vec_pretty(answer).unwrap_or_default(),
+            doc: answer.clone(),
+            cost_usd: None,
+            tokens: None,
+        }),
         None => Err(Outcome::Skipped {
             reason: format!("the replay file `{rel}` has no answers for round {round}"),
         }),
@@ -206,8 +208,18 @@ reviewer. Read the request below (the loop's state and the questions). Answer ev
 exactly as its instructions say, as probabilities. Reply with JSON only: \
 {\"model\": \"<your model name>\", \"answers\": {\"<question id>\": {...}}}.\n\nRequest:\n";
 
+/// What a judge call answered: the raw answer kept as evidence, the answers
+/// document, and what the call spent when its tool says.
+struct Answered {
+    raw: Vec<u8>,
+    doc: Value,
+    cost_usd: Option<f64>,
+    tokens: Option<u64>,
+}
+
 /// `command`: the request on stdin, the answers on stdout. `claude` and
-/// `codex`: a small model through the CLI's structured output.
+/// `codex`: a small model through the CLI's structured output, called and
+/// read by the agent preset of the same name.
 #[allow(clippy::result_large_err)]
 fn call(
     judge: &Judge,
@@ -215,80 +227,72 @@ fn call(
     body: &str,
     questions: &[Question],
     interrupt: &AtomicBool,
-) -> Result<(Vec<u8>, Value), Outcome> {
+) -> Result<Answered, Outcome> {
+    let failed = |reason: String| Outcome::Failed { reason };
+    let unit = match judge.engine {
+        JudgeEngine::Command => None,
+        JudgeEngine::Claude => Some(preset::unit(Preset::Claude)),
+        JudgeEngine::Codex => Some(preset::unit(Preset::Codex)),
+        // Replay answers from its file (`replay`), never by a process.
+        JudgeEngine::Replay => return Err(failed("the replay engine runs no process".into())),
+    };
     let schema = answers_schema(questions).to_string();
-    let schema_dir = tempfile_dir().map_err(|reason| Outcome::Failed { reason })?;
-    let schema_file = schema_dir.0.join("judge.schema.json");
-    let out_file = schema_dir.0.join("judge.out");
-    std::fs::write(&schema_file, &schema).map_err(|e| Outcome::Failed {
-        reason: format!("cannot write `{}`: {e}", schema_file.display()),
-    })?;
-    let mut args: Vec<OsString> = Vec::new();
-    let (program, stdin) = match judge.engine {
-        JudgeEngine::Command => {
+    let scratch = tempfile::Builder::new()
+        .prefix("referee-judge-")
+        .tempdir()
+        .map_err(|e| {
+            failed(format!(
+                "cannot create a folder in `{}`: {e}",
+                std::env::temp_dir().display()
+            ))
+        })?;
+    let schema_file = scratch.path().join("judge.schema.json");
+    let out_file = scratch.path().join("judge.out");
+    std::fs::write(&schema_file, &schema)
+        .map_err(|e| failed(format!("cannot write `{}`: {e}", schema_file.display())))?;
+    let (program, invocation) = match unit {
+        None => {
             let argv = judge.command.clone().unwrap_or_default();
             let Some((first, rest)) = argv.split_first() else {
-                return Err(Outcome::Failed {
-                    reason: "`judge.command` is empty".into(),
-                });
+                return Err(failed("`judge.command` is empty".into()));
             };
-            args.extend(rest.iter().map(OsString::from));
-            (first.clone(), body.as_bytes().to_vec())
+            let invocation = Invocation {
+                args: rest.iter().map(OsString::from).collect(),
+                last: Vec::new(),
+                stdin: Some(body.as_bytes().to_vec()),
+            };
+            (first.clone(), invocation)
         }
-        JudgeEngine::Claude => {
-            for a in ["-p", "--output-format", "json", "--json-schema"] {
-                args.push(a.into());
-            }
-            args.push(schema.clone().into());
-            if let Some(model) = &judge.model {
-                args.push("--model".into());
-                args.push(model.into());
-            }
+        Some(unit) => {
+            let prompt = format!("{INSTRUCTIONS}{body}");
+            let asked = JudgeCall {
+                repo,
+                model: judge.model.as_deref(),
+                prompt: &prompt,
+                schema: &schema,
+                schema_file: &schema_file,
+                output: &out_file,
+            };
+            let Some(invocation) = unit.judge_invocation(&asked) else {
+                return Err(failed(format!(
+                    "the `{}` preset cannot judge",
+                    judge.engine.as_str()
+                )));
+            };
+            let tool = unit.tool().unwrap_or_default();
             (
-                "claude".to_string(),
-                format!("{INSTRUCTIONS}{body}").into_bytes(),
+                judge.bin.clone().unwrap_or_else(|| tool.to_string()),
+                invocation,
             )
-        }
-        JudgeEngine::Codex => {
-            for a in [
-                "exec",
-                "--json",
-                "--sandbox",
-                "read-only",
-                "--skip-git-repo-check",
-                "-C",
-            ] {
-                args.push(a.into());
-            }
-            args.push(repo.as_os_str().to_owned());
-            args.push("--output-schema".into());
-            args.push(schema_file.clone().into_os_string());
-            args.push("-o".into());
-            args.push(out_file.clone().into_os_string());
-            if let Some(model) = &judge.model {
-                args.push("-m".into());
-                args.push(model.into());
-            }
-            (
-                "codex".to_string(),
-                format!("{INSTRUCTIONS}{body}").into_bytes(),
-            )
-        }
-        // Replay answers from its file (`replay`), never by a process.
-        JudgeEngine::Replay => {
-            return Err(Outcome::Failed {
-                reason: "the replay engine runs no process".into(),
-            });
         }
     };
+    let Invocation {
+        mut args,
+        last,
+        stdin,
+    } = invocation;
     args.extend(judge.args.iter().map(OsString::from));
-    if judge.engine == JudgeEngine::Codex {
-        args.push("-".into());
-    }
-    let program = match (&judge.bin, judge.engine) {
-        (Some(bin), JudgeEngine::Claude | JudgeEngine::Codex) => bin.clone(),
-        _ => program,
-    };
+    args.extend(last);
     let call = Call {
         program,
         args,
@@ -297,129 +301,65 @@ fn call(
             .iter()
             .map(|(k, v)| (k.clone(), v.clone()))
             .collect(),
-        stdin: Some(stdin),
+        stdin,
         cwd: repo.to_path_buf(),
         timeout: judge.timeout.as_duration(),
         // Nothing to record into: a judge call has no scratch folder.
         record: None,
     };
-    let done = process::run(&call, interrupt, &mut |_| {}).map_err(|e| Outcome::Failed {
-        reason: e.to_string(),
-    })?;
+    let done = process::run(&call, interrupt, &mut |_| {}).map_err(|e| failed(e.to_string()))?;
     if done.code != Some(0) {
         let detail = String::from_utf8_lossy(&done.stderr.bytes)
             .lines()
             .find(|l| !l.trim().is_empty())
             .map(|l| format!(": {}", l.trim()))
             .unwrap_or_default();
-        return Err(Outcome::Failed {
-            reason: format!(
-                "`{}` exited with status {}{detail}",
-                call.program,
-                done.code.map_or("(signal)".to_string(), |c| c.to_string())
-            ),
-        });
+        return Err(failed(format!(
+            "`{}` exited with status {}{detail}",
+            call.program,
+            done.code.map_or("(signal)".to_string(), |c| c.to_string())
+        )));
     }
-    let raw = done.stdout.bytes.clone();
-    let doc = match judge.engine {
-        JudgeEngine::Claude => {
-            let result: Value = serde_json::from_slice(&raw).map_err(|e| Outcome::Failed {
-                reason: format!("claude printed no JSON result: {e}"),
-            })?;
-            let Some(answers) = result.get("structured_output").cloned() else {
-                return Err(Outcome::Failed {
-                    reason: "claude's result has no `structured_output`".into(),
-                });
-            };
-            with_model(
-                answers,
-                judge.model.clone().or_else(|| first_model(&result)),
-            )
+    let raw = done.stdout.bytes;
+    match unit {
+        Some(unit) => {
+            let judged = unit
+                .judgement(&raw, &std::fs::read_to_string(&out_file))
+                .map_err(failed)?;
+            Ok(answered_by(judge, raw, judged))
         }
-        JudgeEngine::Codex => {
-            let text = std::fs::read_to_string(&out_file).map_err(|e| Outcome::Failed {
-                reason: format!("codex wrote no final message: {e}"),
-            })?;
-            let answers: Value =
-                serde_json::from_str(text.trim()).map_err(|e| Outcome::Failed {
-                    reason: format!("codex's final message is not JSON: {e}"),
-                })?;
-            with_model(answers, judge.model.clone())
+        None => {
+            let doc = serde_json::from_slice(&raw)
+                .map_err(|e| failed(format!("the judge printed no JSON: {e}")))?;
+            Ok(Answered {
+                raw,
+                doc,
+                cost_usd: None,
+                tokens: None,
+            })
         }
-        _ => serde_json::from_slice(&raw).map_err(|e| Outcome::Failed {
-            reason: format!("the judge printed no JSON: {e}"),
-        })?,
-    };
-    Ok((raw, doc))
-}
-
-/// What a judge call spent, from the tool's own output.
-fn spend(engine: JudgeEngine, raw: &[u8]) -> (Option<f64>, Option<u64>) {
-    let sum = |v: &Value| -> u64 {
-        ["input_tokens", "output_tokens"]
-            .iter()
-            .filter_map(|k| v.get(*k).and_then(Value::as_u64))
-            .sum()
-    };
-    match engine {
-        JudgeEngine::Claude => match serde_json::from_slice::<Value>(raw) {
-            Ok(result) => (
-                result.get("total_cost_usd").and_then(Value::as_f64),
-                result.get("usage").map(sum),
-            ),
-            Err(_) => (None, None),
-        },
-        JudgeEngine::Codex => {
-            let tokens: u64 = raw
-                .split(|&b| b == b'\n')
-                .filter_map(|l| serde_json::from_slice::<Value>(l).ok())
-                .filter(|e| e.get("type").and_then(Value::as_str) == Some("turn.completed"))
-                .filter_map(|e| e.get("usage").map(sum))
-                .sum();
-            (None, Some(tokens))
-        }
-        _ => (None, None),
     }
 }
 
-/// The answers document with the model named. Through a CLI preset the
-/// referee chose the model (`--model`), so the model is the one the call
-/// ran, whatever name the model gives itself.
-fn with_model(answers: Value, model: Option<String>) -> Value {
-    match (answers, model) {
+/// What a preset read from the judge's call, with the model named. Through
+/// a CLI preset the referee chose the model (`--model`), so the model is the
+/// one the call ran, whatever name the model gives itself; without one, the
+/// model the tool says it ran.
+fn answered_by(judge: &Judge, raw: Vec<u8>, judged: Judged) -> Answered {
+    let doc = match (judged.answers, judge.model.clone().or(judged.model)) {
         (Value::Object(mut map), Some(model)) if map.contains_key("answers") => {
             map.insert("model".into(), json!(model));
             Value::Object(map)
         }
         (other, _) => other,
+    };
+    Answered {
+        raw,
+        doc,
+        cost_usd: judged.cost_usd,
+        tokens: judged.tokens,
     }
 }
 
-fn first_model(result: &Value) -> Option<String> {
-    result
-        .get("modelUsage")
-        .and_then(Value::as_object)
-        .and_then(|m| m.keys().next().cloned())
-}
-
-/// A private scratch folder removed on drop.
-struct Scratch(std::path::PathBuf);
-
-impl Drop for Scratch {
-    fn drop(&mut self) {
-        let _ = std::fs::remove_dir_all(&self.0);
-    }
-}
-
-fn tempfile_dir() -> Result<Scratch, String> {
-    let dir = std::env::temp_dir().join(format!(
-        "referee-judge-{}-{}",
-        std::process::id(),
-        std::time::SystemTime::now()
-            .duration_since(std::time::UNIX_EPOCH)
-            .map(|d| d.as_nanos())
-            .unwrap_or_default()
-    ));
-    std::fs::create_dir_all(&dir).map_err(|e| format!("cannot create `{}`: {e}", dir.display()))?;
-    Ok(Scratch(dir))
-}
+#[cfg(test)]
+mod tests;

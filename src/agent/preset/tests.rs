@@ -171,3 +171,66 @@ fn command_runs_the_contract_argv_with_the_referee_environment() {
     assert_eq!(c.stdin, None);
     assert!(c.env.iter().any(|(k, _)| k == "REFEREE_PATCH_FILE"));
 }
+
+/// The facts each unit states about itself are the ones the contract
+/// enforces: the roles it accepts a preset for and the options it refuses.
+#[test]
+fn each_unit_states_the_roles_and_options_the_contract_accepts() {
+    let presets = [
+        Preset::Claude,
+        Preset::Codex,
+        Preset::CodexReview,
+        Preset::Gemini,
+        Preset::Command,
+        Preset::Tests,
+    ];
+    let options = [
+        ("model", "\"m\""),
+        ("bin", "\"b\""),
+        ("allowed_tools", "[\"Read\"]"),
+        ("max_turns", "3"),
+        ("sandbox", "\"read-only\""),
+        ("command", "[\"a\"]"),
+        ("junit", "\"j.xml\""),
+    ];
+    for preset in presets {
+        let u = unit(preset);
+        let needed: Vec<(&str, &str)> = options
+            .iter()
+            .copied()
+            .filter(|(name, _)| match preset {
+                Preset::Command => *name == "command",
+                Preset::Tests => ["command", "junit"].contains(name),
+                _ => false,
+            })
+            .collect();
+        let section = |extra: Option<(&str, &str)>| {
+            let mut text = format!("preset = \"{}\"\n", preset.as_str());
+            for (name, value) in needed.iter().copied().chain(extra) {
+                text.push_str(&format!("{name} = {value}\n"));
+            }
+            text
+        };
+        for role in [Role::Writer, Role::Reviewer] {
+            let text = format!("loop = \"t\"\n[{}]\n{}", role.as_str(), section(None));
+            assert_eq!(
+                crate::contract::Contract::from_toml(&text, "HEAD").is_ok(),
+                u.roles().contains(&role),
+                "{} as {}",
+                preset.as_str(),
+                role.as_str()
+            );
+        }
+        for option in options {
+            let extra = (!needed.contains(&option)).then_some(option);
+            let text = format!("loop = \"t\"\n[reviewer]\n{}", section(extra));
+            assert_eq!(
+                crate::contract::Contract::from_toml(&text, "HEAD").is_ok(),
+                u.options().contains(&option.0),
+                "{} with `{}`",
+                preset.as_str(),
+                option.0
+            );
+        }
+    }
+}
