@@ -9,11 +9,21 @@ use toml::Value;
 use super::value::{Argv, Bounded, Env, RepoFolder, RepoPath, Strings, Text, describe};
 use super::{ContractError, Timeout};
 
-/// Which side of the loop an agent plays.
+/// Which side of the loop an agent plays: the contract's `[writer]` or
+/// `[reviewer]`, and the call a preset builds for it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(super) enum Role {
+pub enum Role {
     Writer,
     Reviewer,
+}
+
+impl Role {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Role::Writer => "writer",
+            Role::Reviewer => "reviewer",
+        }
+    }
 }
 
 /// How an agent is run (SPEC §6).

@@ -13,7 +13,7 @@ mod value;
 use serde::de::Deserializer;
 use serde::{Deserialize, Serialize};
 
-pub use agent::{Agent, Judge, JudgeEngine, Preset};
+pub use agent::{Agent, Judge, JudgeEngine, Preset, Role};
 pub use duration::Timeout;
 pub use name::LoopName;
 

@@ -10,10 +10,10 @@ pub mod request;
 pub mod route;
 pub mod validate;
 
-pub use questions::{ChoiceOption, Kind, Question, default_questions, questions_from_json};
+pub use questions::{Question, default_questions, questions_from_json};
 pub use request::{Request, State, StateFinding, StateRound, answers_schema, build_request};
 pub use route::{Route, route};
-pub use validate::{Answer, Judgement, Validation, parse_answers, validate};
+pub use validate::{Judgement, Validation, validate};
 
 /// Why a question set or a request could not be made. Judge answers never
 /// produce this: an answer that does not validate is an outcome the loop

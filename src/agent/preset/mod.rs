@@ -92,21 +92,8 @@ pub trait Unit: Sync {
     }
 }
 
-/// Which side of the loop a call plays.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Role {
-    Writer,
-    Reviewer,
-}
-
-impl Role {
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Role::Writer => "writer",
-            Role::Reviewer => "reviewer",
-        }
-    }
-}
+/// Which side of the loop a call plays (the contract's).
+pub use crate::contract::Role;
 
 /// Files a call may read or write, in the round's work folder.
 #[derive(Debug, Clone, PartialEq, Eq)]
