@@ -29,6 +29,12 @@ impl State {
     pub fn locate(dir: Option<&Path>) -> anyhow::Result<State> {
         let cwd = std::env::current_dir().context("cannot read the current folder")?;
         let repo = git_toplevel(&cwd).unwrap_or_else(|| cwd.clone());
+        State::at(&cwd, repo, dir)
+    }
+
+    /// The state of `repo`, seen from `cwd`: `dir` (relative to `cwd`) or
+    /// `.referee/` at the top of `repo`, refused when a link is in it.
+    pub fn at(cwd: &Path, repo: PathBuf, dir: Option<&Path>) -> anyhow::Result<State> {
         let root = match dir {
             Some(dir) if dir.is_absolute() => dir.to_path_buf(),
             Some(dir) => cwd.join(dir),

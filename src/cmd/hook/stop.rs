@@ -102,19 +102,9 @@ fn referee(
     let Some(repo) = toplevel(&payload.cwd) else {
         return Ok(Answer::Allow);
     };
-    let root = match dir {
-        Some(d) if d.is_absolute() => d.to_path_buf(),
-        Some(d) => payload.cwd.join(d),
-        None => repo.join(".referee"),
-    };
-    let state = State {
-        root,
-        repo,
-        named: dir.is_some(),
-    };
     // A link planted in the state folder is refused here as by every
     // command (the stop goes through with the message).
-    state.check()?;
+    let state = State::at(&payload.cwd, repo, dir)?;
     let Some(lp) = choose_loop(&state, select)? else {
         return Ok(Answer::Allow);
     };
