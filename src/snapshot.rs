@@ -324,8 +324,7 @@ fn worktree_tree_at(
     // The copied index may track files under an excluded directory; `add`
     // with an exclude pathspec would leave them in, so drop them first.
     if copied {
-        drop_excluded(git, &exclude)?;
-        clear_index_flags(git)?;
+        prepare_index(git, &exclude)?;
     }
     let mut args: Vec<OsString> = [
         "-c",
@@ -395,14 +394,31 @@ const MAX_SUBMODULE_DEPTH: u32 = 3;
 /// index, `assume-unchanged` is cleared everywhere and `skip-worktree` on
 /// every file that is in the work tree (a sparse checkout's absent files
 /// keep it: they are not deleted).
-fn clear_index_flags(git: Git<'_>) -> Result<(), SnapshotError> {
+///
+/// The copied index may also track files under an excluded directory (the
+/// state folder, frozen files); `add` with an exclude pathspec would leave
+/// them in, so they are dropped first, and only when there are any: `git rm
+/// --cached` rewrites the whole index and its cache tree (in a 20,000-file
+/// repository that and the `write-tree` it slows cost half a round).
+fn prepare_index(git: Git<'_>, exclude: &[&str]) -> Result<(), SnapshotError> {
     let out = git.run(["ls-files", "-v", "-z"])?;
+    let excluded = |path: &[u8]| {
+        exclude.iter().any(|d| {
+            path.strip_prefix(d.as_bytes())
+                .is_some_and(|rest| rest.is_empty() || rest.starts_with(b"/"))
+        })
+    };
+    let mut any_excluded = false;
     let mut assumed: Vec<u8> = Vec::new();
     let mut skipped: Vec<u8> = Vec::new();
     for entry in out.stdout.split(|&b| b == 0) {
         let (Some(&tag), Some(path)) = (entry.first(), entry.get(2..)) else {
             continue;
         };
+        if excluded(path) {
+            any_excluded = true;
+            continue;
+        }
         if tag.is_ascii_lowercase() {
             assumed.extend_from_slice(path);
             assumed.push(0);
@@ -416,6 +432,9 @@ fn clear_index_flags(git: Git<'_>) -> Result<(), SnapshotError> {
             skipped.extend_from_slice(path);
             skipped.push(0);
         }
+    }
+    if any_excluded {
+        drop_excluded(git, exclude)?;
     }
     for (flag, paths) in [
         ("--no-assume-unchanged", assumed),
@@ -843,6 +862,28 @@ mod tests {
         let snap = commit(repo, loop_name, round, parent, &tree, message)?;
         publish(repo, &snap, message)?;
         Ok(snap)
+    }
+
+    #[test]
+    fn a_tracked_state_folder_and_flagged_files_are_handled_in_the_copy() {
+        let repo = Repo::new();
+        repo.write("a.txt", "a\n");
+        repo.write(".referee/ledgers/l.csv", "row\n");
+        repo.git(&["add", "-f", "a.txt", ".referee/ledgers/l.csv"]);
+        repo.git(&["commit", "-q", "-m", "tracked state"]);
+        repo.git(&["update-index", "--assume-unchanged", "a.txt"]);
+        repo.write("a.txt", "changed\n");
+        let tree = worktree_tree(repo.path(), EXCLUDE).expect("tree");
+        // The state folder is left out though the index tracks it, and the
+        // flagged file's change is seen.
+        assert_eq!(repo.ls_tree(&tree), ["README.md", "a.txt"]);
+        assert_eq!(
+            repo.git(&["cat-file", "-p", &format!("{tree}:a.txt")]),
+            "changed\n"
+        );
+        // The user's index is untouched: it still tracks both, flag and all.
+        assert!(repo.git(&["ls-files", "-v"]).contains("h a.txt"));
+        assert!(repo.git(&["ls-files"]).contains(".referee/ledgers/l.csv"));
     }
 
     #[test]
