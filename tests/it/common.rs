@@ -260,3 +260,57 @@ pub fn title(id: &str) -> String {
 pub fn text(bytes: &[u8]) -> String {
     String::from_utf8_lossy(bytes).into_owned()
 }
+
+/// The fake agent script (tests/fixtures/agents/fake-agent.sh): per call it
+/// runs `writer-N.sh` or prints `reviewer-N.print` from `FAKE_DIR`.
+pub fn fake_agent() -> String {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/fixtures/agents/fake-agent.sh")
+        .display()
+        .to_string()
+}
+
+/// A repository whose loop `l` (4 rounds) is driven by the fake agent as
+/// writer and reviewer, and the folder of its scripts.
+pub struct Driven {
+    pub repo: Repo,
+    pub script: tempfile::TempDir,
+}
+
+impl Driven {
+    pub fn new() -> Driven {
+        let repo = Repo::new();
+        repo.write("src/a.rs", "fn a() {}\n");
+        repo.git(&["add", "-A"]);
+        repo.git(&["commit", "-q", "-m", "a"]);
+        let script = tempfile::tempdir().unwrap();
+        let dir = script.path().display().to_string();
+        let agent = fake_agent();
+        let section = |role: &str| {
+            format!(
+                "[{role}]\npreset = \"command\"\ncommand = [\"{agent}\"]\nenv = {{ FAKE_DIR = \"{dir}\" }}\n"
+            )
+        };
+        let contract = format!(
+            "loop = \"l\"\nmax_rounds = 4\n{}{}",
+            section("writer"),
+            section("reviewer")
+        );
+        let path = script.path().join("contract.toml");
+        std::fs::write(&path, contract).unwrap();
+        repo.run(&["init", "--from", path.to_str().unwrap()])
+            .assert(0, "");
+        Driven { repo, script }
+    }
+
+    /// Writes one of the fake agent's scripts.
+    pub fn file(&self, name: &str, body: impl AsRef<[u8]>) -> &Driven {
+        std::fs::write(self.script.path().join(name), body).unwrap();
+        self
+    }
+
+    /// How many rows the loop's ledger holds.
+    pub fn rows(&self) -> usize {
+        self.repo.ledger_json().len()
+    }
+}

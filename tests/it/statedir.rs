@@ -16,7 +16,7 @@ use std::time::{Duration, Instant};
 use nix::sys::signal::{Signal, kill, killpg};
 use nix::unistd::Pid;
 
-use crate::common::{Out, Repo, text};
+use crate::common::{Driven, Out, Repo, text};
 
 const BUG: &str = r#"{"findings":[{"id":"F1","severity":"bug","title":"off by one","file":"src/a.rs","line":1}]}"#;
 
@@ -113,51 +113,6 @@ fn refused(out: &Out, rel: &str) {
         "expected the refusal of `{rel}`, got:\n{}",
         out.stderr
     );
-}
-
-fn fake_agent() -> String {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
-        .join("tests/fixtures/agents/fake-agent.sh")
-        .display()
-        .to_string()
-}
-
-/// A repository whose loop `l` is driven by the fake agent, and its scripts.
-struct Driven {
-    repo: Repo,
-    script: tempfile::TempDir,
-}
-
-impl Driven {
-    fn new() -> Driven {
-        let repo = Repo::new();
-        repo.write("src/a.rs", "fn a() {}\n");
-        repo.git(&["add", "-A"]);
-        repo.git(&["commit", "-q", "-m", "a"]);
-        let script = tempfile::tempdir().unwrap();
-        let dir = script.path().display().to_string();
-        let agent = fake_agent();
-        let section = |role: &str| {
-            format!(
-                "[{role}]\npreset = \"command\"\ncommand = [\"{agent}\"]\nenv = {{ FAKE_DIR = \"{dir}\" }}\n"
-            )
-        };
-        let contract = format!(
-            "loop = \"l\"\nmax_rounds = 4\n{}{}",
-            section("writer"),
-            section("reviewer")
-        );
-        let path = script.path().join("contract.toml");
-        std::fs::write(&path, contract).unwrap();
-        let out = referee(&repo, &["init", "--from", path.to_str().unwrap()]);
-        assert_eq!(out.code, 0, "{}", out.stderr);
-        Driven { repo, script }
-    }
-
-    fn file(&self, name: &str, body: &str) -> &Driven {
-        std::fs::write(self.script.path().join(name), body).unwrap();
-        self
-    }
 }
 
 // ---------------------------------------------------------------------------
@@ -351,7 +306,7 @@ fn a_planted_link_in_the_scratch_folder_is_not_followed() {
     let target = outside.file().display().to_string();
     f.file(
         "writer-1.sh",
-        &format!(
+        format!(
             "echo 'fn a() {{ 1 }}' > src/a.rs\nrm -f \"$REFEREE_PROMPT_FILE\"\nln -s '{target}' \"$REFEREE_PROMPT_FILE\"\n"
         ),
     )

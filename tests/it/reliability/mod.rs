@@ -14,7 +14,7 @@ use std::time::{Duration, Instant};
 
 use serde_json::Value;
 
-use crate::common::{Out, Repo, text};
+use crate::common::{Driven, Out, Repo, text};
 
 mod agents;
 mod concurrency;
@@ -169,56 +169,4 @@ fn spawn_record(repo: &Repo, lp: &str, findings: &str) -> Child {
 
 fn root() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR"))
-}
-
-fn fake_agent() -> String {
-    root()
-        .join("tests/fixtures/agents/fake-agent.sh")
-        .display()
-        .to_string()
-}
-
-/// A repository whose loop `l` is driven by the fake agent, and its scripts.
-struct Driven {
-    repo: Repo,
-    script: tempfile::TempDir,
-}
-
-impl Driven {
-    fn new() -> Driven {
-        let repo = Repo::new();
-        repo.write("src/a.rs", "fn a() {}\n");
-        repo.git(&["add", "-A"]);
-        repo.git(&["commit", "-q", "-m", "a"]);
-        let script = tempfile::tempdir().unwrap();
-        let dir = script.path().display().to_string();
-        let agent = fake_agent();
-        let section = |role: &str| {
-            format!(
-                "[{role}]\npreset = \"command\"\ncommand = [\"{agent}\"]\nenv = {{ FAKE_DIR = \"{dir}\" }}\n"
-            )
-        };
-        let contract = format!(
-            "loop = \"l\"\nmax_rounds = 4\n{}{}",
-            section("writer"),
-            section("reviewer")
-        );
-        let path = script.path().join("contract.toml");
-        std::fs::write(&path, contract).unwrap();
-        let out = referee(&repo, &["init", "--from", path.to_str().unwrap()]);
-        assert_eq!(out.code, 0, "{}", out.stderr);
-        Driven { repo, script }
-    }
-
-    fn file(&self, name: &str, body: impl AsRef<[u8]>) -> &Driven {
-        std::fs::write(self.script.path().join(name), body).unwrap();
-        self
-    }
-
-    fn rows(&self) -> usize {
-        let out = referee(&self.repo, &["ledger", "show", "--json"]);
-        serde_json::from_str::<Vec<Value>>(&out.stdout)
-            .expect("json")
-            .len()
-    }
 }
