@@ -37,11 +37,17 @@ pub fn show(state: &State, args: LedgerShowArgs) -> anyhow::Result<Exit> {
 
 pub fn verify(state: &State, args: LoopArgs) -> anyhow::Result<Exit> {
     let (name, store) = store_of(state, &args.select)?;
+    // Each round row's number, round and snapshot, kept as the chain is checked.
+    let mut rounds: Vec<(usize, u32, String)> = Vec::new();
     let checked = store
-        .verify_rows()
+        .verify_seeing(|n, row| {
+            if row.kind == crate::ledger::Kind::Round && !row.snapshot.is_empty() {
+                rounds.push((n, row.round, row.snapshot.clone()));
+            }
+        })
         .map_err(anyhow::Error::from)
-        .and_then(|(summary, rows)| {
-            snapshots_hold(state, &name, &rows)?;
+        .and_then(|summary| {
+            snapshots_hold(state, &name, &rounds)?;
             Ok(summary)
         });
     match checked {
@@ -84,43 +90,37 @@ pub fn verify(state: &State, args: LoopArgs) -> anyhow::Result<Exit> {
 fn snapshots_hold(
     state: &State,
     name: &crate::contract::LoopName,
-    rows: &[crate::ledger::Row],
+    rounds: &[(usize, u32, String)],
 ) -> anyhow::Result<()> {
     use crate::snapshot;
-    let rounds: Vec<(usize, &crate::ledger::Row)> = rows
-        .iter()
-        .enumerate()
-        .filter(|(_, r)| r.kind == crate::ledger::Kind::Round && !r.snapshot.is_empty())
-        .map(|(i, r)| (i + 1, r))
-        .collect();
     if rounds.is_empty() {
         return Ok(());
     }
-    let ids: Vec<&str> = rounds.iter().map(|(_, r)| r.snapshot.as_str()).collect();
+    let ids: Vec<&str> = rounds.iter().map(|(_, _, s)| s.as_str()).collect();
     let missing = snapshot::missing_commits(&state.repo, &ids)?;
     let refs = snapshot::round_refs(&state.repo, name.as_str())?;
-    for (n, row) in rounds {
-        let short = row.snapshot.get(..12).unwrap_or(&row.snapshot);
-        if missing.contains(&row.snapshot) {
+    for (n, round, pinned) in rounds {
+        let short = pinned.get(..12).unwrap_or(pinned);
+        if missing.contains(pinned) {
             anyhow::bail!(
                 "row {n}: round {}'s snapshot commit `{short}` is not in this repository\n\
                  hint: a clone without referee's refs lacks them: `git fetch origin 'refs/referee/*:refs/referee/*'`",
-                row.round
+                *round
             );
         }
-        let reference = snapshot::round_ref(name.as_str(), row.round)?;
-        match refs.get(&row.round) {
-            Some(commit) if *commit == row.snapshot => {}
+        let reference = snapshot::round_ref(name.as_str(), *round)?;
+        match refs.get(round) {
+            Some(commit) if commit == pinned => {}
             Some(commit) => anyhow::bail!(
                 "row {n}: `{reference}` points at `{}`, but the row pins round {}'s snapshot `{short}`",
                 commit.get(..12).unwrap_or(commit),
-                row.round
+                *round
             ),
             None => anyhow::bail!(
                 "row {n}: `{reference}` is missing (the row pins round {}'s snapshot `{short}`)\n\
                  hint: `git update-ref {reference} {}` puts it back",
-                row.round,
-                row.snapshot
+                *round,
+                pinned
             ),
         }
     }

@@ -64,6 +64,23 @@ pub fn parse_hashed(bytes: &[u8]) -> Result<Parsed, ChainError> {
 }
 
 fn parse_with(bytes: &[u8], hash: bool) -> Result<Parsed, ChainError> {
+    let mut rows = Vec::new();
+    let mut hashes = Vec::new();
+    let torn = each_row(bytes, hash, |_, row, computed| {
+        rows.push(row);
+        hashes.extend(computed);
+        Ok(())
+    })?;
+    Ok(Parsed { rows, hashes, torn })
+}
+
+/// Reads `bytes` row by row, handing each to `f` with its number and (when
+/// `hash`) the hash of its fields as written; returns the torn tail, if any.
+fn each_row(
+    bytes: &[u8],
+    hash: bool,
+    mut f: impl FnMut(usize, Row, Option<String>) -> Result<(), ChainError>,
+) -> Result<Option<Torn>, ChainError> {
     let committed_len = match bytes.iter().rposition(|&b| b == b'\n') {
         Some(i) => i + 1,
         None => 0,
@@ -73,17 +90,19 @@ fn parse_with(bytes: &[u8], hash: bool) -> Result<Parsed, ChainError> {
         offset: committed_len as u64,
         bytes: tail.to_vec(),
     });
-    let mut parsed = Parsed {
-        rows: Vec::new(),
-        hashes: Vec::new(),
-        torn,
-    };
     if committed.is_empty() {
-        return Ok(parsed);
+        return Ok(torn);
     }
     // `committed` ends with its final newline; every piece between newlines is a line.
     let body = &committed[..committed.len() - 1];
-    let mut lines = body.split(|&b| b == b'\n');
+    let mut start = 0;
+    let mut lines = memchr::memchr_iter(b'\n', body)
+        .chain(std::iter::once(body.len()))
+        .map(|end| {
+            let line = &body[start..end];
+            start = end + 1;
+            line
+        });
     let first = lines.next().unwrap_or_default();
     let expected = header();
     if first.strip_suffix(b"\r") == Some(expected.as_bytes()) {
@@ -104,13 +123,15 @@ fn parse_with(bytes: &[u8], hash: bool) -> Result<Parsed, ChainError> {
                 line: format!("row {row_no}"),
             });
         }
-        let (row, computed) = with_record(line, |fields| {
+        let (row, computed) = with_record(line, |fields, plain| {
             let row =
                 Row::from_fields(fields).map_err(|e| ChainError::row(row_no, e.to_string()))?;
             // The hash covers the row's values; the bytes must also be exactly
             // how referee writes those values, or an edit that keeps the values
-            // (a quote added or dropped) would pass.
-            if hash && !written_as(line, fields) {
+            // (a quote added or dropped) would pass. A plain line (no quote,
+            // no CR) split at its commas is by construction how referee
+            // writes those fields.
+            if hash && !plain && !written_as(line, fields) {
                 return Err(ChainError::row(
                     row_no,
                     "its bytes are not as referee writes its values (quoting or spacing was edited)",
@@ -119,27 +140,24 @@ fn parse_with(bytes: &[u8], hash: bool) -> Result<Parsed, ChainError> {
             Ok((row, hash.then(|| hash_fields(fields))))
         })
         .map_err(|p| ChainError::row(row_no, p))??;
-        parsed.rows.push(row);
-        if let Some(computed) = computed {
-            parsed.hashes.push(computed);
-        }
+        f(row_no, row, computed)?;
     }
-    Ok(parsed)
+    Ok(torn)
 }
 
 /// One CSV record from one line.
 pub fn read_record(line: &[u8]) -> Result<Vec<String>, String> {
-    with_record(line, |fields| {
+    with_record(line, |fields, _| {
         fields.iter().map(|f| f.to_string()).collect()
     })
 }
 
-/// Calls `f` with the fields of the CSV record on `line`. A line with no
-/// quote and no carriage return (how referee writes almost every row) is
-/// split where it stands, borrowing its fields; any other goes through the
-/// CSV state machine, built once per thread and reset per line (building it
-/// dominated reading a large ledger).
-pub fn with_record<T>(line: &[u8], f: impl FnOnce(&[&str]) -> T) -> Result<T, String> {
+/// Calls `f` with the fields of the CSV record on `line`, and whether the
+/// line was plain. A plain line, with no quote and no carriage return (how
+/// referee writes almost every row), is split where it stands, borrowing
+/// its fields; any other goes through the CSV state machine, built once per
+/// thread and reset per line (building it dominated reading a large ledger).
+pub fn with_record<T>(line: &[u8], f: impl FnOnce(&[&str], bool) -> T) -> Result<T, String> {
     thread_local! {
         static READER: std::cell::RefCell<csv_core::Reader> =
             std::cell::RefCell::new(csv_core::ReaderBuilder::new().build());
@@ -149,9 +167,14 @@ pub fn with_record<T>(line: &[u8], f: impl FnOnce(&[&str]) -> T) -> Result<T, St
     if line.is_empty() {
         return Err("empty line".into());
     }
-    if !line.iter().any(|&b| b == b'"' || b == b'\r') {
+    if memchr::memchr2(b'"', b'\r', line).is_none() {
         let mut fields: Vec<&str> = Vec::with_capacity(COLUMNS.len());
-        fields.extend(text.split(','));
+        let mut start = 0;
+        // Commas are ASCII: every split falls on a character boundary.
+        for end in memchr::memchr_iter(b',', line).chain(std::iter::once(line.len())) {
+            fields.push(text.get(start..end).unwrap_or_default());
+            start = end + 1;
+        }
         if fields.len() != COLUMNS.len() {
             return Err(format!(
                 "has {} fields, the header has {}",
@@ -159,11 +182,11 @@ pub fn with_record<T>(line: &[u8], f: impl FnOnce(&[&str]) -> T) -> Result<T, St
                 COLUMNS.len()
             ));
         }
-        return Ok(f(&fields));
+        return Ok(f(&fields, true));
     }
     let owned = READER.with(|reader| split(&mut reader.borrow_mut(), line))?;
     let fields: Vec<&str> = owned.iter().map(String::as_str).collect();
-    Ok(f(&fields))
+    Ok(f(&fields, false))
 }
 
 fn split(reader: &mut csv_core::Reader, line: &[u8]) -> Result<Vec<String>, String> {
@@ -272,57 +295,7 @@ pub fn verify(
     }
     let mut prev = contract_sha256.to_string();
     for (i, (row, computed)) in parsed.rows.iter().zip(&parsed.hashes).enumerate() {
-        let n = i + 1;
-        if row.prev_sha256 != prev {
-            let problem = if n == 1 {
-                format!(
-                    "prev_sha256 `{}` is not the contract's sha256 `{}`: the contract file changed since round 1, or this row was edited",
-                    short(&row.prev_sha256),
-                    short(&prev)
-                )
-            } else {
-                format!(
-                    "prev_sha256 `{}` does not link to row {}'s row_sha256 `{}` (a row was edited, removed or reordered)",
-                    short(&row.prev_sha256),
-                    n - 1,
-                    short(&prev)
-                )
-            };
-            return Err(ChainError::row(n, problem));
-        }
-        if *computed != row.row_sha256 {
-            return Err(ChainError::row(
-                n,
-                format!(
-                    "hash mismatch: row_sha256 is `{}`, the fields hash to `{}` (the row was edited)",
-                    short(&row.row_sha256),
-                    short(computed)
-                ),
-            ));
-        }
-        let found = evidence(row).map_err(|e| ChainError::row(n, format!("evidence: {e}")))?;
-        match (row.evidence_sha256.as_str(), found) {
-            ("", None) => {}
-            ("", Some(_)) => {
-                return Err(ChainError::row(
-                    n,
-                    "evidence folder exists but the row records none",
-                ));
-            }
-            (_, None) => return Err(ChainError::row(n, "evidence folder is missing")),
-            (want, Some(got)) if want != got => {
-                return Err(ChainError::row(
-                    n,
-                    format!(
-                        "evidence digest mismatch: recorded `{}`, the folder hashes to `{}` (an evidence file was changed, added or removed)",
-                        short(want),
-                        short(&got)
-                    ),
-                ));
-            }
-            _ => {}
-        }
-        prev = row.row_sha256.clone();
+        check_row(i + 1, row, computed, &mut prev, &mut evidence)?;
     }
     if let Some(torn) = &parsed.torn {
         return Err(ChainError::Torn {
@@ -339,6 +312,106 @@ pub fn verify(
             .count(),
         head: parsed.rows.last().map(|r| r.row_sha256.clone()),
     })
+}
+
+/// [`verify`] as the ledger's bytes are read, keeping no row: each checked
+/// row is shown to `seen` and dropped (a 100,000-row ledger is never held
+/// as rows). Same checks, same messages; the first bad row is named.
+pub fn verify_bytes(
+    bytes: &[u8],
+    contract_sha256: &str,
+    mut evidence: impl FnMut(&Row) -> Result<Option<String>, String>,
+    mut seen: impl FnMut(usize, &Row),
+) -> Result<Summary, ChainError> {
+    let mut prev = contract_sha256.to_string();
+    let (mut rows, mut rounds) = (0, 0);
+    let torn = each_row(bytes, true, |n, row, computed| {
+        check_row(
+            n,
+            &row,
+            computed.as_deref().unwrap_or(""),
+            &mut prev,
+            &mut evidence,
+        )?;
+        rows = n;
+        rounds += usize::from(row.kind == super::Kind::Round);
+        seen(n, &row);
+        Ok(())
+    })?;
+    if let Some(torn) = torn {
+        return Err(ChainError::Torn {
+            after: rows,
+            len: torn.bytes.len(),
+        });
+    }
+    Ok(Summary {
+        rows,
+        rounds,
+        head: (rows > 0).then_some(prev),
+    })
+}
+
+/// Row `n` against the chain so far: it links to `prev`, its fields hash to
+/// its `row_sha256` (`computed`), and its evidence digest is what is on
+/// disk. `prev` moves on to this row's hash.
+fn check_row(
+    n: usize,
+    row: &Row,
+    computed: &str,
+    prev: &mut String,
+    evidence: &mut impl FnMut(&Row) -> Result<Option<String>, String>,
+) -> Result<(), ChainError> {
+    if row.prev_sha256 != *prev {
+        let problem = if n == 1 {
+            format!(
+                "prev_sha256 `{}` is not the contract's sha256 `{}`: the contract file changed since round 1, or this row was edited",
+                short(&row.prev_sha256),
+                short(prev)
+            )
+        } else {
+            format!(
+                "prev_sha256 `{}` does not link to row {}'s row_sha256 `{}` (a row was edited, removed or reordered)",
+                short(&row.prev_sha256),
+                n - 1,
+                short(prev)
+            )
+        };
+        return Err(ChainError::row(n, problem));
+    }
+    if computed != row.row_sha256 {
+        return Err(ChainError::row(
+            n,
+            format!(
+                "hash mismatch: row_sha256 is `{}`, the fields hash to `{}` (the row was edited)",
+                short(&row.row_sha256),
+                short(computed)
+            ),
+        ));
+    }
+    let found = evidence(row).map_err(|e| ChainError::row(n, format!("evidence: {e}")))?;
+    match (row.evidence_sha256.as_str(), found) {
+        ("", None) => {}
+        ("", Some(_)) => {
+            return Err(ChainError::row(
+                n,
+                "evidence folder exists but the row records none",
+            ));
+        }
+        (_, None) => return Err(ChainError::row(n, "evidence folder is missing")),
+        (want, Some(got)) if want != got => {
+            return Err(ChainError::row(
+                n,
+                format!(
+                    "evidence digest mismatch: recorded `{}`, the folder hashes to `{}` (an evidence file was changed, added or removed)",
+                    short(want),
+                    short(&got)
+                ),
+            ));
+        }
+        _ => {}
+    }
+    prev.clone_from(&row.row_sha256);
+    Ok(())
 }
 
 /// The first 12 hex digits: enough to tell hashes apart in a message.

@@ -120,18 +120,19 @@ impl Store {
         &self,
         parse: fn(&[u8]) -> Result<Parsed, ChainError>,
     ) -> Result<Parsed, StoreError> {
+        parse(&self.read_bytes()?).map_err(|cause| self.chain(cause))
+    }
+
+    /// The ledger's bytes under a shared lock (none: no ledger yet).
+    fn read_bytes(&self) -> Result<Vec<u8>, StoreError> {
         self.check_base()?;
         let Some(mut file) = statefs::open_read(&self.base, &self.ledger)? else {
-            return Ok(Parsed {
-                rows: Vec::new(),
-                hashes: Vec::new(),
-                torn: None,
-            });
+            return Ok(Vec::new());
         };
         file.lock_shared().map_err(io(&self.ledger))?;
         let mut bytes = Vec::new();
         file.read_to_end(&mut bytes).map_err(io(&self.ledger))?;
-        parse(&bytes).map_err(|cause| self.chain(cause))
+        Ok(bytes)
     }
 
     /// Takes the exclusive lock that every append holds, creating the file.
@@ -144,13 +145,17 @@ impl Store {
 
     /// Checks the chain and every evidence digest.
     pub fn verify(&self) -> Result<chain::Summary, StoreError> {
-        self.verify_rows().map(|(summary, _)| summary)
+        self.verify_seeing(|_, _| {})
     }
 
-    /// [`Store::verify`], handing back the rows it read (a caller that
-    /// checks more need not read the ledger again).
-    pub fn verify_rows(&self) -> Result<(chain::Summary, Vec<Row>), StoreError> {
-        let parsed = self.read_with(chain::parse_hashed)?;
+    /// [`Store::verify`], showing each checked row to `seen` as it goes (a
+    /// caller that checks more need not read the ledger again); no row is
+    /// kept.
+    pub fn verify_seeing(
+        &self,
+        seen: impl FnMut(usize, &Row),
+    ) -> Result<chain::Summary, StoreError> {
+        let bytes = self.read_bytes()?;
         // Which rounds have an evidence folder, listed once (not a stat per row).
         let listed = match statefs::check(&self.base, &self.evidence_root)? {
             Some(meta) if meta.is_dir() => std::fs::read_dir(&self.evidence_root),
@@ -169,14 +174,18 @@ impl Store {
                     .collect()
             })
             .unwrap_or_default();
-        let summary = chain::verify(&parsed, &self.genesis, |row| {
-            if row.kind != Kind::Round || !present.contains(&row.round) {
-                return Ok(None);
-            }
-            self.evidence_digest_of(row)
-        })
-        .map_err(|cause| self.chain(cause))?;
-        Ok((summary, parsed.rows))
+        chain::verify_bytes(
+            &bytes,
+            &self.genesis,
+            |row| {
+                if row.kind != Kind::Round || !present.contains(&row.round) {
+                    return Ok(None);
+                }
+                self.evidence_digest_of(row)
+            },
+            seen,
+        )
+        .map_err(|cause| self.chain(cause))
     }
 
     /// Removes a torn final line, if any; returns the bytes removed.
