@@ -9,23 +9,35 @@ use crate::state::State;
 
 pub fn show(state: &State, args: LedgerShowArgs) -> anyhow::Result<Exit> {
     let (name, store) = store_of(state, &args.select)?;
-    let parsed = store.read()?;
     let format = if args.json {
         LedgerFormat::Json
     } else {
         args.format
     };
-    if format == LedgerFormat::Json {
-        let mut out = std::io::BufWriter::new(std::io::stdout().lock());
-        report::ledger::write_json(&parsed.rows, &mut out)?;
-        std::io::Write::flush(&mut out)?;
+    let torn = if format == LedgerFormat::Json {
+        // Each row is written as it is read: a large ledger is never held.
+        let mut json =
+            report::ledger::JsonRows::new(std::io::BufWriter::new(std::io::stdout().lock()));
+        let mut failed = None;
+        let torn = store.read_each(|row| {
+            if failed.is_none() {
+                failed = json.row(row).err();
+            }
+        })?;
+        match failed {
+            Some(err) => return Err(err.into()),
+            None => json.finish()?,
+        }
+        torn
     } else {
+        let parsed = store.read()?;
         super::emit_rendered(
             &report::ledger::render(name.as_str(), &parsed.rows, format),
             format.for_people(),
         )?;
-    }
-    if let Some(torn) = parsed.torn {
+        parsed.torn
+    };
+    if let Some(torn) = torn {
         eprintln_quiet(&format!(
             "warning: ledger `{}` ends in a torn line of {} bytes (not shown)\nhint: run `referee ledger repair`",
             super::shown(store.path()),

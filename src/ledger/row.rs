@@ -111,6 +111,27 @@ impl Verdict {
     }
 }
 
+/// One value of a row, as [`Row::values`] gives it.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum Field<'a> {
+    Text(&'a str),
+    /// A whole number, or empty.
+    Number(Option<u64>),
+    /// `cost_usd`, or empty.
+    Cost(Option<f64>),
+}
+
+impl Field<'_> {
+    /// The field as the ledger's CSV writes it.
+    pub fn to_text(&self) -> String {
+        match self {
+            Field::Text(text) => (*text).to_string(),
+            Field::Number(n) => n.map(|n| n.to_string()).unwrap_or_default(),
+            Field::Cost(c) => c.map(|c| c.to_string()).unwrap_or_default(),
+        }
+    }
+}
+
 /// A round's counts (SPEC §3).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub struct Counts {
@@ -208,34 +229,38 @@ impl Row {
 
     /// The row's fields in column order.
     pub fn fields(&self) -> Vec<String> {
+        self.values().iter().map(Field::to_text).collect()
+    }
+
+    /// The row's values in column order, unconverted: what [`Row::fields`]
+    /// writes as text, for renderers that write numbers as numbers.
+    pub fn values(&self) -> [Field<'_>; COLUMNS.len()] {
         let d = &self.draft;
-        let count = |f: fn(&Counts) -> String| d.counts.as_ref().map(f).unwrap_or_default();
-        vec![
-            d.round.to_string(),
-            count(|c| c.opened.to_string()),
-            count(|c| c.closed.to_string()),
-            count(|c| c.reopened.to_string()),
-            count(|c| c.must_fix_left.to_string()),
-            count(|c| c.below_floor_open.to_string()),
-            count(|c| c.diff_added.to_string()),
-            count(|c| c.diff_removed.to_string()),
-            d.verdict
-                .map(|v| v.as_str().to_string())
-                .unwrap_or_default(),
-            d.rule.clone(),
-            d.at.clone(),
-            self.prev_sha256.clone(),
-            self.row_sha256.clone(),
-            d.kind.as_str().to_string(),
-            d.cost_usd.map(|c| c.to_string()).unwrap_or_default(),
-            d.tokens.map(|t| t.to_string()).unwrap_or_default(),
-            d.snapshot.clone(),
-            d.findings_sha256.clone(),
-            self.evidence_sha256.clone(),
-            d.by.clone(),
-            d.reason.clone(),
-            d.subject.clone(),
-            d.idempotency_key.clone(),
+        let count = |f: fn(&Counts) -> u64| Field::Number(d.counts.as_ref().map(f));
+        [
+            Field::Number(Some(u64::from(d.round))),
+            count(|c| u64::from(c.opened)),
+            count(|c| u64::from(c.closed)),
+            count(|c| u64::from(c.reopened)),
+            count(|c| u64::from(c.must_fix_left)),
+            count(|c| u64::from(c.below_floor_open)),
+            count(|c| c.diff_added),
+            count(|c| c.diff_removed),
+            Field::Text(d.verdict.map(Verdict::as_str).unwrap_or_default()),
+            Field::Text(&d.rule),
+            Field::Text(&d.at),
+            Field::Text(&self.prev_sha256),
+            Field::Text(&self.row_sha256),
+            Field::Text(d.kind.as_str()),
+            Field::Cost(d.cost_usd),
+            Field::Number(d.tokens),
+            Field::Text(&d.snapshot),
+            Field::Text(&d.findings_sha256),
+            Field::Text(&self.evidence_sha256),
+            Field::Text(&d.by),
+            Field::Text(&d.reason),
+            Field::Text(&d.subject),
+            Field::Text(&d.idempotency_key),
         ]
     }
 

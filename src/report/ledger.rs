@@ -7,7 +7,7 @@ use tabled::settings::{Alignment, Padding, Style};
 use crate::cli::LedgerFormat;
 use crate::ledger::chain::write_record;
 use crate::ledger::row::{COLUMNS, header};
-use crate::ledger::{Kind, Row};
+use crate::ledger::{Field, Kind, Row};
 
 /// Renders `rows` of loop `name` in `format`.
 pub fn render(name: &str, rows: &[Row], format: LedgerFormat) -> Vec<u8> {
@@ -182,39 +182,64 @@ fn json(rows: &[Row]) -> Vec<u8> {
 /// The rows as a JSON array, written as it is made: a 100,000-row ledger
 /// is never held as one document.
 pub fn write_json(rows: &[Row], out: &mut impl std::io::Write) -> std::io::Result<()> {
-    if rows.is_empty() {
-        return out.write_all(b"[]\n");
+    let mut json = JsonRows::new(out);
+    for row in rows {
+        json.row(row)?;
     }
-    out.write_all(b"[\n")?;
-    for (i, row) in rows.iter().enumerate() {
-        out.write_all(b"  {\n")?;
-        let fields = row.fields();
-        for (j, (column, value)) in COLUMNS.iter().zip(&fields).enumerate() {
+    json.finish()
+}
+
+/// A JSON array of rows written one row at a time (`ledger show --format
+/// json` writes each row as it is read).
+pub struct JsonRows<W> {
+    out: W,
+    written: usize,
+}
+
+impl<W: std::io::Write> JsonRows<W> {
+    pub fn new(out: W) -> JsonRows<W> {
+        JsonRows { out, written: 0 }
+    }
+
+    pub fn row(&mut self, row: &Row) -> std::io::Result<()> {
+        let out = &mut self.out;
+        out.write_all(if self.written == 0 {
+            b"[\n  {\n"
+        } else {
+            b",\n  {\n"
+        })?;
+        self.written += 1;
+        for (j, (column, value)) in COLUMNS.iter().zip(row.values()).enumerate() {
             out.write_all(b"    \"")?;
             out.write_all(column.as_bytes())?;
             out.write_all(b"\": ")?;
-            if value.is_empty() {
-                out.write_all(b"null")?;
-            } else if is_numeric(column)
-                && let Ok(n) = serde_json::from_str::<serde_json::Number>(value)
-            {
-                write!(out, "{n}")?;
-            } else {
-                serde_json::to_writer(&mut *out, value).map_err(std::io::Error::from)?;
+            match value {
+                Field::Text("") | Field::Number(None) | Field::Cost(None) => {
+                    out.write_all(b"null")?;
+                }
+                Field::Number(Some(n)) => write!(out, "{n}")?,
+                // As `Row::to_json` writes it: the CSV's text read as a JSON number.
+                Field::Cost(Some(c)) => {
+                    match serde_json::from_str::<serde_json::Number>(&c.to_string()) {
+                        Ok(n) => write!(out, "{n}")?,
+                        Err(_) => serde_json::to_writer(&mut *out, &c.to_string())
+                            .map_err(std::io::Error::from)?,
+                    }
+                }
+                Field::Text(text) => {
+                    serde_json::to_writer(&mut *out, text).map_err(std::io::Error::from)?;
+                }
             }
             out.write_all(if j + 1 < COLUMNS.len() { b",\n" } else { b"\n" })?;
         }
-        out.write_all(if i + 1 < rows.len() {
-            b"  },\n"
-        } else {
-            b"  }\n"
-        })?;
+        out.write_all(b"  }")
     }
-    out.write_all(b"]\n")
-}
 
-fn is_numeric(column: &str) -> bool {
-    crate::ledger::row::NUMERIC.contains(&column)
+    pub fn finish(mut self) -> std::io::Result<()> {
+        self.out
+            .write_all(if self.written == 0 { b"[]\n" } else { b"\n]\n" })?;
+        self.out.flush()
+    }
 }
 
 fn markdown(name: &str, rows: &[Row]) -> String {
@@ -256,6 +281,32 @@ const _: () = assert!(COLUMNS.len() == 23);
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn streamed_json_is_each_rows_own_json() {
+        use crate::ledger::{Counts, Draft, Verdict};
+        let mut rows = Vec::new();
+        for (i, cost) in [Some(0.125), Some(0.000_000_1), None]
+            .into_iter()
+            .enumerate()
+        {
+            let mut d = Draft::new(Kind::Round, i as u32 + 1, "2026-01-02T03:04:05Z");
+            d.counts = (i != 2).then_some(Counts {
+                opened: 1,
+                diff_added: 40,
+                ..Counts::default()
+            });
+            d.verdict = Some(Verdict::Continue);
+            d.cost_usd = cost;
+            d.reason = "a \"quoted\", comma'd reason \u{1b}[2J".into();
+            rows.push(Row::seal(d, &"0".repeat(64), ""));
+        }
+        let bytes = json(&rows);
+        let read: serde_json::Value = serde_json::from_slice(&bytes).unwrap();
+        let want: Vec<serde_json::Value> = rows.iter().map(Row::to_json).collect();
+        assert_eq!(read, serde_json::Value::Array(want));
+        assert_eq!(json(&[]), b"[]\n");
+    }
 
     #[test]
     fn sparklines_scale_to_the_largest() {
