@@ -9,13 +9,15 @@
 //!   own deliberate ones (a temporary `GIT_INDEX_FILE`, a fixed identity) are
 //!   set after that, through [`Git::env`];
 //! - no program the repository's config names runs: no fsmonitor hook and no
-//!   hook at all ([`NO_PROGRAMS`]);
+//!   hook at all ([`NO_PROGRAMS`]), and no filter driver its own config
+//!   defines ([`Git::planted_filters`]);
 //! - git is at least [`MIN_VERSION`], checked once per process.
 
-use std::ffi::OsStr;
-use std::path::Path;
+use std::collections::{BTreeSet, HashMap};
+use std::ffi::{OsStr, OsString};
+use std::path::{Path, PathBuf};
 use std::process::{Command, Output, Stdio};
-use std::sync::OnceLock;
+use std::sync::{Mutex, OnceLock};
 
 /// The id of git's empty tree: the base of a repository with no commits yet.
 pub const EMPTY_TREE: &str = "4b825dc642cb6eb9a060e54bf8d69288fbee4904";
@@ -275,6 +277,15 @@ impl<'a> Git<'a> {
     /// The command for `git ARGS`: the version checked, the environment
     /// cleaned, then referee's own variables and config applied.
     fn command<S: AsRef<OsStr>>(&self, args: &[S]) -> Result<Command, GitError> {
+        let filters = self.planted_filters()?;
+        let mut cmd = self.bare_command()?;
+        cmd.args(filters).args(args);
+        Ok(cmd)
+    }
+
+    /// `git` with the version checked, the environment cleaned, referee's
+    /// variables and [`NO_PROGRAMS`], and no arguments yet.
+    fn bare_command(&self) -> Result<Command, GitError> {
         check_version()?;
         let mut cmd = Command::new("git");
         for name in REDIRECTING {
@@ -283,9 +294,99 @@ impl<'a> Git<'a> {
         for (name, value) in self.env {
             cmd.env(name, value);
         }
-        cmd.args(NO_PROGRAMS).args(args).current_dir(self.repo);
+        cmd.args(NO_PROGRAMS).current_dir(self.repo);
         Ok(cmd)
     }
+
+    /// `-c` settings that undo what the repository's own config says of
+    /// filter drivers (`.git/config`, the worktree config and what they
+    /// include are the writer's to edit, as the fsmonitor and hooks settings
+    /// are). Any git command that reads the work tree may run a driver's
+    /// `clean` (`add`, and `write-tree` re-reading a racily clean file), so
+    /// every command gets them. Each `clean`, `process` or `required` the
+    /// repository sets takes the person's global, system or command-line
+    /// value instead, or none (`required` false); drivers only those define
+    /// (Git LFS as `git lfs install` sets it up) run as before. Where the
+    /// repository sets a `process` and the person only a `clean`, the
+    /// driver stays off: git reads an empty `process` as "no filter".
+    /// Asked once per repository and process.
+    fn planted_filters(&self) -> Result<Vec<OsString>, GitError> {
+        static SEEN: OnceLock<Mutex<HashMap<PathBuf, Vec<OsString>>>> = OnceLock::new();
+        let seen = SEEN.get_or_init(Default::default);
+        if let Some(args) = seen.lock().ok().and_then(|s| s.get(self.repo).cloned()) {
+            return Ok(args);
+        }
+        let mut cmd = self.bare_command()?;
+        cmd.args([
+            "config",
+            "--show-scope",
+            "--includes",
+            "-z",
+            "--get-regexp",
+            r"^filter\..*\.(clean|process|required)$",
+        ])
+        .stdin(Stdio::null());
+        let out = cmd.output().map_err(GitError::Spawn)?;
+        // Exit 1: no filter is configured anywhere.
+        let args = if out.status.success() {
+            filter_overrides(&out.stdout)?
+        } else {
+            Vec::new()
+        };
+        if let Ok(mut seen) = seen.lock() {
+            seen.insert(self.repo.to_path_buf(), args.clone());
+        }
+        Ok(args)
+    }
+}
+
+/// The `-c` settings for [`Git::planted_filters`] from `git config
+/// --show-scope -z --get-regexp` output (`scope\0key\nvalue\0`…).
+fn filter_overrides(listed: &[u8]) -> Result<Vec<OsString>, GitError> {
+    let mut trusted: HashMap<String, String> = HashMap::new();
+    // The keys the repository's config sets, each overridden on its own: an
+    // empty `process` would also silence a trusted `clean`.
+    let mut planted: BTreeSet<(String, String)> = BTreeSet::new();
+    let mut items = listed.split(|&b| b == 0);
+    while let (Some(scope), Some(entry)) = (items.next(), items.next()) {
+        let entry = String::from_utf8_lossy(entry);
+        // A bare key (`required` with no `=`) means true.
+        let (key, value) = entry.split_once('\n').unwrap_or((&entry, "true"));
+        let Some((driver, var)) = key
+            .strip_prefix("filter.")
+            .and_then(|rest| rest.rsplit_once('.'))
+        else {
+            continue;
+        };
+        match scope {
+            b"system" | b"global" | b"command" => {
+                trusted.insert(key.to_string(), value.to_string());
+            }
+            _ => {
+                planted.insert((driver.to_string(), var.to_string()));
+            }
+        }
+    }
+    let mut args = Vec::new();
+    for (driver, var) in planted {
+        // `-c` splits at the first `=`: such a driver cannot be turned off.
+        if driver.contains('=') {
+            return Err(GitError::Failed {
+                args: "config --get-regexp ^filter".into(),
+                status: "refused".into(),
+                stderr: format!(
+                    "the repository's config defines the filter driver `{driver}`, whose name referee cannot turn off (it holds `=`)"
+                ),
+            });
+        }
+        let key = format!("filter.{driver}.{var}");
+        let value = trusted
+            .get(&key)
+            .map_or(if var == "required" { "false" } else { "" }, String::as_str);
+        args.push(OsString::from("-c"));
+        args.push(OsString::from(format!("{key}={value}")));
+    }
+    Ok(args)
 }
 
 /// Whether `dir` is inside a git work tree: [`Git::is_work_tree`].
@@ -324,6 +425,32 @@ mod tests {
         for (text, want) in cases {
             assert_eq!(Version::parse(text), *want, "{text:?}");
         }
+    }
+
+    #[test]
+    fn the_repositorys_filter_settings_are_undone_and_the_persons_kept() {
+        let listed = b"global\0filter.lfs.clean\ngit-lfs clean -- %f\0\
+local\0filter.lfs.clean\nevil\0local\0filter.x.process\nevil\0\
+local\0filter.x.required\0command\0filter.y.clean\ntr a-z A-Z\0";
+        let args: Vec<String> = filter_overrides(listed)
+            .unwrap()
+            .iter()
+            .map(|a| a.to_string_lossy().into_owned())
+            .collect();
+        assert_eq!(
+            args,
+            [
+                "-c",
+                "filter.lfs.clean=git-lfs clean -- %f",
+                "-c",
+                "filter.x.process=",
+                "-c",
+                "filter.x.required=false",
+            ]
+        );
+        assert!(filter_overrides(b"").unwrap().is_empty());
+        let err = filter_overrides(b"local\0filter.a=b.clean\nevil\0").unwrap_err();
+        assert!(err.to_string().contains("`a=b`"), "{err}");
     }
 
     #[test]

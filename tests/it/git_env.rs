@@ -132,6 +132,54 @@ fn no_fsmonitor_or_hook_the_repository_names_is_run() {
     }
 }
 
+#[test]
+fn a_filter_the_repository_config_plants_is_not_run_and_a_trusted_one_is() {
+    let repo = with_loop();
+    let outside = tempfile::tempdir().unwrap();
+    let marker = outside.path().join("ran");
+    let clean = outside.path().join("clean.sh");
+    script(
+        &clean,
+        &format!("echo \"$0\" >> '{}'\ncat", marker.display()),
+    );
+    repo.git(&["config", "filter.planted.clean", &clean.to_string_lossy()]);
+    repo.git(&["config", "filter.planted.required", "true"]);
+    repo.write(".gitattributes", "*.rs filter=planted\n");
+
+    let out = record(repo.referee_std());
+    assert_eq!(out.code, 10, "{}", out.stderr);
+    assert!(
+        !marker.exists(),
+        "referee's git ran the planted filter: {}",
+        std::fs::read_to_string(&marker).unwrap_or_default()
+    );
+    let blob = repo.git(&["cat-file", "-p", "refs/referee/l/round-1:src/a.rs"]);
+    assert_eq!(blob, "fn a() {}\n");
+
+    // A filter the person configured (here on the command line, as their
+    // global config would) still runs, even where the repository's config
+    // names the same driver.
+    repo.write("src/a.rs", "fn b() {}\n");
+    let mut cmd = repo.referee_std();
+    cmd.env(
+        "GIT_CONFIG_PARAMETERS",
+        "'filter.planted.clean'='tr a-z A-Z'",
+    );
+    let out = record(cmd);
+    assert_eq!(out.code, 10, "{}", out.stderr);
+    assert!(!marker.exists());
+    let blob = repo.git(&["cat-file", "-p", "refs/referee/l/round-2:src/a.rs"]);
+    assert_eq!(blob, "FN B() {}\n");
+
+    // The planted filter does run for a git that is not referee's.
+    repo.git(&["add", "-A"]);
+    assert!(
+        std::fs::read_to_string(&marker)
+            .unwrap_or_default()
+            .contains("clean.sh")
+    );
+}
+
 /// The real git, for the fake one to hand every other command to.
 fn real_git() -> PathBuf {
     let out = Command::new("sh")
