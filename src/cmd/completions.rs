@@ -15,14 +15,16 @@ pub fn run(args: CompletionsArgs) -> anyhow::Result<Exit> {
 
 /// Teaches the generated script to complete loop names after `--loop` and
 /// finding ids after `waive`, by asking `referee complete` at the prompt
-/// (bash and fish; zsh completes loop names).
+/// (bash, zsh and fish).
 fn dynamic(shell: clap_complete::Shell, script: String) -> String {
     use clap_complete::Shell;
     match shell {
         Shell::Bash => script + BASH_DYNAMIC,
         Shell::Fish => script + FISH_DYNAMIC,
         Shell::Zsh => {
-            let script = script.replace("]:LOOP:_default'", "]:LOOP:_referee_loops'");
+            let script = script
+                .replace("]:LOOP:_default'", "]:LOOP:_referee_loops'")
+                .replace("s id:_default'", "s id:_referee_ids'");
             match script.split_once('\n') {
                 Some((first, rest)) => format!("{first}\n{ZSH_DYNAMIC}{rest}"),
                 None => script,
@@ -71,6 +73,18 @@ const ZSH_DYNAMIC: &str = r#"_referee_loops() {
     local -a loops
     loops=(${(f)"$(referee complete loops 2>/dev/null)"})
     _describe 'loop' loops
+}
+_referee_ids() {
+    local -a ids sel
+    local i
+    for (( i = 1; i < CURRENT; i++ )); do
+        case ${words[i]} in
+            --loop) sel=(--loop ${words[i+1]}) ;;
+            --loop=*) sel=(--loop ${words[i]#--loop=}) ;;
+        esac
+    done
+    ids=(${(f)"$(referee complete ids $sel 2>/dev/null)"})
+    _describe 'finding id' ids
 }
 "#;
 

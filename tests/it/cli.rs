@@ -242,4 +242,72 @@ fn completions_offer_loop_names_and_finding_ids() {
     };
     assert_eq!(ask("referee status --loop ''", 3), "auth billing");
     assert_eq!(ask("referee waive --loop auth ''", 4), "F7");
+
+    // fish, through its own completion engine.
+    if on_path("fish") {
+        let script = repo
+            .referee()
+            .args(["completions", "fish"])
+            .output()
+            .unwrap()
+            .stdout;
+        std::fs::write(repo.join("c.fish"), script).unwrap();
+        let ask = |line: &str| {
+            let out = std::process::Command::new("fish")
+                .current_dir(repo.path())
+                .env("PATH", &path)
+                .arg("-c")
+                .arg(format!("source c.fish; complete -C '{line}'"))
+                .output()
+                .unwrap();
+            let mut words: Vec<String> = String::from_utf8_lossy(&out.stdout)
+                .lines()
+                .map(|l| l.split('\t').next().unwrap_or_default().to_string())
+                .collect();
+            words.sort();
+            words.join(" ")
+        };
+        assert_eq!(ask("referee status --loop "), "auth billing");
+        assert_eq!(ask("referee waive --loop auth "), "F7");
+    }
+    // zsh: its functions, with compsys's `_describe` standing in.
+    if on_path("zsh") {
+        let script = repo
+            .referee()
+            .args(["completions", "zsh"])
+            .output()
+            .unwrap()
+            .stdout;
+        let script = String::from_utf8(script).unwrap();
+        assert!(script.contains("]:LOOP:_referee_loops'"));
+        assert!(script.contains("s id:_referee_ids'"));
+        std::fs::write(repo.join("c.zsh"), &script).unwrap();
+        let ask = |words: &str, current: usize, function: &str| {
+            let out = std::process::Command::new("zsh")
+                .current_dir(repo.path())
+                .env("PATH", &path)
+                .arg("-fc")
+                .arg(format!(
+                    "compdef() {{ :; }}; _describe() {{ print -r -- ${{(P)2}} }}; source c.zsh; \
+                     words=({words}); CURRENT={current}; {function}"
+                ))
+                .output()
+                .unwrap();
+            String::from_utf8_lossy(&out.stdout).trim().to_string()
+        };
+        assert_eq!(
+            ask("referee status --loop ''", 4, "_referee_loops"),
+            "auth billing"
+        );
+        assert_eq!(ask("referee waive --loop auth ''", 5, "_referee_ids"), "F7");
+        assert_eq!(
+            ask("referee waive --loop=billing ''", 4, "_referee_ids"),
+            ""
+        );
+    }
+}
+
+fn on_path(name: &str) -> bool {
+    std::env::var_os("PATH")
+        .is_some_and(|path| std::env::split_paths(&path).any(|dir| dir.join(name).is_file()))
 }

@@ -1,4 +1,5 @@
-//! The tools some tests need (the real agent CLIs, pytest): a test run says
+//! The tools some tests need (the real agent CLIs, pytest, zsh and fish for
+//! the completion scripts): a test run says
 //! which are missing, so a skipped test is never mistaken for a passing one.
 
 use std::io::Write;
@@ -28,6 +29,8 @@ fn tools_for_the_real_agent_and_ci_tests() {
         ("claude", "npm i -g @anthropic-ai/claude-code@2.1.197"),
         ("codex", "npm i -g @openai/codex@0.171.0"),
         ("gemini", "npm i -g @google/gemini-cli@0.61.0"),
+        ("zsh", "apt-get install zsh"),
+        ("fish", "apt-get install fish"),
     ] {
         if !on_path(name) {
             missing.push(format!("`{name}` ({install})"));
