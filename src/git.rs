@@ -246,6 +246,14 @@ impl<'a> Git<'a> {
         }
     }
 
+    /// The top of the work tree holding the folder, when it is in one.
+    pub fn toplevel(&self) -> Option<PathBuf> {
+        let out = self.run(["rev-parse", "--show-toplevel"]).ok()?;
+        let text = String::from_utf8(out.stdout).ok()?;
+        let top = text.trim_end_matches(['\n', '\r']);
+        (!top.is_empty()).then(|| PathBuf::from(top))
+    }
+
     /// Whether the folder is inside a git work tree. Err: git cannot be
     /// used at all (missing, too old), which is not "no".
     pub fn is_work_tree(&self) -> Result<bool, GitError> {

@@ -28,7 +28,9 @@ impl State {
     /// with a link in it (see [`State::check`]).
     pub fn locate(dir: Option<&Path>) -> anyhow::Result<State> {
         let cwd = std::env::current_dir().context("cannot read the current folder")?;
-        let repo = git_toplevel(&cwd).unwrap_or_else(|| cwd.clone());
+        let repo = crate::git::Git::at(&cwd)
+            .toplevel()
+            .unwrap_or_else(|| cwd.clone());
         State::at(&cwd, repo, dir)
     }
 
@@ -177,15 +179,6 @@ fn join_names(names: &[LoopName]) -> String {
         .map(|n| format!("`{n}`"))
         .collect::<Vec<_>>()
         .join(", ")
-}
-
-fn git_toplevel(cwd: &Path) -> Option<PathBuf> {
-    let out = crate::git::Git::at(cwd)
-        .run(["rev-parse", "--show-toplevel"])
-        .ok()?;
-    let text = String::from_utf8(out.stdout).ok()?;
-    let top = text.trim_end_matches(['\n', '\r']);
-    (!top.is_empty()).then(|| PathBuf::from(top))
 }
 
 pub use crate::statefs::shown;

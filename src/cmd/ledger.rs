@@ -14,30 +14,20 @@ pub fn show(state: &State, args: LedgerShowArgs) -> anyhow::Result<Exit> {
     } else {
         args.format
     };
-    let torn = if format == LedgerFormat::Json {
-        // Each row is written as it is read: a large ledger is never held.
-        let mut json =
-            report::ledger::JsonRows::new(std::io::BufWriter::new(std::io::stdout().lock()));
-        let mut failed = None;
-        let torn = store.read_each(|row| {
-            if failed.is_none() {
-                failed = json.row(row).err();
-            }
-        })?;
-        match failed {
-            Some(err) => return Err(err.into()),
-            None => json.finish()?,
-        }
-        torn
+    // Every row is read before any is shown: a ledger with a bad row prints
+    // nothing but the error, never half a document.
+    let parsed = store.read()?;
+    if format == LedgerFormat::Json {
+        // Written row by row: the document is never held whole.
+        let mut out = std::io::BufWriter::new(std::io::stdout().lock());
+        report::ledger::write_json(&parsed.rows, &mut out)?;
     } else {
-        let parsed = store.read()?;
         super::emit_rendered(
             &report::ledger::render(name.as_str(), &parsed.rows, format),
             format.for_people(),
         )?;
-        parsed.torn
-    };
-    if let Some(torn) = torn {
+    }
+    if let Some(torn) = parsed.torn {
         eprintln_quiet(&format!(
             "warning: ledger `{}` ends in a torn line of {} bytes (not shown)\nhint: run `referee ledger repair`",
             super::shown(store.path()),

@@ -76,7 +76,7 @@ fn parse_with(bytes: &[u8], hash: bool) -> Result<Parsed, ChainError> {
 
 /// Reads `bytes` row by row, handing each to `f` with its number and (when
 /// `hash`) the hash of its fields as written; returns the torn tail, if any.
-pub fn each_row(
+fn each_row(
     bytes: &[u8],
     hash: bool,
     mut f: impl FnMut(usize, Row, Option<String>) -> Result<(), ChainError>,

@@ -123,17 +123,6 @@ impl Store {
         parse(&self.read_bytes()?).map_err(|cause| self.chain(cause))
     }
 
-    /// Hands each committed row to `f` as it is read, keeping none; returns
-    /// the torn tail, if any (`ledger show` of a large ledger).
-    pub fn read_each(&self, mut f: impl FnMut(&Row)) -> Result<Option<chain::Torn>, StoreError> {
-        let bytes = self.read_bytes()?;
-        chain::each_row(&bytes, false, |_, row, _| {
-            f(&row);
-            Ok(())
-        })
-        .map_err(|cause| self.chain(cause))
-    }
-
     /// The ledger's bytes under a shared lock (none: no ledger yet).
     fn read_bytes(&self) -> Result<Vec<u8>, StoreError> {
         self.check_base()?;

@@ -508,3 +508,39 @@ fn make_writable(path: &Path) {
     perms.set_readonly(false);
     std::fs::set_permissions(path, perms).unwrap();
 }
+
+#[test]
+fn show_of_a_ledger_with_a_bad_row_prints_only_the_error() {
+    let repo = Repo::new();
+    let store = init(&repo, "l");
+    append_rounds(&store, 3);
+    let path = repo.join(".referee/ledgers/l.csv");
+    let written = std::fs::read_to_string(&path).unwrap();
+    // Row 3 (line 4) gets a kind no row can have: rows 1 and 2 still read.
+    let lines: Vec<String> = written
+        .lines()
+        .enumerate()
+        .map(|(i, l)| {
+            if i == 3 {
+                l.replacen(",round,", ",rund,", 1)
+            } else {
+                l.to_string()
+            }
+        })
+        .collect();
+    std::fs::write(&path, lines.join("\n") + "\n").unwrap();
+    for format in ["json", "csv", "table", "markdown"] {
+        let out = repo
+            .referee()
+            .args(["ledger", "show", "--format", format])
+            .output()
+            .unwrap();
+        assert_eq!(out.status.code(), Some(1), "{format}");
+        assert_eq!(text(&out.stdout), "", "{format}: no half document");
+        assert!(
+            text(&out.stderr).contains("row 3: column `kind`"),
+            "{format}: {}",
+            text(&out.stderr)
+        );
+    }
+}

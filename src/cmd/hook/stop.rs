@@ -99,7 +99,7 @@ fn referee(
     if dir.is_none() && !has_contracts(&payload.cwd) {
         return Ok(Answer::Allow);
     }
-    let Some(repo) = toplevel(&payload.cwd) else {
+    let Some(repo) = crate::git::Git::at(&payload.cwd).toplevel() else {
         return Ok(Answer::Allow);
     };
     // A link planted in the state folder is refused here as by every
@@ -170,7 +170,7 @@ fn referee(
 /// repository's top or a linked worktree's) has a `.referee/contracts`
 /// folder: without one no loop runs there, and git need not be asked. Git's
 /// own discovery walks up the same way (referee clears `GIT_DIR` and
-/// `GIT_WORK_TREE` for its git calls); when a loop may run, `toplevel`
+/// `GIT_WORK_TREE` for its git calls); when a loop may run, `Git::toplevel`
 /// asks git.
 fn has_contracts(cwd: &Path) -> bool {
     let mut at = Some(cwd);
@@ -181,16 +181,6 @@ fn has_contracts(cwd: &Path) -> bool {
         at = dir.parent();
     }
     false
-}
-
-/// The repository holding `cwd`, when it is in one.
-fn toplevel(cwd: &Path) -> Option<PathBuf> {
-    let out = crate::git::Git::at(cwd)
-        .run(["rev-parse", "--show-toplevel"])
-        .ok()?;
-    let text = String::from_utf8(out.stdout).ok()?;
-    let top = text.trim_end_matches(['\n', '\r']);
-    (!top.is_empty()).then(|| PathBuf::from(top))
 }
 
 /// The loop this stop is for: `--loop`, the only one, or the only one
