@@ -314,3 +314,23 @@ impl Driven {
         self.repo.ledger_json().len()
     }
 }
+
+/// Starts `cmd` with `input` on its stdin (then closed) and stdout and
+/// stderr piped, for a test that waits on it later or watches it run.
+pub fn spawn_fed(cmd: &mut Command, input: &[u8]) -> std::process::Child {
+    use std::io::Write;
+    use std::process::Stdio;
+    let mut child = cmd
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("spawn");
+    child
+        .stdin
+        .take()
+        .expect("stdin")
+        .write_all(input)
+        .expect("write stdin");
+    child
+}

@@ -3,12 +3,11 @@
 //! no program the repository's config names, and refuses a too-old git with
 //! a hint.
 
-use std::io::Write;
 use std::os::unix::fs::PermissionsExt;
 use std::path::{Path, PathBuf};
-use std::process::{Command, Stdio};
+use std::process::Command;
 
-use crate::common::{Repo, text};
+use crate::common::{Repo, spawn_fed, text};
 
 const BUG: &str = r#"{"findings":[{"id":"F1","severity":"bug","title":"off by one","file":"src/a.rs","line":1}]}"#;
 
@@ -19,20 +18,10 @@ struct Out {
 
 /// `record --loop l --findings -` with `BUG` on stdin, through `cmd`.
 fn record(mut cmd: Command) -> Out {
-    let mut child = cmd
-        .args(["record", "--loop", "l", "--findings", "-"])
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
+    cmd.args(["record", "--loop", "l", "--findings", "-"]);
+    let out = spawn_fed(&mut cmd, BUG.as_bytes())
+        .wait_with_output()
         .unwrap();
-    child
-        .stdin
-        .take()
-        .unwrap()
-        .write_all(BUG.as_bytes())
-        .unwrap();
-    let out = child.wait_with_output().unwrap();
     Out {
         code: out.status.code().unwrap_or(-1),
         stderr: text(&out.stderr),

@@ -13,7 +13,7 @@ use std::time::{Duration, Instant};
 use serde_json::{Value, json};
 
 use crate::agents_real::{Server, codex_home, tool};
-use crate::common::{GIT_ENV, Repo, text};
+use crate::common::{GIT_ENV, Repo, spawn_fed, text};
 
 const BUG: &str = r#"{"findings":[{"id":"F1","severity":"bug","title":"expired tokens pass at the boundary","file":"src/auth.rs","line":1,"body":"use now >= exp"}]}"#;
 const CLEAN: &str = r#"{"findings":[],"resolved":["F1"]}"#;
@@ -395,23 +395,9 @@ fn two_stops_at_once_record_one_round_and_answer_alike() {
     h.fix("fn valid(now: u64, exp: u64) -> bool { now < exp }\n");
     let input = h.payload("s1", false).to_string();
     let spawn = || {
-        let mut child = h
-            .repo
-            .referee_std()
-            .args(["hook", "stop"])
-            .stdin(Stdio::piped())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::piped())
-            .spawn()
-            .unwrap();
-        use std::io::Write;
-        child
-            .stdin
-            .take()
-            .unwrap()
-            .write_all(input.as_bytes())
-            .unwrap();
-        child
+        let mut cmd = h.repo.referee_std();
+        cmd.args(["hook", "stop"]);
+        spawn_fed(&mut cmd, input.as_bytes())
     };
     let first = spawn();
     std::thread::sleep(Duration::from_millis(300));
@@ -718,19 +704,7 @@ fn install_into_a_fresh_project_and_uninstall_leave_nothing_behind() {
 
 /// Runs `cmd` with `input` on stdin, killing it (by its pid) past `limit`.
 fn run_limited(mut cmd: Command, input: &str, limit: Duration) -> Output {
-    use std::io::Write;
-    let mut child = cmd
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    child
-        .stdin
-        .take()
-        .unwrap()
-        .write_all(input.as_bytes())
-        .unwrap();
+    let mut child = spawn_fed(&mut cmd, input.as_bytes());
     let started = Instant::now();
     while child.try_wait().unwrap().is_none() {
         if started.elapsed() > limit {
