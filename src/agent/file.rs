@@ -1,13 +1,14 @@
 //! Files the referee and an agent share: the prompt, patch and findings the
 //! referee writes into the round's scratch folder, and the output file or
 //! JUnit report it reads back. An agent may have put anything at those paths,
-//! so they are written fresh (never through a symlink or FIFO left there)
-//! and read back only when they are a regular file of their own: a FIFO
+//! so they are written fresh (by the scratch folder, `cmd/scratch.rs`, never
+//! through a symlink or FIFO left there) and read back here only when they
+//! are a regular file of their own: a FIFO
 //! would block the referee, a symlink or hard link would copy another file's
 //! bytes into evidence. Does I/O.
 
-use std::fs::{File, Metadata, OpenOptions};
-use std::io::{ErrorKind, Read, Write};
+use std::fs::{Metadata, OpenOptions};
+use std::io::{ErrorKind, Read};
 use std::os::unix::fs::{FileTypeExt, MetadataExt, OpenOptionsExt};
 use std::path::Path;
 use std::time::{Duration, SystemTime};
@@ -27,8 +28,6 @@ pub enum FileError {
     TooLarge { path: String, cap: usize },
     #[error("cannot read `{path}`: {cause}")]
     Read { path: String, cause: std::io::Error },
-    #[error("cannot write `{path}`: {cause}")]
-    Write { path: String, cause: std::io::Error },
 }
 
 /// The bytes of the file at `path`, up to `cap`; `None` if there is none, or
@@ -90,27 +89,6 @@ pub fn read_back(
         return Err(FileError::TooLarge { path: shown(), cap });
     }
     Ok(Some(bytes))
-}
-
-/// Writes `bytes` to a new file at `path`, removing whatever is there first
-/// (a symlink is removed, not followed).
-pub fn write_fresh(path: &Path, bytes: &[u8]) -> Result<(), FileError> {
-    let failed = |cause| FileError::Write {
-        path: path.display().to_string(),
-        cause,
-    };
-    match std::fs::remove_file(path) {
-        Ok(()) => {}
-        Err(e) if e.kind() == ErrorKind::NotFound => {}
-        Err(cause) => return Err(refused(path).unwrap_or(failed(cause))),
-    }
-    let mut file: File = OpenOptions::new()
-        .write(true)
-        .create_new(true)
-        .custom_flags(FLAGS)
-        .open(path)
-        .map_err(failed)?;
-    file.write_all(bytes).map_err(failed)
 }
 
 /// `32 MiB`, `64 bytes`.
@@ -254,28 +232,6 @@ mod tests {
             read_back(&path, CAP, Some(SystemTime::now()))
                 .unwrap()
                 .is_some()
-        );
-    }
-
-    #[test]
-    fn writing_fresh_replaces_a_symlink_or_fifo_and_leaves_its_target_alone() {
-        let d = dir();
-        let target = d.path().join("victim");
-        std::fs::write(&target, "victim").unwrap();
-        let path = d.path().join("patch.diff");
-        std::os::unix::fs::symlink(&target, &path).unwrap();
-        write_fresh(&path, b"patch").unwrap();
-        assert_eq!(std::fs::read(&target).unwrap(), b"victim");
-        assert_eq!(std::fs::read(&path).unwrap(), b"patch");
-        let fifo = d.path().join("prompt.md");
-        mkfifo(&fifo);
-        write_fresh(&fifo, b"prompt").unwrap();
-        assert_eq!(std::fs::read(&fifo).unwrap(), b"prompt");
-        let sub = d.path().join("sub");
-        std::fs::create_dir(&sub).unwrap();
-        assert_eq!(
-            write_fresh(&sub, b"x").unwrap_err().to_string(),
-            format!("`{}` is a directory, not a regular file", sub.display())
         );
     }
 }

@@ -129,7 +129,8 @@ pub(super) struct RawAgent {
 }
 
 impl Agent {
-    /// An agent of `preset` with every option at its default.
+    /// An agent of `preset` with every option at its default (tests).
+    #[cfg(test)]
     pub fn new(preset: Preset) -> Agent {
         Agent {
             preset,

@@ -252,24 +252,6 @@ impl History {
             ),
         }
     }
-
-    /// The state of round `round`, read from its evidence.
-    pub fn state_of(&self, lp: &Loop, round: u32) -> anyhow::Result<Option<RoundState>> {
-        if let Some((row, state)) = &self.last
-            && row.round == round
-        {
-            return Ok(Some(state.clone()));
-        }
-        let row = self
-            .rows
-            .iter()
-            .rev()
-            .find(|r| r.kind == Kind::Round && r.round == round);
-        match row {
-            Some(row) => Ok(Some(read_state(&lp.store, row)?)),
-            None => Ok(None),
-        }
-    }
 }
 
 /// Reads `row`'s `state.json` after checking its evidence against the row.

@@ -106,13 +106,6 @@ fn distance(a: &str, b: &str) -> usize {
 }
 
 impl Severity {
-    pub const ALL: [Severity; 4] = [
-        Severity::Nit,
-        Severity::Should,
-        Severity::Bug,
-        Severity::Block,
-    ];
-
     pub fn as_str(self) -> &'static str {
         match self {
             Severity::Nit => "nit",

@@ -101,15 +101,6 @@ impl Store {
         self.evidence_root.join(format!("round-{round}"))
     }
 
-    /// Whether the ledger has at least one committed row.
-    pub fn has_rows(&self) -> Result<bool, StoreError> {
-        self.check_base()?;
-        match statefs::check(&self.base, &self.ledger)? {
-            Some(meta) => Ok(meta.len() > 0 && !self.read()?.rows.is_empty()),
-            None => Ok(false),
-        }
-    }
-
     /// Reads every committed row under a shared lock. A missing file is an
     /// empty ledger. A torn tail is returned, not an error.
     pub fn read(&self) -> Result<Parsed, StoreError> {
