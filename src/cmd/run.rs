@@ -1,6 +1,7 @@
-//! `referee run`: the referee drives the loop. Each round: writer → snapshot
-//! → patch → scope and budget guards → reviewer → findings → the same
-//! `engine::finish` that `record` uses → rules. Stops when a rule fires; a
+//! `referee run`: the referee drives the loop. Each round: the writer, then
+//! the engine's phases (`engine::phase`): `begin` (snapshot, patch), `guard`
+//! (scope, budget, stalled), the reviewer, `commit` (the same decision and
+//! append `record` uses). Stops when a rule fires; a
 //! round that fails or is interrupted records nothing, and the next `run`
 //! starts it again.
 
