@@ -16,18 +16,29 @@ pub fn show(state: &State, args: LedgerShowArgs) -> anyhow::Result<Exit> {
     };
     // Every row is read before any is shown: a ledger with a bad row prints
     // nothing but the error, never half a document.
-    let parsed = store.read()?;
-    if format == LedgerFormat::Json {
-        // Written row by row: the document is never held whole.
-        let mut out = std::io::BufWriter::new(std::io::stdout().lock());
-        report::ledger::write_json(&parsed.rows, &mut out)?;
+    let torn = if format == LedgerFormat::Json {
+        // Written row by row from the rows as read: neither the rows nor the
+        // document are ever held whole.
+        let mut json =
+            report::ledger::JsonRows::new(std::io::BufWriter::new(std::io::stdout().lock()));
+        let mut written = Ok(());
+        let torn = store.each_row(|row| {
+            if written.is_ok() {
+                written = json.row(row);
+            }
+        })?;
+        written?;
+        json.finish()?;
+        torn
     } else {
+        let parsed = store.read()?;
         super::emit_rendered(
             &report::ledger::render(name.as_str(), &parsed.rows, format),
             format.for_people(),
         )?;
-    }
-    if let Some(torn) = parsed.torn {
+        parsed.torn
+    };
+    if let Some(torn) = torn {
         eprintln_quiet(&format!(
             "warning: ledger `{}` ends in a torn line of {} bytes (not shown)\nhint: run `referee ledger repair`",
             super::shown(store.path()),
@@ -44,7 +55,7 @@ pub fn verify(state: &State, args: LoopArgs) -> anyhow::Result<Exit> {
     let checked = store
         .verify_seeing(|n, row| {
             if row.kind == crate::ledger::Kind::Round && !row.snapshot.is_empty() {
-                rounds.push((n, row.round, row.snapshot.clone()));
+                rounds.push((n, row.round, row.snapshot.to_string()));
             }
         })
         .map_err(anyhow::Error::from)

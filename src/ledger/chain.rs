@@ -1,7 +1,7 @@
 //! Reading ledger bytes into rows and checking the hash chain. Pure: the
 //! store hands in the bytes and the evidence digests it computed.
 
-use super::row::{COLUMNS, Row, hash_fields, header};
+use super::row::{COLUMNS, Row, RowRef, hash_fields, header};
 
 /// A ledger file, read.
 #[derive(Debug, Clone, PartialEq)]
@@ -67,11 +67,28 @@ fn parse_with(bytes: &[u8], hash: bool) -> Result<Parsed, ChainError> {
     let mut rows = Vec::new();
     let mut hashes = Vec::new();
     let torn = each_row(bytes, hash, |_, row, computed| {
-        rows.push(row);
+        rows.push(row.to_row());
         hashes.extend(computed);
         Ok(())
     })?;
     Ok(Parsed { rows, hashes, torn })
+}
+
+/// Checks that every committed row `read` gives reads (the header, each
+/// row's fields and values), keeping nothing; returns the torn tail, if
+/// any. A reader that must not show half a ledger checks it first, then
+/// walks it with [`each_view`].
+pub fn check(read: &mut impl std::io::Read) -> Result<Option<Torn>, StreamError> {
+    each_row_read(read, false, |_, _, _| Ok(()))
+}
+
+/// Hands each committed row `read` gives to `f`, borrowed from its line,
+/// with its number; returns the torn tail, if any.
+pub fn each_view(
+    read: &mut impl std::io::Read,
+    mut f: impl FnMut(usize, &RowRef<'_>) -> Result<(), ChainError>,
+) -> Result<Option<Torn>, StreamError> {
+    each_row_read(read, false, |n, row, _| f(n, &row))
 }
 
 /// Reads `bytes` row by row, handing each to `f` with its number and (when
@@ -79,53 +96,125 @@ fn parse_with(bytes: &[u8], hash: bool) -> Result<Parsed, ChainError> {
 fn each_row(
     bytes: &[u8],
     hash: bool,
-    mut f: impl FnMut(usize, Row, Option<String>) -> Result<(), ChainError>,
+    mut f: impl FnMut(usize, RowRef<'_>, Option<String>) -> Result<(), ChainError>,
 ) -> Result<Option<Torn>, ChainError> {
-    let committed_len = match bytes.iter().rposition(|&b| b == b'\n') {
+    let committed_len = match memchr::memrchr(b'\n', bytes) {
         Some(i) => i + 1,
         None => 0,
     };
     let (committed, tail) = bytes.split_at(committed_len);
-    let torn = (!tail.is_empty()).then(|| Torn {
-        offset: committed_len as u64,
+    let mut lines = Lines::default();
+    lines.each(committed, hash, &mut f)?;
+    Ok(torn(committed_len as u64, tail))
+}
+
+fn torn(offset: u64, tail: &[u8]) -> Option<Torn> {
+    (!tail.is_empty()).then(|| Torn {
+        offset,
         bytes: tail.to_vec(),
-    });
-    if committed.is_empty() {
-        return Ok(torn);
+    })
+}
+
+/// What went wrong reading a ledger from a file: the file, or its bytes.
+#[derive(Debug)]
+pub enum StreamError {
+    Io(std::io::Error),
+    Chain(ChainError),
+}
+
+/// [`each_row`] over a reader, a buffer's worth at a time: the ledger is
+/// never held whole (nor copied as it grows, nor paged in fresh).
+fn each_row_read(
+    read: &mut impl std::io::Read,
+    hash: bool,
+    mut f: impl FnMut(usize, RowRef<'_>, Option<String>) -> Result<(), ChainError>,
+) -> Result<Option<Torn>, StreamError> {
+    const CHUNK: usize = 256 * 1024;
+    let mut buf = vec![0u8; CHUNK];
+    // `buf[..filled]` holds bytes read and not yet handed on: a line's start.
+    let (mut filled, mut offset) = (0usize, 0u64);
+    let mut lines = Lines::default();
+    loop {
+        if filled == buf.len() {
+            // One line longer than the buffer: make room for it.
+            buf.resize(buf.len() * 2, 0);
+        }
+        let n = match read.read(&mut buf[filled..]) {
+            Ok(0) => return Ok(torn(offset, &buf[..filled])),
+            Ok(n) => n,
+            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
+            Err(e) => return Err(StreamError::Io(e)),
+        };
+        // Only the new bytes can hold the last newline.
+        let Some(last) = memchr::memrchr(b'\n', &buf[filled..filled + n]) else {
+            filled += n;
+            continue;
+        };
+        let end = filled + last + 1;
+        lines
+            .each(&buf[..end], hash, &mut f)
+            .map_err(StreamError::Chain)?;
+        offset += end as u64;
+        buf.copy_within(end..filled + n, 0);
+        filled = filled + n - end;
     }
-    // `committed` ends with its final newline; every piece between newlines is a line.
-    let body = &committed[..committed.len() - 1];
-    let mut start = 0;
-    let mut lines = memchr::memchr_iter(b'\n', body)
-        .chain(std::iter::once(body.len()))
-        .map(|end| {
-            let line = &body[start..end];
+}
+
+/// The ledger's lines in order: the header first, then rows, numbered from 1.
+#[derive(Default)]
+struct Lines {
+    /// Rows seen so far; `None` until the header has been.
+    rows: Option<usize>,
+}
+
+impl Lines {
+    /// Each complete line of `committed` (which ends with a newline).
+    fn each(
+        &mut self,
+        committed: &[u8],
+        hash: bool,
+        f: &mut impl FnMut(usize, RowRef<'_>, Option<String>) -> Result<(), ChainError>,
+    ) -> Result<(), ChainError> {
+        let mut start = 0;
+        for end in memchr::memchr_iter(b'\n', committed) {
+            self.line(&committed[start..end], hash, f)?;
             start = end + 1;
-            line
-        });
-    let first = lines.next().unwrap_or_default();
-    let expected = header();
-    if first.strip_suffix(b"\r") == Some(expected.as_bytes()) {
-        return Err(ChainError::Crlf {
-            line: "header".into(),
-        });
+        }
+        Ok(())
     }
-    if first != expected.as_bytes() {
-        return Err(ChainError::Header {
-            found: shorten(&String::from_utf8_lossy(first)),
-        });
-    }
-    for (i, line) in lines.enumerate() {
-        let row_no = i + 1;
+
+    fn line(
+        &mut self,
+        line: &[u8],
+        hash: bool,
+        f: &mut impl FnMut(usize, RowRef<'_>, Option<String>) -> Result<(), ChainError>,
+    ) -> Result<(), ChainError> {
+        let Some(rows) = self.rows else {
+            let expected = header();
+            if line.strip_suffix(b"\r") == Some(expected.as_bytes()) {
+                return Err(ChainError::Crlf {
+                    line: "header".into(),
+                });
+            }
+            if line != expected.as_bytes() {
+                return Err(ChainError::Header {
+                    found: shorten(&String::from_utf8_lossy(line)),
+                });
+            }
+            self.rows = Some(0);
+            return Ok(());
+        };
+        let row_no = rows + 1;
+        self.rows = Some(row_no);
         // A row as written ends with its hash, never with a CR.
         if line.ends_with(b"\r") {
             return Err(ChainError::Crlf {
                 line: format!("row {row_no}"),
             });
         }
-        let (row, computed) = with_record(line, |fields, plain| {
+        with_record(line, |fields, plain| {
             let row =
-                Row::from_fields(fields).map_err(|e| ChainError::row(row_no, e.to_string()))?;
+                RowRef::from_fields(fields).map_err(|e| ChainError::row(row_no, e.to_string()))?;
             // The hash covers the row's values; the bytes must also be exactly
             // how referee writes those values, or an edit that keeps the values
             // (a quote added or dropped) would pass. A plain line (no quote,
@@ -137,12 +226,10 @@ fn each_row(
                     "its bytes are not as referee writes its values (quoting or spacing was edited)",
                 ));
             }
-            Ok((row, hash.then(|| hash_fields(fields))))
+            f(row_no, row, hash.then(|| hash_fields(fields)))
         })
-        .map_err(|p| ChainError::row(row_no, p))??;
-        f(row_no, row, computed)?;
+        .map_err(|p| ChainError::row(row_no, p))?
     }
-    Ok(torn)
 }
 
 /// One CSV record from one line.
@@ -168,17 +255,19 @@ pub fn with_record<T>(line: &[u8], f: impl FnOnce(&[&str], bool) -> T) -> Result
         return Err("empty line".into());
     }
     if memchr::memchr2(b'"', b'\r', line).is_none() {
-        let mut fields: Vec<&str> = Vec::with_capacity(COLUMNS.len());
-        let mut start = 0;
+        let mut fields = [""; COLUMNS.len()];
+        let (mut count, mut start) = (0, 0);
         // Commas are ASCII: every split falls on a character boundary.
         for end in memchr::memchr_iter(b',', line).chain(std::iter::once(line.len())) {
-            fields.push(text.get(start..end).unwrap_or_default());
+            if let Some(field) = fields.get_mut(count) {
+                *field = text.get(start..end).unwrap_or_default();
+            }
+            count += 1;
             start = end + 1;
         }
-        if fields.len() != COLUMNS.len() {
+        if count != COLUMNS.len() {
             return Err(format!(
-                "has {} fields, the header has {}",
-                fields.len(),
+                "has {count} fields, the header has {}",
                 COLUMNS.len()
             ));
         }
@@ -284,7 +373,7 @@ pub struct Summary {
 pub fn verify(
     parsed: &Parsed,
     contract_sha256: &str,
-    mut evidence: impl FnMut(&Row) -> Result<Option<String>, String>,
+    mut evidence: impl FnMut(&RowRef<'_>) -> Result<Option<String>, String>,
 ) -> Result<Summary, ChainError> {
     if parsed.hashes.len() != parsed.rows.len() {
         // Parsed by `parse`, not `parse_hashed`: nothing could be checked.
@@ -295,7 +384,7 @@ pub fn verify(
     }
     let mut prev = contract_sha256.to_string();
     for (i, (row, computed)) in parsed.rows.iter().zip(&parsed.hashes).enumerate() {
-        check_row(i + 1, row, computed, &mut prev, &mut evidence)?;
+        check_row(i + 1, &row.view(), computed, &mut prev, &mut evidence)?;
     }
     if let Some(torn) = &parsed.torn {
         return Err(ChainError::Torn {
@@ -314,18 +403,19 @@ pub fn verify(
     })
 }
 
-/// [`verify`] as the ledger's bytes are read, keeping no row: each checked
-/// row is shown to `seen` and dropped (a 100,000-row ledger is never held
-/// as rows). Same checks, same messages; the first bad row is named.
-pub fn verify_bytes(
-    bytes: &[u8],
+/// [`verify`] as the ledger is read from `read`, keeping no row and not
+/// the file: each checked row is shown to `seen` and dropped (a
+/// 100,000-row ledger is never held, as rows or as bytes). Same checks,
+/// same messages; the first bad row is named.
+pub fn verify_read(
+    read: &mut impl std::io::Read,
     contract_sha256: &str,
-    mut evidence: impl FnMut(&Row) -> Result<Option<String>, String>,
-    mut seen: impl FnMut(usize, &Row),
-) -> Result<Summary, ChainError> {
+    mut evidence: impl FnMut(&RowRef<'_>) -> Result<Option<String>, String>,
+    mut seen: impl FnMut(usize, &RowRef<'_>),
+) -> Result<Summary, StreamError> {
     let mut prev = contract_sha256.to_string();
     let (mut rows, mut rounds) = (0, 0);
-    let torn = each_row(bytes, true, |n, row, computed| {
+    let torn = each_row_read(read, true, |n, row, computed| {
         check_row(
             n,
             &row,
@@ -339,10 +429,10 @@ pub fn verify_bytes(
         Ok(())
     })?;
     if let Some(torn) = torn {
-        return Err(ChainError::Torn {
+        return Err(StreamError::Chain(ChainError::Torn {
             after: rows,
             len: torn.bytes.len(),
-        });
+        }));
     }
     Ok(Summary {
         rows,
@@ -356,22 +446,22 @@ pub fn verify_bytes(
 /// disk. `prev` moves on to this row's hash.
 fn check_row(
     n: usize,
-    row: &Row,
+    row: &RowRef<'_>,
     computed: &str,
     prev: &mut String,
-    evidence: &mut impl FnMut(&Row) -> Result<Option<String>, String>,
+    evidence: &mut impl FnMut(&RowRef<'_>) -> Result<Option<String>, String>,
 ) -> Result<(), ChainError> {
-    if row.prev_sha256 != *prev {
+    if row.prev_sha256 != prev.as_str() {
         let problem = if n == 1 {
             format!(
                 "prev_sha256 `{}` is not the contract's sha256 `{}`: the contract file changed since round 1, or this row was edited",
-                short(&row.prev_sha256),
+                short(row.prev_sha256),
                 short(prev)
             )
         } else {
             format!(
                 "prev_sha256 `{}` does not link to row {}'s row_sha256 `{}` (a row was edited, removed or reordered)",
-                short(&row.prev_sha256),
+                short(row.prev_sha256),
                 n - 1,
                 short(prev)
             )
@@ -383,13 +473,13 @@ fn check_row(
             n,
             format!(
                 "hash mismatch: row_sha256 is `{}`, the fields hash to `{}` (the row was edited)",
-                short(&row.row_sha256),
+                short(row.row_sha256),
                 short(computed)
             ),
         ));
     }
     let found = evidence(row).map_err(|e| ChainError::row(n, format!("evidence: {e}")))?;
-    match (row.evidence_sha256.as_str(), found) {
+    match (row.evidence_sha256, found) {
         ("", None) => {}
         ("", Some(_)) => {
             return Err(ChainError::row(
@@ -410,7 +500,8 @@ fn check_row(
         }
         _ => {}
     }
-    prev.clone_from(&row.row_sha256);
+    prev.clear();
+    prev.push_str(row.row_sha256);
     Ok(())
 }
 
@@ -452,8 +543,70 @@ mod tests {
         out
     }
 
-    fn no_evidence(_: &Row) -> Result<Option<String>, String> {
+    fn no_evidence(_: &RowRef<'_>) -> Result<Option<String>, String> {
         Ok(None)
+    }
+
+    /// Gives its bytes a few at a time, so lines cross every read.
+    struct Trickle<'a>(&'a [u8], usize);
+
+    impl std::io::Read for Trickle<'_> {
+        fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
+            self.1 = self.1 % 7 + 1;
+            let n = self.1.min(buf.len()).min(self.0.len());
+            buf[..n].copy_from_slice(&self.0[..n]);
+            self.0 = &self.0[n..];
+            Ok(n)
+        }
+    }
+
+    #[test]
+    fn reading_a_buffer_at_a_time_sees_what_reading_whole_sees() {
+        let mut long = Draft::new(Kind::Round, 1, "2026-01-02T03:04:05Z");
+        // Longer than the read buffer: it grows for the line.
+        long.reason = "r".repeat(600 * 1024);
+        let mut bytes = header().into_bytes();
+        bytes.push(b'\n');
+        let row = Row::seal(long, CONTRACT, "");
+        bytes.extend(write_record(&row.fields()));
+        let mut prev = row.row_sha256.clone();
+        for round in 2..=4 {
+            let mut d = Draft::new(Kind::Round, round, "2026-01-02T03:04:05Z");
+            d.reason = format!("a \"quoted\", comma'd reason {round}");
+            let row = Row::seal(d, &prev, "");
+            prev = row.row_sha256.clone();
+            bytes.extend(write_record(&row.fields()));
+        }
+        for cut in [bytes.len(), bytes.len() - 5] {
+            let bytes = &bytes[..cut];
+            let whole = parse_hashed(bytes).and_then(|p| verify(&p, CONTRACT, no_evidence));
+            let mut rows = Vec::new();
+            let streamed = verify_read(&mut Trickle(bytes, 0), CONTRACT, no_evidence, |n, r| {
+                rows.push((n, r.to_row()))
+            });
+            let streamed = streamed.map_err(|e| match e {
+                StreamError::Chain(e) => e,
+                StreamError::Io(e) => panic!("{e}"),
+            });
+            assert_eq!(streamed, whole, "cut at {cut}");
+            let parsed = parse(bytes).unwrap();
+            let expected: Vec<(usize, Row)> = parsed
+                .rows
+                .into_iter()
+                .zip(1..)
+                .map(|(r, n)| (n, r))
+                .collect();
+            assert_eq!(rows, expected);
+            let mut seen = Vec::new();
+            let torn = each_view(&mut Trickle(bytes, 3), |n, r| {
+                seen.push((n, r.to_row()));
+                Ok(())
+            })
+            .unwrap_or_else(|_| panic!("each_view"));
+            assert_eq!(seen, expected);
+            assert_eq!(torn, parsed.torn);
+            assert_eq!(check(&mut Trickle(bytes, 5)).ok(), Some(parsed.torn));
+        }
     }
 
     #[test]

@@ -5,5 +5,5 @@ pub mod chain;
 pub mod row;
 pub mod store;
 
-pub use row::{Counts, Draft, Field, Kind, Row, Verdict};
+pub use row::{Counts, Draft, Field, Kind, Row, RowRef, Verdict};
 pub use store::{Evidence, Store, StoreError};

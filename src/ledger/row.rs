@@ -235,110 +235,37 @@ impl Row {
     /// The row's values in column order, unconverted: what [`Row::fields`]
     /// writes as text, for renderers that write numbers as numbers.
     pub fn values(&self) -> [Field<'_>; COLUMNS.len()] {
+        self.view().values()
+    }
+
+    /// The row, borrowed.
+    pub fn view(&self) -> RowRef<'_> {
         let d = &self.draft;
-        let count = |f: fn(&Counts) -> u64| Field::Number(d.counts.as_ref().map(f));
-        [
-            Field::Number(Some(u64::from(d.round))),
-            count(|c| u64::from(c.opened)),
-            count(|c| u64::from(c.closed)),
-            count(|c| u64::from(c.reopened)),
-            count(|c| u64::from(c.must_fix_left)),
-            count(|c| u64::from(c.below_floor_open)),
-            count(|c| c.diff_added),
-            count(|c| c.diff_removed),
-            Field::Text(d.verdict.map(Verdict::as_str).unwrap_or_default()),
-            Field::Text(&d.rule),
-            Field::Text(&d.at),
-            Field::Text(&self.prev_sha256),
-            Field::Text(&self.row_sha256),
-            Field::Text(d.kind.as_str()),
-            Field::Cost(d.cost_usd),
-            Field::Number(d.tokens),
-            Field::Text(&d.snapshot),
-            Field::Text(&d.findings_sha256),
-            Field::Text(&self.evidence_sha256),
-            Field::Text(&d.by),
-            Field::Text(&d.reason),
-            Field::Text(&d.subject),
-            Field::Text(&d.idempotency_key),
-        ]
+        RowRef {
+            round: d.round,
+            kind: d.kind,
+            counts: d.counts,
+            verdict: d.verdict,
+            rule: &d.rule,
+            at: &d.at,
+            cost_usd: d.cost_usd,
+            tokens: d.tokens,
+            snapshot: &d.snapshot,
+            findings_sha256: &d.findings_sha256,
+            by: &d.by,
+            reason: &d.reason,
+            subject: &d.subject,
+            idempotency_key: &d.idempotency_key,
+            prev_sha256: &self.prev_sha256,
+            row_sha256: &self.row_sha256,
+            evidence_sha256: &self.evidence_sha256,
+        }
     }
 
     /// Reads a row from its fields (already checked to be `COLUMNS.len()` long).
     pub fn from_fields<S: AsRef<str>>(f: &[S]) -> Result<Row, FieldError> {
-        let get = |i: usize| f.get(i).map(|s| s.as_ref().to_string()).unwrap_or_default();
-        let text = |i: usize| f.get(i).map_or("", |s| s.as_ref());
-        let kind = Kind::parse(text(13)).ok_or_else(|| FieldError {
-            column: "kind",
-            value: get(13),
-            problem: "must be round, amend, waive, approve or reject",
-        })?;
-        let counts = if f.get(1).is_some_and(|v| !v.as_ref().is_empty()) {
-            Some(Counts {
-                opened: number(f, 1)?,
-                closed: number(f, 2)?,
-                reopened: number(f, 3)?,
-                must_fix_left: number(f, 4)?,
-                below_floor_open: number(f, 5)?,
-                diff_added: number(f, 6)?,
-                diff_removed: number(f, 7)?,
-            })
-        } else {
-            None
-        };
-        let verdict = match text(8) {
-            "" => None,
-            "continue" => Some(Verdict::Continue),
-            "stop" => Some(Verdict::Stop),
-            _ => {
-                return Err(FieldError {
-                    column: "verdict",
-                    value: get(8),
-                    problem: "must be continue, stop or empty",
-                });
-            }
-        };
-        let cost_text = text(14);
-        let cost_usd = if cost_text.is_empty() {
-            None
-        } else {
-            match cost_text.parse::<f64>() {
-                Ok(c) if c.is_finite() && c >= 0.0 => Some(c),
-                _ => {
-                    return Err(FieldError {
-                        column: "cost_usd",
-                        value: get(14),
-                        problem: "must be a number >= 0 or empty",
-                    });
-                }
-            }
-        };
-        let tokens = if text(15).is_empty() {
-            None
-        } else {
-            Some(number(f, 15)?)
-        };
-        Ok(Row {
-            draft: Draft {
-                round: number(f, 0)?,
-                kind,
-                counts,
-                verdict,
-                rule: get(9),
-                at: get(10),
-                cost_usd,
-                tokens,
-                snapshot: get(16),
-                findings_sha256: get(17),
-                by: get(19),
-                reason: get(20),
-                subject: get(21),
-                idempotency_key: get(22),
-            },
-            prev_sha256: get(11),
-            row_sha256: get(12),
-            evidence_sha256: get(18),
-        })
+        let text: Vec<&str> = f.iter().map(AsRef::as_ref).collect();
+        RowRef::from_fields(&text).map(|view| view.to_row())
     }
 
     /// The row as a JSON object keyed by column name; numbers as numbers,
@@ -376,8 +303,152 @@ impl Row {
     }
 }
 
-fn number<T: std::str::FromStr, S: AsRef<str>>(f: &[S], i: usize) -> Result<T, FieldError> {
-    let value = f.get(i).map_or("", |s| s.as_ref());
+/// A row borrowed from the line it was read from (or from a [`Row`]): the
+/// same values without an owned string, so a reader that only checks or
+/// prints rows allocates nothing per row.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct RowRef<'a> {
+    pub round: u32,
+    pub kind: Kind,
+    pub counts: Option<Counts>,
+    pub verdict: Option<Verdict>,
+    pub rule: &'a str,
+    pub at: &'a str,
+    pub cost_usd: Option<f64>,
+    pub tokens: Option<u64>,
+    pub snapshot: &'a str,
+    pub findings_sha256: &'a str,
+    pub by: &'a str,
+    pub reason: &'a str,
+    pub subject: &'a str,
+    pub idempotency_key: &'a str,
+    pub prev_sha256: &'a str,
+    pub row_sha256: &'a str,
+    pub evidence_sha256: &'a str,
+}
+
+impl<'a> RowRef<'a> {
+    /// Reads a row from its fields (already checked to be `COLUMNS.len()`
+    /// long), borrowing its text.
+    pub fn from_fields(f: &[&'a str]) -> Result<RowRef<'a>, FieldError> {
+        let text = |i: usize| f.get(i).copied().unwrap_or("");
+        let bad = |i: usize, problem: &'static str| FieldError {
+            column: COLUMNS[i],
+            value: text(i).to_string(),
+            problem,
+        };
+        let kind = Kind::parse(text(13))
+            .ok_or_else(|| bad(13, "must be round, amend, waive, approve or reject"))?;
+        let counts = if text(1).is_empty() {
+            None
+        } else {
+            Some(Counts {
+                opened: number(f, 1)?,
+                closed: number(f, 2)?,
+                reopened: number(f, 3)?,
+                must_fix_left: number(f, 4)?,
+                below_floor_open: number(f, 5)?,
+                diff_added: number(f, 6)?,
+                diff_removed: number(f, 7)?,
+            })
+        };
+        let verdict = match text(8) {
+            "" => None,
+            "continue" => Some(Verdict::Continue),
+            "stop" => Some(Verdict::Stop),
+            _ => return Err(bad(8, "must be continue, stop or empty")),
+        };
+        let cost_usd = match text(14) {
+            "" => None,
+            cost => match cost.parse::<f64>() {
+                Ok(c) if c.is_finite() && c >= 0.0 => Some(c),
+                _ => return Err(bad(14, "must be a number >= 0 or empty")),
+            },
+        };
+        let tokens = if text(15).is_empty() {
+            None
+        } else {
+            Some(number(f, 15)?)
+        };
+        Ok(RowRef {
+            round: number(f, 0)?,
+            kind,
+            counts,
+            verdict,
+            rule: text(9),
+            at: text(10),
+            cost_usd,
+            tokens,
+            snapshot: text(16),
+            findings_sha256: text(17),
+            by: text(19),
+            reason: text(20),
+            subject: text(21),
+            idempotency_key: text(22),
+            prev_sha256: text(11),
+            row_sha256: text(12),
+            evidence_sha256: text(18),
+        })
+    }
+
+    /// The row, owned.
+    pub fn to_row(&self) -> Row {
+        Row {
+            draft: Draft {
+                round: self.round,
+                kind: self.kind,
+                counts: self.counts,
+                verdict: self.verdict,
+                rule: self.rule.to_string(),
+                at: self.at.to_string(),
+                cost_usd: self.cost_usd,
+                tokens: self.tokens,
+                snapshot: self.snapshot.to_string(),
+                findings_sha256: self.findings_sha256.to_string(),
+                by: self.by.to_string(),
+                reason: self.reason.to_string(),
+                subject: self.subject.to_string(),
+                idempotency_key: self.idempotency_key.to_string(),
+            },
+            prev_sha256: self.prev_sha256.to_string(),
+            row_sha256: self.row_sha256.to_string(),
+            evidence_sha256: self.evidence_sha256.to_string(),
+        }
+    }
+
+    /// The row's values in column order (see [`Row::values`]).
+    pub fn values(&self) -> [Field<'a>; COLUMNS.len()] {
+        let count = |f: fn(&Counts) -> u64| Field::Number(self.counts.as_ref().map(f));
+        [
+            Field::Number(Some(u64::from(self.round))),
+            count(|c| u64::from(c.opened)),
+            count(|c| u64::from(c.closed)),
+            count(|c| u64::from(c.reopened)),
+            count(|c| u64::from(c.must_fix_left)),
+            count(|c| u64::from(c.below_floor_open)),
+            count(|c| c.diff_added),
+            count(|c| c.diff_removed),
+            Field::Text(self.verdict.map(Verdict::as_str).unwrap_or_default()),
+            Field::Text(self.rule),
+            Field::Text(self.at),
+            Field::Text(self.prev_sha256),
+            Field::Text(self.row_sha256),
+            Field::Text(self.kind.as_str()),
+            Field::Cost(self.cost_usd),
+            Field::Number(self.tokens),
+            Field::Text(self.snapshot),
+            Field::Text(self.findings_sha256),
+            Field::Text(self.evidence_sha256),
+            Field::Text(self.by),
+            Field::Text(self.reason),
+            Field::Text(self.subject),
+            Field::Text(self.idempotency_key),
+        ]
+    }
+}
+
+fn number<T: std::str::FromStr>(f: &[&str], i: usize) -> Result<T, FieldError> {
+    let value = f.get(i).copied().unwrap_or("");
     value.parse().map_err(|_| FieldError {
         column: COLUMNS[i],
         value: value.to_string(),

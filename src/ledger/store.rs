@@ -8,7 +8,7 @@ use std::os::unix::fs::{OpenOptionsExt, PermissionsExt};
 use std::path::{Path, PathBuf};
 
 use super::chain::{self, ChainError, Parsed};
-use super::row::{Draft, Kind, Row, header};
+use super::row::{Draft, Kind, Row, RowRef, header};
 use crate::digest::{Framed, sha256_hex};
 use crate::statefs::{self, FsError};
 
@@ -114,6 +114,46 @@ impl Store {
         parse(&self.read_bytes()?).map_err(|cause| self.chain(cause))
     }
 
+    /// Reads the ledger under a shared lock, checks that every committed row
+    /// reads, and only then hands each row to `f`, borrowed: `f` sees no
+    /// row unless every row reads (a reader printing rows never prints half
+    /// a ledger), and neither the file nor its rows are ever held whole
+    /// (the file is read twice, a buffer at a time). Returns the torn tail,
+    /// if any, as [`Store::read`] does. Appends wait for the lock held
+    /// throughout; only a writer that ignores it could change the rows
+    /// between the two reads, and a row that then no longer reads is
+    /// still an error.
+    pub fn each_row(
+        &self,
+        mut f: impl FnMut(&RowRef<'_>),
+    ) -> Result<Option<chain::Torn>, StoreError> {
+        use std::io::Read as _;
+        self.check_base()?;
+        let Some(mut file) = statefs::open_read(&self.base, &self.ledger)? else {
+            return Ok(None);
+        };
+        file.lock_shared().map_err(io(&self.ledger))?;
+        let torn = chain::check(&mut file).map_err(|e| self.stream(e))?;
+        let committed = match &torn {
+            Some(torn) => torn.offset,
+            None => file.stream_position().map_err(io(&self.ledger))?,
+        };
+        file.seek(SeekFrom::Start(0)).map_err(io(&self.ledger))?;
+        chain::each_view(&mut (&mut file).take(committed), |_, row| {
+            f(row);
+            Ok(())
+        })
+        .map_err(|e| self.stream(e))?;
+        Ok(torn)
+    }
+
+    fn stream(&self, e: chain::StreamError) -> StoreError {
+        match e {
+            chain::StreamError::Io(e) => io(&self.ledger)(e),
+            chain::StreamError::Chain(cause) => self.chain(cause),
+        }
+    }
+
     /// The ledger's bytes under a shared lock (none: no ledger yet).
     fn read_bytes(&self) -> Result<Vec<u8>, StoreError> {
         self.check_base()?;
@@ -121,7 +161,9 @@ impl Store {
             return Ok(Vec::new());
         };
         file.lock_shared().map_err(io(&self.ledger))?;
-        let mut bytes = Vec::new();
+        // Sized from the file, so the buffer is not copied as it grows.
+        let len = file.metadata().map_err(io(&self.ledger))?.len();
+        let mut bytes = Vec::with_capacity(usize::try_from(len).unwrap_or(0).saturating_add(1));
         file.read_to_end(&mut bytes).map_err(io(&self.ledger))?;
         Ok(bytes)
     }
@@ -144,9 +186,17 @@ impl Store {
     /// kept.
     pub fn verify_seeing(
         &self,
-        seen: impl FnMut(usize, &Row),
+        seen: impl FnMut(usize, &RowRef<'_>),
     ) -> Result<chain::Summary, StoreError> {
-        let bytes = self.read_bytes()?;
+        self.check_base()?;
+        let Some(mut file) = statefs::open_read(&self.base, &self.ledger)? else {
+            return Ok(chain::Summary {
+                rows: 0,
+                rounds: 0,
+                head: None,
+            });
+        };
+        file.lock_shared().map_err(io(&self.ledger))?;
         // Which rounds have an evidence folder, listed once (not a stat per row).
         let listed = match statefs::check(&self.base, &self.evidence_root)? {
             Some(meta) if meta.is_dir() => std::fs::read_dir(&self.evidence_root),
@@ -165,8 +215,8 @@ impl Store {
                     .collect()
             })
             .unwrap_or_default();
-        chain::verify_bytes(
-            &bytes,
+        chain::verify_read(
+            &mut file,
             &self.genesis,
             |row| {
                 if row.kind != Kind::Round || !present.contains(&row.round) {
@@ -176,7 +226,7 @@ impl Store {
             },
             seen,
         )
-        .map_err(|cause| self.chain(cause))
+        .map_err(|e| self.stream(e))
     }
 
     /// Removes a torn final line, if any; returns the bytes removed.
@@ -196,7 +246,7 @@ impl Store {
             && again.rows.len() == parsed.rows.len() + 1
             // The chain and the row hashes; evidence is `verify`'s to check.
             && chain::verify(&again, &self.genesis, |row| {
-                Ok((!row.evidence_sha256.is_empty()).then(|| row.evidence_sha256.clone()))
+                Ok((!row.evidence_sha256.is_empty()).then(|| row.evidence_sha256.to_string()))
             })
             .is_ok()
         {
@@ -209,7 +259,7 @@ impl Store {
         Ok(Some(torn.bytes))
     }
 
-    fn evidence_digest_of(&self, row: &Row) -> Result<Option<String>, String> {
+    fn evidence_digest_of(&self, row: &RowRef<'_>) -> Result<Option<String>, String> {
         if row.kind != Kind::Round {
             return Ok(None);
         }

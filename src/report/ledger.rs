@@ -7,7 +7,7 @@ use tabled::settings::{Alignment, Padding, Style};
 use crate::cli::LedgerFormat;
 use crate::ledger::chain::write_record;
 use crate::ledger::row::{COLUMNS, header};
-use crate::ledger::{Field, Kind, Row};
+use crate::ledger::{Field, Kind, Row, RowRef};
 
 /// Renders `rows` of loop `name` in `format`.
 pub fn render(name: &str, rows: &[Row], format: LedgerFormat) -> Vec<u8> {
@@ -184,7 +184,7 @@ fn json(rows: &[Row]) -> Vec<u8> {
 pub fn write_json(rows: &[Row], out: &mut impl std::io::Write) -> std::io::Result<()> {
     let mut json = JsonRows::new(out);
     for row in rows {
-        json.row(row)?;
+        json.row(&row.view())?;
     }
     json.finish()
 }
@@ -201,7 +201,7 @@ impl<W: std::io::Write> JsonRows<W> {
         JsonRows { out, written: 0 }
     }
 
-    pub fn row(&mut self, row: &Row) -> std::io::Result<()> {
+    pub fn row(&mut self, row: &RowRef<'_>) -> std::io::Result<()> {
         let out = &mut self.out;
         out.write_all(if self.written == 0 {
             b"[\n  {\n"
@@ -217,18 +217,9 @@ impl<W: std::io::Write> JsonRows<W> {
                 Field::Text("") | Field::Number(None) | Field::Cost(None) => {
                     out.write_all(b"null")?;
                 }
-                Field::Number(Some(n)) => write!(out, "{n}")?,
-                // As `Row::to_json` writes it: the CSV's text read as a JSON number.
-                Field::Cost(Some(c)) => {
-                    match serde_json::from_str::<serde_json::Number>(&c.to_string()) {
-                        Ok(n) => write!(out, "{n}")?,
-                        Err(_) => serde_json::to_writer(&mut *out, &c.to_string())
-                            .map_err(std::io::Error::from)?,
-                    }
-                }
-                Field::Text(text) => {
-                    serde_json::to_writer(&mut *out, text).map_err(std::io::Error::from)?;
-                }
+                Field::Number(Some(n)) => write_u64(out, n)?,
+                Field::Cost(Some(c)) => write_cost(out, c)?,
+                Field::Text(text) => write_text(out, text)?,
             }
             out.write_all(if j + 1 < COLUMNS.len() { b",\n" } else { b"\n" })?;
         }
@@ -240,6 +231,47 @@ impl<W: std::io::Write> JsonRows<W> {
             .write_all(if self.written == 0 { b"[]\n" } else { b"\n]\n" })?;
         self.out.flush()
     }
+}
+
+/// A whole number in decimal, without the formatting machinery (a 100,000-
+/// row ledger writes a million of them).
+fn write_u64(out: &mut impl std::io::Write, mut n: u64) -> std::io::Result<()> {
+    let mut digits = [0u8; 20];
+    let mut at = digits.len();
+    loop {
+        at -= 1;
+        digits[at] = b'0' + (n % 10) as u8;
+        n /= 10;
+        if n == 0 {
+            break;
+        }
+    }
+    out.write_all(&digits[at..])
+}
+
+/// `cost_usd` as `Row::to_json` writes it (the CSV's text read as a JSON
+/// number): a whole amount as an integer, any other as serde_json writes
+/// the same `f64` (the shortest text that reads back as it).
+fn write_cost(out: &mut impl std::io::Write, c: f64) -> std::io::Result<()> {
+    // Below 2^53 every whole f64 is exactly its integer.
+    if c.fract() == 0.0 && (0.0..9_007_199_254_740_992.0).contains(&c) {
+        return write_u64(out, c as u64);
+    }
+    match serde_json::from_str::<serde_json::Number>(&c.to_string()) {
+        Ok(n) => write!(out, "{n}"),
+        Err(_) => write_text(out, &c.to_string()),
+    }
+}
+
+/// A JSON string; text with nothing to escape (hashes, times, most
+/// reasons) is written as it stands.
+fn write_text(out: &mut impl std::io::Write, text: &str) -> std::io::Result<()> {
+    if text.bytes().all(|b| b >= 0x20 && b != b'"' && b != b'\\') {
+        out.write_all(b"\"")?;
+        out.write_all(text.as_bytes())?;
+        return out.write_all(b"\"");
+    }
+    serde_json::to_writer(out, text).map_err(std::io::Error::from)
 }
 
 fn markdown(name: &str, rows: &[Row]) -> String {
@@ -286,10 +318,18 @@ mod tests {
     fn streamed_json_is_each_rows_own_json() {
         use crate::ledger::{Counts, Draft, Verdict};
         let mut rows = Vec::new();
-        for (i, cost) in [Some(0.125), Some(0.000_000_1), None]
-            .into_iter()
-            .enumerate()
-        {
+        // Whole amounts are integers, others the shortest f64 text.
+        let costs = [
+            Some(0.125),
+            Some(0.000_000_1),
+            None,
+            Some(1.0),
+            Some(0.0),
+            Some(0.1 + 0.2),
+            Some(1e20),
+            Some(123_456.5),
+        ];
+        for (i, cost) in costs.into_iter().enumerate() {
             let mut d = Draft::new(Kind::Round, i as u32 + 1, "2026-01-02T03:04:05Z");
             d.counts = (i != 2).then_some(Counts {
                 opened: 1,

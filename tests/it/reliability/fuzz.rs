@@ -683,7 +683,9 @@ fn check_chain(input: &[u8]) {
     if let Err(err) = chain::verify(&parsed, &genesis, |_| Ok(None)) {
         assert!(!err.to_string().is_empty());
     }
-    let _ = chain::verify(&parsed, &genesis, |r| Ok(Some(r.evidence_sha256.clone())));
+    let _ = chain::verify(&parsed, &genesis, |r| {
+        Ok(Some(r.evidence_sha256.to_string()))
+    });
     for format in [
         referee::cli::LedgerFormat::Table,
         referee::cli::LedgerFormat::Csv,
