@@ -37,6 +37,12 @@ pub enum FsError {
     HardLinked { path: PathBuf, links: u64 },
     #[error("`{}` is not a plain path below `{}`", shown(path), shown(base))]
     Outside { path: PathBuf, base: PathBuf },
+    #[error(
+        "`{}` is {what}, not a regular file: referee reads only files it wrote under its state folder\n\
+         hint: remove it",
+        shown(path)
+    )]
+    NotFile { path: PathBuf, what: &'static str },
     #[error("cannot {action} `{}`: {cause}", shown(path))]
     Io {
         action: &'static str,
@@ -166,15 +172,60 @@ pub fn open_read(base: &Path, path: &Path) -> Result<Option<File>, FsError> {
     if check(base, path)?.is_none() {
         return Ok(None);
     }
-    match OpenOptions::new()
-        .read(true)
-        .custom_flags(nix::libc::O_NOFOLLOW)
-        .open(path)
-    {
+    match open_regular(path) {
         Ok(file) => Ok(Some(file)),
-        Err(err) if err.kind() == ErrorKind::NotFound => Ok(None),
-        Err(err) => Err(open_error("read", path, err)),
+        Err(FsError::Io { cause, .. }) if cause.kind() == ErrorKind::NotFound => Ok(None),
+        Err(err) => Err(err),
     }
+}
+
+/// Opens `path` for reading if it is a regular file: never through a link,
+/// and never a fifo, socket or device, whose open or read could block for
+/// ever (a writer could plant one where referee reads its own files). The
+/// open does not wait (`O_NONBLOCK`, which a regular file ignores); what
+/// was opened is then checked.
+fn open_regular(path: &Path) -> Result<File, FsError> {
+    let file = OpenOptions::new()
+        .read(true)
+        .custom_flags(nix::libc::O_NOFOLLOW | nix::libc::O_NONBLOCK)
+        .open(path)
+        .map_err(|err| open_error("read", path, err))?;
+    regular(file, path)
+}
+
+/// `file`, opened at `path`, if it is a regular file.
+fn regular(file: File, path: &Path) -> Result<File, FsError> {
+    let meta = file.metadata().map_err(io("open", path))?;
+    match kind_name(&meta) {
+        None => Ok(file),
+        Some(what) => Err(FsError::NotFile {
+            path: path.to_path_buf(),
+            what,
+        }),
+    }
+}
+
+/// What `meta` describes when it is not a regular file (`a fifo`).
+pub fn kind_name(meta: &Metadata) -> Option<&'static str> {
+    use std::os::unix::fs::FileTypeExt;
+    let kind = meta.file_type();
+    Some(if kind.is_file() {
+        return None;
+    } else if kind.is_symlink() {
+        "a symbolic link"
+    } else if kind.is_fifo() {
+        "a fifo"
+    } else if kind.is_dir() {
+        "a directory"
+    } else if kind.is_socket() {
+        "a socket"
+    } else if kind.is_char_device() {
+        "a character device"
+    } else if kind.is_block_device() {
+        "a block device"
+    } else {
+        "something else"
+    })
 }
 
 /// Reads `path` whole without following a link; `None` when absent.
@@ -187,17 +238,32 @@ pub fn read(base: &Path, path: &Path) -> Result<Option<Vec<u8>>, FsError> {
     Ok(Some(bytes))
 }
 
-/// Reads the file at `path`, refusing it if it is a link (the folders above
-/// it are the caller's to check).
+/// Reads the file at `path`, refusing it if it is a link or not a regular
+/// file (the folders above it are the caller's to check).
 pub fn read_file(path: &Path) -> Result<Vec<u8>, FsError> {
-    let mut file = OpenOptions::new()
-        .read(true)
-        .custom_flags(nix::libc::O_NOFOLLOW)
-        .open(path)
-        .map_err(|err| open_error("read", path, err))?;
-    let mut bytes = Vec::new();
+    let mut file = open_regular(path)?;
+    let len = file.metadata().map(|m| m.len()).unwrap_or(0);
+    let mut bytes = Vec::with_capacity(usize::try_from(len).unwrap_or(0).saturating_add(1));
     file.read_to_end(&mut bytes).map_err(io("read", path))?;
     Ok(bytes)
+}
+
+/// The sha256 (hex) of the file at `path`, read a buffer at a time (a
+/// 40 MB evidence file is never held), refused as [`read_file`] refuses.
+pub fn sha256_file(path: &Path) -> Result<String, FsError> {
+    use sha2::Digest as _;
+    let mut file = open_regular(path)?;
+    let mut hasher = sha2::Sha256::new();
+    let mut buf = vec![0u8; 128 * 1024];
+    loop {
+        match file.read(&mut buf) {
+            Ok(0) => break,
+            Ok(n) => hasher.update(&buf[..n]),
+            Err(err) if err.kind() == ErrorKind::Interrupted => {}
+            Err(err) => return Err(io("read", path)(err)),
+        }
+    }
+    Ok(crate::digest::hex(&hasher.finalize()))
 }
 
 /// Creates the new file `path` (its folders as needed): `O_CREAT|O_EXCL`,
@@ -229,9 +295,10 @@ pub fn open_append(base: &Path, path: &Path) -> Result<File, FsError> {
         .read(true)
         .append(true)
         .create(true)
-        .custom_flags(nix::libc::O_NOFOLLOW)
+        .custom_flags(nix::libc::O_NOFOLLOW | nix::libc::O_NONBLOCK)
         .open(path)
         .map_err(|err| open_error("open", path, err))?;
+    let file = regular(file, path)?;
     refuse_hard_links(&file, path)?;
     Ok(file)
 }
@@ -242,13 +309,14 @@ pub fn open_lock(base: &Path, path: &Path) -> Result<File, FsError> {
         create_dir_all(base, parent)?;
     }
     check(base, path)?;
-    OpenOptions::new()
+    let file = OpenOptions::new()
         .write(true)
         .create(true)
         .truncate(false)
-        .custom_flags(nix::libc::O_NOFOLLOW)
+        .custom_flags(nix::libc::O_NOFOLLOW | nix::libc::O_NONBLOCK)
         .open(path)
-        .map_err(|err| open_error("open", path, err))
+        .map_err(|err| open_error("open", path, err))?;
+    regular(file, path)
 }
 
 fn refuse_hard_links(file: &File, path: &Path) -> Result<(), FsError> {

@@ -9,7 +9,7 @@
 
 use std::fs::{Metadata, OpenOptions};
 use std::io::{ErrorKind, Read};
-use std::os::unix::fs::{FileTypeExt, MetadataExt, OpenOptionsExt};
+use std::os::unix::fs::{MetadataExt, OpenOptionsExt};
 use std::path::Path;
 use std::time::{Duration, SystemTime};
 
@@ -111,24 +111,7 @@ fn refused(path: &Path) -> Option<FileError> {
 }
 
 fn not_regular(meta: &Metadata) -> Option<&'static str> {
-    let kind = meta.file_type();
-    if kind.is_file() {
-        None
-    } else if kind.is_symlink() {
-        Some("a symbolic link")
-    } else if kind.is_fifo() {
-        Some("a fifo")
-    } else if kind.is_dir() {
-        Some("a directory")
-    } else if kind.is_socket() {
-        Some("a socket")
-    } else if kind.is_char_device() {
-        Some("a character device")
-    } else if kind.is_block_device() {
-        Some("a block device")
-    } else {
-        Some("something else")
-    }
+    crate::statefs::kind_name(meta)
 }
 
 #[cfg(test)]

@@ -622,7 +622,7 @@ fn digest_dir_with(
             Some(sha) => sha.clone(),
             None => {
                 let path = dir.join(&rel);
-                sha256_hex(&statefs::read_file(&path)?)
+                statefs::sha256_file(&path)?
             }
         };
         framed.field(rel.as_bytes());

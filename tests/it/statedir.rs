@@ -269,6 +269,120 @@ fn a_symlinked_contract_or_ledgers_folder_is_refused() {
     assert_eq!(outside.snapshot(), before);
 }
 
+/// `referee ARGS` (stdin `input`), ended by its pid and failed if it is
+/// still running after [`HANG_GUARD`]: a planted fifo must be refused, not
+/// waited on.
+fn bounded(repo: &Repo, args: &[&str], input: &str) -> Out {
+    let mut cmd = repo.referee_std();
+    cmd.args(args)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped());
+    let mut child = crate::common::spawn_fed(&mut cmd, input.as_bytes());
+    let start = Instant::now();
+    while child.try_wait().unwrap().is_none() {
+        if start.elapsed() > HANG_GUARD {
+            let _ = child.kill();
+            panic!("`referee {}` hung on a fifo", args.join(" "));
+        }
+        std::thread::sleep(Duration::from_millis(10));
+    }
+    Out::of(&child.wait_with_output().unwrap())
+}
+
+fn mkfifo(path: &Path) {
+    let _ = std::fs::remove_file(path);
+    let status = Command::new("mkfifo").arg(path).status().unwrap();
+    assert!(status.success(), "mkfifo {}", path.display());
+}
+
+/// Asserts that `out` refuses the fifo at `rel` (relative to the repository).
+fn refused_fifo(out: &Out, rel: &str) {
+    assert_eq!(out.code, 1, "{}\n{}", out.stdout, out.stderr);
+    let want = format!(
+        "`{rel}` is a fifo, not a regular file: referee reads only files it wrote under its state folder\nhint: remove it"
+    );
+    assert!(
+        out.stderr.contains(&want),
+        "expected `{want}`, got:\n{}",
+        out.stderr
+    );
+}
+
+/// A fifo where referee reads its own files (an evidence file, the ledger,
+/// the contract): opening or reading one would wait for ever for a writer
+/// that never comes. Each is refused by name, at once.
+#[test]
+fn a_planted_fifo_is_refused_not_waited_on() {
+    let repo = manual("l");
+    assert_eq!(record(&repo, "l", &finding(1)).code, 10);
+    let extra = ".referee/ledgers/l/round-1/extra";
+    mkfifo(&repo.join(extra));
+    for args in [
+        &["ledger", "verify", "--loop", "l"][..],
+        &["status", "--loop", "l"],
+    ] {
+        refused_fifo(&bounded(&repo, args, ""), extra);
+    }
+    refused_fifo(
+        &bounded(
+            &repo,
+            &["record", "--loop", "l", "--findings", "-"],
+            &finding(2),
+        ),
+        extra,
+    );
+    std::fs::remove_file(repo.join(extra)).unwrap();
+
+    // The previous round's state, read by every command that reads the loop.
+    let state = ".referee/ledgers/l/round-1/state.json";
+    let kept = std::fs::read(repo.join(state)).unwrap();
+    mkfifo(&repo.join(state));
+    refused_fifo(&bounded(&repo, &["status", "--loop", "l"], ""), state);
+    refused_fifo(
+        &bounded(
+            &repo,
+            &["record", "--loop", "l", "--findings", "-"],
+            &finding(2),
+        ),
+        state,
+    );
+    std::fs::remove_file(repo.join(state)).unwrap();
+    std::fs::write(repo.join(state), kept).unwrap();
+    assert_eq!(
+        bounded(&repo, &["ledger", "verify", "--loop", "l"], "").code,
+        0
+    );
+
+    // The ledger itself, for readers and for the append.
+    let ledger = ".referee/ledgers/l.csv";
+    let kept = std::fs::read(repo.join(ledger)).unwrap();
+    mkfifo(&repo.join(ledger));
+    for args in [
+        &["ledger", "verify", "--loop", "l"][..],
+        &["ledger", "show", "--loop", "l", "--json"],
+        &["status", "--loop", "l"],
+    ] {
+        refused_fifo(&bounded(&repo, args, ""), ledger);
+    }
+    refused_fifo(
+        &bounded(
+            &repo,
+            &["record", "--loop", "l", "--findings", "-"],
+            &finding(2),
+        ),
+        ledger,
+    );
+    std::fs::remove_file(repo.join(ledger)).unwrap();
+    std::fs::write(repo.join(ledger), kept).unwrap();
+
+    // The contract.
+    let contract = ".referee/contracts/l.toml";
+    mkfifo(&repo.join(contract));
+    let out = bounded(&repo, &["status", "--loop", "l"], "");
+    refused_fifo(&out, contract);
+}
+
 #[test]
 fn a_symlinked_state_folder_is_refused_unless_named_with_dir() {
     let repo = manual("l");
