@@ -233,16 +233,19 @@ pub fn read(base: &Path, path: &Path) -> Result<Option<Vec<u8>>, FsError> {
     let Some(mut file) = open_read(base, path)? else {
         return Ok(None);
     };
-    let mut bytes = Vec::new();
-    file.read_to_end(&mut bytes).map_err(io("read", path))?;
-    Ok(Some(bytes))
+    Ok(Some(read_all(&mut file, path)?))
 }
 
 /// Reads the file at `path`, refusing it if it is a link or not a regular
 /// file (the folders above it are the caller's to check).
 pub fn read_file(path: &Path) -> Result<Vec<u8>, FsError> {
-    let mut file = open_regular(path)?;
-    let len = file.metadata().map(|m| m.len()).unwrap_or(0);
+    read_all(&mut open_regular(path)?, path)
+}
+
+/// The rest of `file`, in a buffer sized from its length (a large file is
+/// not copied as the buffer grows).
+fn read_all(file: &mut File, path: &Path) -> Result<Vec<u8>, FsError> {
+    let len = file.metadata().map_or(0, |m| m.len());
     let mut bytes = Vec::with_capacity(usize::try_from(len).unwrap_or(0).saturating_add(1));
     file.read_to_end(&mut bytes).map_err(io("read", path))?;
     Ok(bytes)

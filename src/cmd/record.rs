@@ -25,34 +25,36 @@ pub fn run(state: &State, args: RecordArgs) -> anyhow::Result<Exit> {
     } else {
         args.findings.clone()
     };
-    let raw =
-        super::parse::read_bounded(&args.findings).with_context(|| format!("findings `{name}`"))?;
+    // The review is read and parsed while the loop's history is read.
     let root = lp.repo.to_string_lossy().into_owned();
-    let parsed = findings::parse(&raw, args.format, &root)
-        .with_context(|| format!("findings `{name}`: nothing was recorded"))?;
-    let responses = match &args.responses {
-        Some(path) => {
-            let bytes = super::parse::read_bounded(&path.to_string_lossy())
-                .with_context(|| format!("responses `{}`", path.display()))?;
-            responses::parse(&bytes)
-                .with_context(|| format!("responses `{}`: nothing was recorded", path.display()))?
-        }
-        None => Vec::new(),
-    };
-    let recorded = engine::record(
-        &lp,
-        Submission {
+    let at = super::now()?;
+    let recorded = engine::record(&lp, || {
+        let raw = super::parse::read_bounded(&args.findings)
+            .with_context(|| format!("findings `{name}`"))?;
+        let parsed = findings::parse(&raw, args.format, &root)
+            .with_context(|| format!("findings `{name}`: nothing was recorded"))?;
+        let responses = match &args.responses {
+            Some(path) => {
+                let bytes = super::parse::read_bounded(&path.to_string_lossy())
+                    .with_context(|| format!("responses `{}`", path.display()))?;
+                responses::parse(&bytes).with_context(|| {
+                    format!("responses `{}`: nothing was recorded", path.display())
+                })?
+            }
+            None => Vec::new(),
+        };
+        Ok(Submission {
             review: Some(Review::new(raw, parsed)),
             responses,
             cost_usd: args.cost_usd,
             tokens: args.tokens,
             idempotency_key: args.idempotency_key.clone(),
-            at: super::now()?,
+            at,
             evidence: Vec::new(),
             interrupt: None,
             stalled: false,
-        },
-    )?;
+        })
+    })?;
     print(&lp, &recorded, args.json)?;
     Ok(recorded.exit())
 }

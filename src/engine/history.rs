@@ -257,7 +257,7 @@ impl History {
 /// Reads `row`'s `state.json` after checking its evidence against the row.
 pub fn read_state(store: &Store, row: &Row) -> anyhow::Result<RoundState> {
     let dir = store.evidence_dir(row.round);
-    let Some(digest) = store.evidence_digest(row.round)? else {
+    let Some((digest, bytes)) = store.evidence_digest_and_file(row.round, STATE_FILE)? else {
         anyhow::bail!(
             "evidence `{}` of round {} is missing\n\
              hint: `referee ledger verify` names what changed; evidence is write-once",
@@ -276,9 +276,8 @@ pub fn read_state(store: &Store, row: &Row) -> anyhow::Result<RoundState> {
         );
     }
     let path = dir.join(STATE_FILE);
-    let bytes = store
-        .evidence_file(row.round, STATE_FILE)?
-        .ok_or_else(|| anyhow::anyhow!("cannot read `{}`: it is missing", path.display()))?;
+    let bytes =
+        bytes.ok_or_else(|| anyhow::anyhow!("cannot read `{}`: it is missing", path.display()))?;
     state_from_bytes(&bytes, &path)
 }
 

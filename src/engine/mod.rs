@@ -120,10 +120,41 @@ pub fn exit_of(state: &RoundState) -> Exit {
 /// `record`: one round from outside, under the ledger's lock from the first
 /// read to the append. A retry of the last round (same tree, same findings)
 /// or of the same idempotency key appends nothing and answers as before.
-pub fn record(lp: &Loop, sub: Submission) -> anyhow::Result<Recorded> {
+///
+/// The submission is made (a review read and parsed) by `make`, on a second
+/// thread while this one takes the lock and reads the loop's history: on a
+/// large review the two take about as long. An error making the submission
+/// is the one reported, as when it was made first.
+pub fn record(
+    lp: &Loop,
+    make: impl FnOnce() -> anyhow::Result<Submission> + Send,
+) -> anyhow::Result<Recorded> {
+    let (opened, made) = std::thread::scope(|scope| {
+        let made = scope.spawn(make);
+        let opened = open(lp);
+        let made = made
+            .join()
+            .unwrap_or_else(|panic| std::panic::resume_unwind(panic));
+        (opened, made)
+    });
+    let sub = made?;
+    let (locked, history) = opened?;
+    record_opened(lp, locked, history, sub)
+}
+
+/// The loop's lock and its history read under it.
+fn open(lp: &Loop) -> anyhow::Result<(Locked<'_>, History)> {
     let mut locked = lp.store.lock()?;
     let history = History::read(lp, locked.rows()?)?;
+    Ok((locked, history))
+}
 
+fn record_opened<'a>(
+    lp: &'a Loop,
+    locked: Locked<'a>,
+    history: History,
+    sub: Submission,
+) -> anyhow::Result<Recorded> {
     if let Some(key) = sub.idempotency_key.as_deref()
         && let Some(row) = history
             .rows
@@ -227,7 +258,7 @@ pub fn finish<'a>(
     mut locked: Locked<'a>,
     history: &History,
     snapped: Snapped,
-    sub: Submission,
+    mut sub: Submission,
 ) -> anyhow::Result<Recorded> {
     ensure_contract_unchanged(lp)?;
     let round = history.round() + 1;
@@ -279,40 +310,48 @@ pub fn finish<'a>(
         None => history::file_pins(lp),
     };
     let mut state = round_state(lp, pinned, round, &snapped, decision, &outcome, &sub);
-    // Stored evidence is redacted, and what later rounds read is what was
-    // stored: redact the state itself, then keep it in hand.
-    redact_state(&mut state);
+    let findings_sha256 = sub
+        .review
+        .as_ref()
+        .map(|r| r.sha256.clone())
+        .unwrap_or_default();
 
     let evidence = Evidence::stage(&lp.store)?;
-    evidence.add(PATCH_FILE, &patch_text)?;
-    if let Some(review) = &sub.review {
-        evidence.add("findings.raw", &redact(&review.raw))?;
-        let mut parsed = review.parsed.clone();
-        parsed.findings.iter_mut().for_each(redact_finding);
-        let mut bytes = serde_json::to_vec(&parsed)?;
-        bytes.push(b'\n');
-        evidence.add("findings.json", &bytes)?;
-    }
-    if !sub.responses.is_empty() {
-        let doc = serde_json::json!({ "responses": sub.responses });
-        evidence.add("responses.json", &redacted_json(&doc)?)?;
-    }
-    for (name, bytes) in &sub.evidence {
-        evidence.add(name, &redact(bytes))?;
-    }
-    if let Some(asked) = &asked {
-        if let Some(request) = &asked.request {
-            evidence.add("judge.request.json", request.as_bytes())?;
+    // The review (its raw bytes and its findings) is redacted and written on
+    // a second thread while this one redacts and writes the round's state:
+    // on a large review they are the two largest files.
+    let review = sub.review.take();
+    std::thread::scope(|scope| -> anyhow::Result<()> {
+        let written = scope.spawn(|| store_review(&evidence, review));
+        // Stored evidence is redacted, and what later rounds read is what
+        // was stored: redact the state itself, then keep it in hand.
+        redact_state(&mut state);
+        evidence.add(PATCH_FILE, &patch_text)?;
+        if !sub.responses.is_empty() {
+            let doc = serde_json::json!({ "responses": sub.responses });
+            evidence.add("responses.json", &redacted_json(&doc)?)?;
         }
-        if let Some(answer) = &asked.answer {
-            evidence.add("judge.answer", &redact(answer))?;
+        for (name, bytes) in &sub.evidence {
+            evidence.add(name, &redact(bytes))?;
         }
-        evidence.add("judge.json", &redacted_json(&asked.outcome)?)?;
-    }
-    // Machine state, read back every round: compact (`jq .` pretty-prints it).
-    let mut state_bytes = serde_json::to_vec(&state)?;
-    state_bytes.push(b'\n');
-    evidence.add(STATE_FILE, &state_bytes)?;
+        if let Some(asked) = &asked {
+            if let Some(request) = &asked.request {
+                evidence.add("judge.request.json", request.as_bytes())?;
+            }
+            if let Some(answer) = &asked.answer {
+                evidence.add("judge.answer", &redact(answer))?;
+            }
+            evidence.add("judge.json", &redacted_json(&asked.outcome)?)?;
+        }
+        // Machine state, read back every round: compact (`jq .` pretty-prints it).
+        evidence.write(STATE_FILE, |out| {
+            serde_json::to_writer(&mut *out, &state)?;
+            out.write_all(b"\n")
+        })?;
+        written
+            .join()
+            .unwrap_or_else(|panic| std::panic::resume_unwind(panic))
+    })?;
 
     let mut draft = Draft::new(Kind::Round, round, &sub.at);
     draft.counts = Some(counts);
@@ -337,11 +376,7 @@ pub fn finish<'a>(
     draft.cost_usd = cost.map(|c| (c * 1e6).round() / 1e6);
     draft.tokens = tokens;
     draft.snapshot = snapped.snap.commit.clone();
-    draft.findings_sha256 = sub
-        .review
-        .as_ref()
-        .map(|r| r.sha256.clone())
-        .unwrap_or_default();
+    draft.findings_sha256 = findings_sha256;
     draft.reason = crate::ledger::row::one_line(&redact_str(&outcome.reason));
     draft.idempotency_key = sub
         .idempotency_key
@@ -587,6 +622,22 @@ fn earlier_patches(lp: &Loop, history: &History) -> Vec<(u32, ParsedPatch)> {
 
 /// A finding with its free text redacted (ids and fingerprints are not text
 /// a person wrote, and must stay comparable).
+/// A review's evidence: its raw bytes and its findings as read, redacted.
+/// The findings are redacted where they stand (nothing reads them after).
+fn store_review(evidence: &Evidence, review: Option<Review>) -> anyhow::Result<()> {
+    let Some(mut review) = review else {
+        return Ok(());
+    };
+    evidence.add("findings.raw", &redact(&review.raw))?;
+    drop(std::mem::take(&mut review.raw));
+    review.parsed.findings.iter_mut().for_each(redact_finding);
+    evidence.write("findings.json", |out| {
+        serde_json::to_writer(&mut *out, &review.parsed)?;
+        out.write_all(b"\n")
+    })?;
+    Ok(())
+}
+
 fn redact_finding(f: &mut crate::findings::Finding) {
     redact_string(&mut f.title);
     for text in [f.body.as_mut(), f.file.as_mut(), f.rule.as_mut()]

@@ -9,7 +9,7 @@ use std::path::{Path, PathBuf};
 
 use super::chain::{self, ChainError, Parsed};
 use super::row::{Draft, Kind, Row, RowRef, header};
-use crate::digest::{Framed, sha256_hex};
+use crate::digest::Framed;
 use crate::statefs::{self, FsError};
 
 /// A ledger store failure, naming the file.
@@ -35,6 +35,9 @@ fn io(path: &Path) -> impl FnOnce(std::io::Error) -> StoreError + '_ {
         cause,
     }
 }
+
+/// An evidence folder's digest and one of its files (`None`: absent).
+pub type DigestAndFile = (String, Option<Vec<u8>>);
 
 /// One loop's ledger file and evidence folder.
 #[derive(Debug, Clone)]
@@ -273,6 +276,31 @@ impl Store {
         match statefs::check(&self.base, &dir)? {
             None => Ok(None),
             Some(meta) if meta.is_dir() => digest_dir(&dir).map(Some),
+            Some(_) => Err(FsError::NotFolder { path: dir }.into()),
+        }
+    }
+
+    /// Round `round`'s evidence folder digest and its file `name`, read once:
+    /// the file is hashed from the bytes returned, so what the digest checks
+    /// is what the caller reads (no window to swap the file between the two)
+    /// and a large file is not read twice. `None` when there is no folder.
+    pub fn evidence_digest_and_file(
+        &self,
+        round: u32,
+        name: &str,
+    ) -> Result<Option<DigestAndFile>, StoreError> {
+        let dir = self.evidence_dir(round);
+        match statefs::check(&self.base, &dir)? {
+            None => Ok(None),
+            Some(meta) if meta.is_dir() => {
+                statefs::check_dir(&dir)?;
+                let bytes = statefs::read(&self.base, &dir.join(name))?;
+                let mut known = std::collections::BTreeMap::new();
+                if let Some(bytes) = &bytes {
+                    known.insert(name.to_string(), crate::digest::sha256_hex(bytes));
+                }
+                Ok(Some((digest_dir_with(&dir, &known)?, bytes)))
+            }
             Some(_) => Err(FsError::NotFolder { path: dir }.into()),
         }
     }
@@ -521,11 +549,29 @@ impl Evidence {
 
     /// Stages one file; a name is written once.
     pub fn add(&self, name: &str, bytes: &[u8]) -> Result<(), StoreError> {
+        self.write(name, |out| out.write_all(bytes))
+    }
+
+    /// Stages one file, written by `f` as it makes it (a large state or
+    /// findings file is never held whole) and hashed as it is written.
+    /// Files may be staged from several threads at once.
+    pub fn write(
+        &self,
+        name: &str,
+        f: impl FnOnce(&mut dyn Write) -> std::io::Result<()>,
+    ) -> Result<(), StoreError> {
+        use sha2::Digest as _;
         let path = self.path_of(name)?;
-        let mut file = statefs::create_new(self.dir.path(), &path)?;
-        file.write_all(bytes).map_err(io(&path))?;
+        let file = statefs::create_new(self.dir.path(), &path)?;
+        let mut out = Hashing {
+            out: std::io::BufWriter::with_capacity(256 * 1024, file),
+            hasher: sha2::Sha256::new(),
+        };
+        f(&mut out).map_err(io(&path))?;
+        out.out.flush().map_err(io(&path))?;
+        let sha = crate::digest::hex(&out.hasher.finalize());
         if let Ok(mut hashed) = self.hashed.lock() {
-            hashed.insert(name.to_string(), sha256_hex(bytes));
+            hashed.insert(name.to_string(), sha);
         }
         Ok(())
     }
@@ -571,6 +617,25 @@ impl Evidence {
         self.dir.disable_cleanup(true);
         sync_parent(dest)?;
         Ok(digest)
+    }
+}
+
+/// A writer that hashes what it writes.
+struct Hashing<W> {
+    out: W,
+    hasher: sha2::Sha256,
+}
+
+impl<W: Write> Write for Hashing<W> {
+    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+        use sha2::Digest as _;
+        let n = self.out.write(buf)?;
+        self.hasher.update(&buf[..n]);
+        Ok(n)
+    }
+
+    fn flush(&mut self) -> std::io::Result<()> {
+        self.out.flush()
     }
 }
 
