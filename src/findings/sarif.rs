@@ -27,28 +27,42 @@
 //! empty, a run without `results` (§3.14.23: the tool did not run) or an
 //! invocation with `executionSuccessful: false` are errors.
 
-use std::collections::BTreeMap;
-
 use serde::Deserialize;
 use serde_json::Value;
 
 use super::identity::sarif_id;
 use super::{Draft, Drafts, FindingsError, Format, IdSource, MAX_TITLE, Severity, bound};
 
+/// A string from the log, borrowed from its text unless it had escapes:
+/// a large log's messages and paths are not copied to be read.
+#[derive(Deserialize, Default, Clone)]
+struct Str<'a>(#[serde(borrow)] std::borrow::Cow<'a, str>);
+
+impl std::ops::Deref for Str<'_> {
+    type Target = str;
+
+    fn deref(&self) -> &str {
+        &self.0
+    }
+}
+
 #[derive(Deserialize)]
-struct Log {
-    runs: Option<Vec<Run>>,
+struct Log<'a> {
+    #[serde(borrow)]
+    runs: Option<Vec<Run<'a>>>,
 }
 
 #[derive(Deserialize, Default)]
 #[serde(rename_all = "camelCase")]
-struct Run {
+struct Run<'a> {
     #[serde(default)]
     tool: Option<Tool>,
     #[serde(default)]
-    results: Option<Vec<SarifResult>>,
+    #[serde(borrow)]
+    results: Option<Chunks<SarifResult<'a>>>,
     #[serde(default)]
-    artifacts: Option<Vec<Artifact>>,
+    #[serde(borrow)]
+    artifacts: Option<Vec<Artifact<'a>>>,
     #[serde(default)]
     invocations: Option<Vec<Invocation>>,
 }
@@ -90,36 +104,189 @@ struct Configuration {
 }
 
 #[derive(Deserialize, Default)]
-struct Artifact {
+struct Artifact<'a> {
     #[serde(default)]
-    location: Option<ArtifactLocation>,
+    #[serde(borrow)]
+    location: Option<ArtifactLocation<'a>>,
 }
 
 #[derive(Deserialize, Default)]
 #[serde(rename_all = "camelCase")]
-struct SarifResult {
+struct SarifResult<'a> {
     #[serde(default)]
-    rule_id: Option<String>,
+    #[serde(borrow)]
+    rule_id: Option<Str<'a>>,
     #[serde(default)]
     rule_index: Option<i64>,
     #[serde(default)]
     rule: Option<RuleReference>,
     #[serde(default)]
-    level: Option<String>,
+    #[serde(borrow)]
+    level: Option<Str<'a>>,
     #[serde(default)]
-    kind: Option<String>,
+    #[serde(borrow)]
+    kind: Option<Str<'a>>,
     #[serde(default)]
-    message: Option<Message>,
+    #[serde(borrow)]
+    message: Option<Message<'a>>,
+    /// The first location that has a physical location: the only one read.
+    #[serde(default, rename = "locations", borrow)]
+    physical: FirstPhysical<'a>,
     #[serde(default)]
-    locations: Option<Vec<Location>>,
+    fingerprints: Option<Prints>,
     #[serde(default)]
-    fingerprints: Option<BTreeMap<String, Value>>,
+    partial_fingerprints: Option<Prints>,
     #[serde(default)]
-    partial_fingerprints: Option<BTreeMap<String, Value>>,
+    #[serde(borrow)]
+    suppressions: Option<Vec<Suppression<'a>>>,
     #[serde(default)]
-    suppressions: Option<Vec<Suppression>>,
-    #[serde(default)]
-    baseline_state: Option<String>,
+    #[serde(borrow)]
+    baseline_state: Option<Str<'a>>,
+}
+
+/// A fingerprint map as (key, text) pairs in key order, a repeated key
+/// keeping its last value (as a map would): a map per result cost a tree
+/// node of about a kilobyte, most of a large log's memory.
+#[derive(Default)]
+struct Prints(Vec<(String, String)>);
+
+impl<'de> Deserialize<'de> for Prints {
+    fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<Prints, D::Error> {
+        struct Visit;
+        impl<'de> serde::de::Visitor<'de> for Visit {
+            type Value = Prints;
+
+            fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+                f.write_str("a map")
+            }
+
+            fn visit_map<A: serde::de::MapAccess<'de>>(
+                self,
+                mut map: A,
+            ) -> Result<Prints, A::Error> {
+                let mut pairs: Vec<(String, String)> = Vec::new();
+                while let Some((key, value)) = map.next_entry::<String, Value>()? {
+                    let value = match value {
+                        Value::String(text) => text,
+                        other => other.to_string(),
+                    };
+                    pairs.push((key, value));
+                }
+                // Stable: of equal keys the last stays last, then wins.
+                pairs.sort_by(|a, b| a.0.cmp(&b.0));
+                let mut kept: Vec<(String, String)> = Vec::with_capacity(pairs.len());
+                for pair in pairs {
+                    match kept.last_mut() {
+                        Some(last) if last.0 == pair.0 => *last = pair,
+                        _ => kept.push(pair),
+                    }
+                }
+                Ok(Prints(kept))
+            }
+        }
+        deserializer.deserialize_map(Visit)
+    }
+}
+
+/// A JSON list read into chunks of at most [`Chunks::SIZE`] items: a log of
+/// 50,000 results never grows (and copies) one large array to hold them.
+struct Chunks<T>(Vec<Vec<T>>);
+
+impl<T> Chunks<T> {
+    const SIZE: usize = 1024;
+
+    fn len(&self) -> usize {
+        self.0.iter().map(Vec::len).sum()
+    }
+
+    fn into_iter(self) -> impl Iterator<Item = T> {
+        self.0.into_iter().flatten()
+    }
+}
+
+impl<'de, T: Deserialize<'de>> Deserialize<'de> for Chunks<T> {
+    fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<Chunks<T>, D::Error> {
+        struct Visit<T>(std::marker::PhantomData<T>);
+        impl<'de, T: Deserialize<'de>> serde::de::Visitor<'de> for Visit<T> {
+            type Value = Chunks<T>;
+
+            fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+                f.write_str("a sequence")
+            }
+
+            fn visit_seq<A: serde::de::SeqAccess<'de>>(
+                self,
+                mut seq: A,
+            ) -> Result<Chunks<T>, A::Error> {
+                let mut chunks: Vec<Vec<T>> = Vec::new();
+                let mut chunk = Vec::new();
+                while let Some(item) = seq.next_element::<T>()? {
+                    if chunk.len() == Chunks::<T>::SIZE {
+                        chunks.push(std::mem::take(&mut chunk));
+                    }
+                    if chunk.capacity() == 0 {
+                        chunk.reserve_exact(Chunks::<T>::SIZE);
+                    }
+                    chunk.push(item);
+                }
+                if !chunk.is_empty() {
+                    chunk.shrink_to_fit();
+                    chunks.push(chunk);
+                }
+                Ok(Chunks(chunks))
+            }
+        }
+        deserializer.deserialize_seq(Visit(std::marker::PhantomData))
+    }
+}
+
+/// Of a result's `locations`, the first with a physical location, the rest
+/// read and dropped (no list of locations is kept per result).
+#[derive(Default)]
+struct FirstPhysical<'a>(Option<PhysicalLocation<'a>>);
+
+impl<'de: 'a, 'a> Deserialize<'de> for FirstPhysical<'a> {
+    fn deserialize<D: serde::Deserializer<'de>>(
+        deserializer: D,
+    ) -> Result<FirstPhysical<'a>, D::Error> {
+        struct Visit<'a>(std::marker::PhantomData<&'a ()>);
+        impl<'de: 'a, 'a> serde::de::Visitor<'de> for Visit<'a> {
+            type Value = FirstPhysical<'a>;
+
+            fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+                f.write_str("a list of locations or null")
+            }
+
+            fn visit_unit<E: serde::de::Error>(self) -> Result<FirstPhysical<'a>, E> {
+                Ok(FirstPhysical(None))
+            }
+
+            fn visit_none<E: serde::de::Error>(self) -> Result<FirstPhysical<'a>, E> {
+                Ok(FirstPhysical(None))
+            }
+
+            fn visit_some<D: serde::Deserializer<'de>>(
+                self,
+                deserializer: D,
+            ) -> Result<FirstPhysical<'a>, D::Error> {
+                deserializer.deserialize_seq(self)
+            }
+
+            fn visit_seq<A: serde::de::SeqAccess<'de>>(
+                self,
+                mut seq: A,
+            ) -> Result<FirstPhysical<'a>, A::Error> {
+                let mut first = None;
+                while let Some(location) = seq.next_element::<Location<'a>>()? {
+                    if first.is_none() {
+                        first = location.physical_location;
+                    }
+                }
+                Ok(FirstPhysical(first))
+            }
+        }
+        deserializer.deserialize_option(Visit(std::marker::PhantomData))
+    }
 }
 
 #[derive(Deserialize, Default)]
@@ -140,35 +307,41 @@ struct ComponentReference {
 }
 
 #[derive(Deserialize, Default)]
-struct Message {
+struct Message<'a> {
     #[serde(default)]
-    text: Option<String>,
+    #[serde(borrow)]
+    text: Option<Str<'a>>,
     #[serde(default)]
-    markdown: Option<String>,
+    #[serde(borrow)]
+    markdown: Option<Str<'a>>,
     #[serde(default)]
-    id: Option<String>,
+    #[serde(borrow)]
+    id: Option<Str<'a>>,
 }
 
 #[derive(Deserialize, Default)]
 #[serde(rename_all = "camelCase")]
-struct Location {
+struct Location<'a> {
     #[serde(default)]
-    physical_location: Option<PhysicalLocation>,
+    #[serde(borrow)]
+    physical_location: Option<PhysicalLocation<'a>>,
 }
 
 #[derive(Deserialize, Default)]
 #[serde(rename_all = "camelCase")]
-struct PhysicalLocation {
+struct PhysicalLocation<'a> {
     #[serde(default)]
-    artifact_location: Option<ArtifactLocation>,
+    #[serde(borrow)]
+    artifact_location: Option<ArtifactLocation<'a>>,
     #[serde(default)]
     region: Option<Region>,
 }
 
 #[derive(Deserialize, Default)]
-struct ArtifactLocation {
+struct ArtifactLocation<'a> {
     #[serde(default)]
-    uri: Option<String>,
+    #[serde(borrow)]
+    uri: Option<Str<'a>>,
     #[serde(default)]
     index: Option<i64>,
 }
@@ -183,9 +356,10 @@ struct Region {
 }
 
 #[derive(Deserialize, Default)]
-struct Suppression {
+struct Suppression<'a> {
     #[serde(default)]
-    status: Option<String>,
+    #[serde(borrow)]
+    status: Option<Str<'a>>,
 }
 
 pub(crate) fn parse(text: &str) -> Result<Drafts, FindingsError> {
@@ -243,6 +417,7 @@ pub(crate) fn parse(text: &str) -> Result<Drafts, FindingsError> {
                 .collect(),
         };
         let artifacts = run.artifacts.unwrap_or_default();
+        drafts.findings.reserve(results.len());
         for (result_index, result) in results.into_iter().enumerate() {
             let at = format!("{at_run}.results[{result_index}]");
             if let Some(draft) = convert(result, &rules, &artifacts, &at)? {
@@ -339,7 +514,8 @@ fn convert(
     };
     let stated_id = result
         .rule_id
-        .clone()
+        .as_deref()
+        .map(str::to_string)
         .or_else(|| result.rule.as_ref().and_then(|rule| rule.id.clone()));
     // An index that lands on another rule (a wrong component, a stale
     // index) must not lend that rule's level: the stated id wins.
@@ -387,8 +563,9 @@ fn convert(
         .text
         .or(message.markdown)
         .or(message.id)
+        .map(|text| text.0)
         .filter(|text| !text.trim().is_empty())
-        .or_else(|| rule_id.clone())
+        .or_else(|| rule_id.clone().map(std::borrow::Cow::Owned))
         .ok_or_else(|| {
             FindingsError::invalid(
                 Format::Sarif,
@@ -401,11 +578,7 @@ fn convert(
     let title = bound(first_line, MAX_TITLE);
     let body = (title != text).then(|| text.to_string());
 
-    let physical = result
-        .locations
-        .unwrap_or_default()
-        .into_iter()
-        .find_map(|location| location.physical_location);
+    let physical = result.physical.0;
     let (file, line, end_line) = match physical {
         Some(physical) => {
             let uri = physical.artifact_location.and_then(|artifact| {
@@ -417,32 +590,26 @@ fn convert(
             let region = physical.region.unwrap_or_default();
             let line = region.start_line.and_then(|line| u64::try_from(line).ok());
             let end = region.end_line.and_then(|line| u64::try_from(line).ok());
-            (uri, line, end.filter(|end| Some(*end) != line))
+            (
+                uri.map(|uri| uri.0.into_owned()),
+                line,
+                end.filter(|end| Some(*end) != line),
+            )
         }
         None => (None, None, None),
     };
 
     let prints = result
         .fingerprints
-        .filter(|map| !map.is_empty())
-        .or(result.partial_fingerprints.filter(|map| !map.is_empty()));
+        .filter(|prints| !prints.0.is_empty())
+        .or(result
+            .partial_fingerprints
+            .filter(|prints| !prints.0.is_empty()));
     let (id, id_source) = match prints {
-        Some(map) => {
-            let pairs: Vec<(String, String)> = map
-                .into_iter()
-                .map(|(key, value)| {
-                    let value = match value {
-                        Value::String(text) => text,
-                        other => other.to_string(),
-                    };
-                    (key, value)
-                })
-                .collect();
-            (
-                Some(sarif_id(rule_id.as_deref(), &pairs)),
-                Some(IdSource::Sarif),
-            )
-        }
+        Some(Prints(pairs)) => (
+            Some(sarif_id(rule_id.as_deref(), &pairs)),
+            Some(IdSource::Sarif),
+        ),
         None => (None, None),
     };
 
@@ -528,6 +695,105 @@ mod tests {
         for (results, want) in table {
             assert_eq!(read(&results), Ok(want), "{results}");
         }
+    }
+
+    fn drafts(results: &str) -> Vec<Draft> {
+        parse(&log(results)).unwrap().findings
+    }
+
+    /// Fingerprints are read as a map would hold them: key order does not
+    /// matter, a repeated key keeps its last value, numbers count as text.
+    #[test]
+    fn fingerprints_read_as_a_map() {
+        let id = |prints: &str| {
+            drafts(&format!(
+                r#"[{{"ruleId":"R1","partialFingerprints":{prints},{M}}}]"#
+            ))[0]
+                .id
+                .clone()
+                .unwrap()
+        };
+        let base = id(r#"{"a":"1","b":"2"}"#);
+        assert_eq!(id(r#"{"b":"2","a":"1"}"#), base);
+        assert_eq!(id(r#"{"a":"0","b":"2","a":"1"}"#), base);
+        assert_ne!(id(r#"{"a":"1","b":"2","a":"0"}"#), base);
+        assert_eq!(id(r#"{"a":1,"b":"2"}"#), base);
+        assert_ne!(id(r#"{"a":"1"}"#), base);
+        // What the id is made of, spelled out: the rule, then key and text in key order.
+        assert_eq!(
+            base,
+            sarif_id(
+                Some("R1"),
+                &[("a".into(), "1".into()), ("b".into(), "2".into())]
+            )
+        );
+        // `fingerprints` wins over `partialFingerprints`; an empty map is none.
+        let both = drafts(&format!(
+            r#"[{{"ruleId":"R1","fingerprints":{{"a":"1","b":"2"}},"partialFingerprints":{{"z":"9"}},{M}}},
+                {{"ruleId":"R1","fingerprints":{{}},"partialFingerprints":{{"a":"1","b":"2"}},{M}}},
+                {{"ruleId":"R1","fingerprints":null,{M}}}]"#
+        ));
+        assert_eq!(both[0].id.as_deref(), Some(base.as_str()));
+        assert_eq!(both[1].id.as_deref(), Some(base.as_str()));
+        assert_eq!(both[2].id, None);
+    }
+
+    /// The first location with a physical location places the finding.
+    #[test]
+    fn the_first_physical_location_places_a_finding() {
+        let at = |locations: &str| {
+            let d = &drafts(&format!(r#"[{{"locations":{locations},{M}}}]"#))[0];
+            (d.file.clone(), d.line)
+        };
+        let place = |uri: &str, line: u64| {
+            r#"{"physicalLocation":{"artifactLocation":{"uri":"URI"},"region":{"startLine":LINE}}}"#
+                .replace("URI", uri)
+                .replace("LINE", &line.to_string())
+        };
+        assert_eq!(
+            at(&format!(
+                r#"[{{"logicalLocations":[]}},{},{}]"#,
+                place("a.rs", 3),
+                place("b.rs", 4)
+            )),
+            (Some("a.rs".into()), Some(3))
+        );
+        assert_eq!(at("null"), (None, None));
+        assert_eq!(at("[]"), (None, None));
+        // A path with an escape is read (and owned), not borrowed.
+        assert_eq!(
+            at(&format!("[{}]", place(r"src\/x.rs", 1))),
+            (Some("src/x.rs".into()), Some(1))
+        );
+        let err = parse(&log(&format!(r#"[{{"locations":"here",{M}}}]"#))).unwrap_err();
+        assert!(
+            err.to_string().contains("a list of locations or null"),
+            "{err}"
+        );
+    }
+
+    /// Results past the first chunk keep their order and their index in messages.
+    #[test]
+    fn many_results_keep_their_order_and_indexes() {
+        let n = Chunks::<()>::SIZE * 2 + 7;
+        let results: Vec<String> = (0..n)
+            .map(|i| format!(r#"{{"message":{{"text":"finding {i}"}}}}"#))
+            .collect();
+        let read = drafts(&format!("[{}]", results.join(",")));
+        assert_eq!(read.len(), n);
+        assert!(
+            read.iter()
+                .enumerate()
+                .all(|(i, d)| d.title == format!("finding {i}"))
+        );
+        let mut bad = results.clone();
+        bad[n - 2] = r#"{"kind":"nope","message":{"text":"x"}}"#.into();
+        let err = parse(&log(&format!("[{}]", bad.join(",")))).unwrap_err();
+        assert!(
+            err.to_string()
+                .contains(&format!("runs[0].results[{}].kind", n - 2)),
+            "{err}"
+        );
     }
 
     #[test]
