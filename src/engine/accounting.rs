@@ -81,17 +81,17 @@ impl Tracked {
         }
     }
 
-    fn known(&self) -> Known {
+    fn known(&self) -> Known<'_> {
         let (file, line, end_line) = self.place();
         Known {
-            id: self.finding.id.clone(),
-            file: file.map(str::to_string),
+            id: &self.finding.id,
+            file,
             line,
             end_line,
-            title: self.finding.title.clone(),
-            fingerprint: self.finding.fingerprint.clone(),
-            aliases: self.aliases.clone(),
-            rule: self.finding.rule.clone(),
+            title: &self.finding.title,
+            fingerprint: &self.finding.fingerprint,
+            aliases: &self.aliases,
+            rule: self.finding.rule.as_deref(),
             id_source: self.finding.id_source,
         }
     }
@@ -242,7 +242,6 @@ pub fn account(prev: &Registry, input: &RoundInput<'_>) -> Accounted {
                 seen.insert(i);
                 let tracked = &mut registry.findings[i];
                 finding.id = tracked.finding.id.clone();
-                let before = tracked.finding.clone();
                 tracked.rounds.push(input.round);
                 let mut back_after_skip = None;
                 let state = match tracked.standing {
@@ -265,12 +264,8 @@ pub fn account(prev: &Registry, input: &RoundInput<'_>) -> Accounted {
                     }
                     FindingStanding::Open => Seen::Open,
                 };
-                if before.fingerprint != finding.fingerprint
-                    && !tracked.aliases.contains(&before.fingerprint)
-                {
-                    tracked.aliases.push(before.fingerprint.clone());
-                }
-                tracked.finding = finding.clone();
+                // The finding as it was known, taken out (not copied).
+                let before = std::mem::replace(&mut tracked.finding, finding.clone());
                 tracked.place = None;
                 if state != Seen::Waived {
                     note_reported(&mut facts, &finding, must_fix(finding.severity));
@@ -290,6 +285,11 @@ pub fn account(prev: &Registry, input: &RoundInput<'_>) -> Accounted {
                     state,
                     finding,
                 });
+                if before.fingerprint != tracked.finding.fingerprint
+                    && !tracked.aliases.contains(&before.fingerprint)
+                {
+                    tracked.aliases.push(before.fingerprint);
+                }
             }
             None => {
                 if matched.id_refused || ids.contains(&finding.id) {

@@ -41,34 +41,35 @@ const MAX_POSTING: usize = 64;
 /// Most candidates scored per new finding, bounding the work in huge files.
 const MAX_CANDIDATES: usize = 256;
 
-/// A finding the loop already knows, as matching needs it.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Known {
-    pub id: String,
+/// A finding the loop already knows, as matching needs it: borrowed from
+/// the registry (matching 50,000 against 50,000 copies no string).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Known<'a> {
+    pub id: &'a str,
     /// Its file and line now: carried through the patches since it was reported.
-    pub file: Option<String>,
+    pub file: Option<&'a str>,
     pub line: Option<u64>,
     pub end_line: Option<u64>,
-    pub title: String,
+    pub title: &'a str,
     /// Its content fingerprint ([`content_fingerprint`]).
-    pub fingerprint: String,
+    pub fingerprint: &'a str,
     /// The fingerprints of its earlier wordings.
-    pub aliases: Vec<String>,
-    pub rule: Option<String>,
+    pub aliases: &'a [String],
+    pub rule: Option<&'a str>,
     pub id_source: IdSource,
 }
 
-impl From<&Finding> for Known {
-    fn from(finding: &Finding) -> Self {
+impl<'a> From<&'a Finding> for Known<'a> {
+    fn from(finding: &'a Finding) -> Self {
         Known {
-            id: finding.id.clone(),
-            file: finding.file.clone(),
+            id: &finding.id,
+            file: finding.file.as_deref(),
             line: finding.line,
             end_line: finding.end_line,
-            title: finding.title.clone(),
-            fingerprint: finding.fingerprint.clone(),
-            aliases: Vec::new(),
-            rule: finding.rule.clone(),
+            title: &finding.title,
+            fingerprint: &finding.fingerprint,
+            aliases: &[],
+            rule: finding.rule.as_deref(),
             id_source: finding.id_source,
         }
     }
@@ -321,13 +322,13 @@ fn jaccard(a: &HashSet<String>, b: &HashSet<String>) -> f64 {
 /// An explicit id that names `known` is believed when the finding agrees
 /// with it: the same file (when both name one) and a shared subject word.
 fn id_agrees(finding: &Finding, known: &Known) -> bool {
-    let same_file = match (finding.file.as_deref(), known.file.as_deref()) {
+    let same_file = match (finding.file.as_deref(), known.file) {
         (Some(a), Some(b)) => a == b,
         _ => true,
     };
     same_file
-        && (normalize_title(&finding.title) == normalize_title(&known.title)
-            || share_subject(&finding.title, &known.title))
+        && (normalize_title(&finding.title) == normalize_title(known.title)
+            || share_subject(&finding.title, known.title))
 }
 
 /// How a new finding may be matched beyond its exact identity.
@@ -360,15 +361,13 @@ pub fn match_findings(new: &[Finding], known: &[Known]) -> Vec<Matched> {
     let mut by_id: HashMap<&str, usize> = HashMap::with_capacity(known.len());
     let mut by_fingerprint: HashMap<&str, Vec<usize>> = HashMap::with_capacity(known.len());
     for (index, finding) in known.iter().enumerate() {
-        by_id.entry(finding.id.as_str()).or_insert(index);
+        by_id.entry(finding.id).or_insert(index);
         if finding.id_source == IdSource::Test {
             continue;
         }
-        for fingerprint in std::iter::once(&finding.fingerprint).chain(&finding.aliases) {
-            by_fingerprint
-                .entry(fingerprint.as_str())
-                .or_default()
-                .push(index);
+        let aliases = finding.aliases.iter().map(String::as_str);
+        for fingerprint in std::iter::once(finding.fingerprint).chain(aliases) {
+            by_fingerprint.entry(fingerprint).or_default().push(index);
         }
     }
 
@@ -428,7 +427,7 @@ fn by_file<'a>(known: &'a [Known], taken: &[bool]) -> HashMap<&'a str, Vec<usize
         if taken[index] || finding.id_source == IdSource::Test {
             continue;
         }
-        if let Some(file) = finding.file.as_deref() {
+        if let Some(file) = finding.file {
             files.entry(file).or_default().push(index);
         }
     }
@@ -504,13 +503,10 @@ fn place_pass(
             else {
                 continue;
             };
-            if distance > NEAR_LINES || !rules_agree(finding.rule.as_deref(), other.rule.as_deref())
-            {
+            if distance > NEAR_LINES || !rules_agree(finding.rule.as_deref(), other.rule) {
                 continue;
             }
-            let theirs = words
-                .entry(k)
-                .or_insert_with(|| subject_words(&other.title));
+            let theirs = words.entry(k).or_insert_with(|| subject_words(other.title));
             let shared = mine.intersection(theirs).count();
             if shared > 0 {
                 pairs.push((jaccard(&mine, theirs), distance, i, k));
@@ -547,7 +543,7 @@ fn similarity_pass(
         };
         let known_tokens: Vec<HashSet<String>> = known_indexes
             .iter()
-            .map(|index| tokens(&known[*index].title))
+            .map(|index| tokens(known[*index].title))
             .collect();
         let mut postings: HashMap<&str, Vec<usize>> = HashMap::new();
         for (slot, set) in known_tokens.iter().enumerate() {
@@ -586,7 +582,7 @@ fn similarity_pass(
             for slot in candidates {
                 let known_index = known_indexes[slot];
                 let other = &known[known_index];
-                if !rules_agree(finding.rule.as_deref(), other.rule.as_deref()) {
+                if !rules_agree(finding.rule.as_deref(), other.rule) {
                     continue;
                 }
                 let score = jaccard(&mine, &known_tokens[slot]);
@@ -644,7 +640,7 @@ mod tests {
     fn ids(new: &[Finding], known: &[Known]) -> Vec<Option<String>> {
         match_findings(new, known)
             .into_iter()
-            .map(|m| m.known.map(|i| known[i].id.clone()))
+            .map(|m| m.known.map(|i| known[i].id.to_string()))
             .collect()
     }
 
@@ -690,10 +686,11 @@ mod tests {
 
     #[test]
     fn an_agreeing_id_wins_and_a_disagreeing_one_is_refused() {
-        let known = vec![
-            Known::from(&explicit("F1", "a.rs", 10, "expired tokens pass")),
-            Known::from(&explicit("F2", "b.rs", 5, "cache never evicts")),
+        let kept = [
+            explicit("F1", "a.rs", 10, "expired tokens pass"),
+            explicit("F2", "b.rs", 5, "cache never evicts"),
         ];
+        let known: Vec<Known> = kept.iter().map(Known::from).collect();
         let new = vec![
             // F1 reworded at another line: the same file and subject.
             explicit("F1", "a.rs", 30, "Token expiry compared with >"),
@@ -722,12 +719,8 @@ mod tests {
 
     #[test]
     fn an_unseen_id_is_new_unless_its_fingerprint_is_known() {
-        let known = vec![Known::from(&explicit(
-            "F1",
-            "a.rs",
-            10,
-            "expired tokens pass",
-        ))];
+        let kept = [explicit("F1", "a.rs", 10, "expired tokens pass")];
+        let known: Vec<Known> = kept.iter().map(Known::from).collect();
         let new = vec![
             explicit("F7", "a.rs", 10, "expiry check lets expired tokens through"),
             explicit("F8", "a.rs", 44, "Expired tokens pass"),
@@ -739,10 +732,8 @@ mod tests {
 
     #[test]
     fn a_reworded_finding_at_the_same_place_keeps_its_id() {
-        let known = vec![Known::from(&at(
-            derived("src/auth.rs", "Off-by-one in expiry check"),
-            42,
-        ))];
+        let kept = [at(derived("src/auth.rs", "Off-by-one in expiry check"), 42)];
+        let known: Vec<Known> = kept.iter().map(Known::from).collect();
         let new = vec![at(
             derived(
                 "src/auth.rs",
@@ -750,7 +741,7 @@ mod tests {
             ),
             43,
         )];
-        assert_eq!(ids(&new, &known), vec![Some(known[0].id.clone())]);
+        assert_eq!(ids(&new, &known), vec![Some(known[0].id.to_string())]);
         // Too far away, or in another file: another finding.
         let far = vec![at(
             derived(
@@ -769,16 +760,11 @@ mod tests {
 
     #[test]
     fn two_problems_on_one_line_stay_two_findings() {
-        let known = vec![
-            Known::from(&at(
-                derived("db.rs", "SQL injection through the user name"),
-                42,
-            )),
-            Known::from(&at(
-                derived("db.rs", "Unhandled error from query execution"),
-                42,
-            )),
+        let kept = [
+            at(derived("db.rs", "SQL injection through the user name"), 42),
+            at(derived("db.rs", "Unhandled error from query execution"), 42),
         ];
+        let known: Vec<Known> = kept.iter().map(Known::from).collect();
         let new = vec![
             at(derived("db.rs", "query execution error is swallowed"), 42),
             at(derived("db.rs", "user name concatenated into SQL"), 42),
@@ -786,33 +772,37 @@ mod tests {
         ];
         assert_eq!(
             ids(&new, &known),
-            vec![Some(known[1].id.clone()), Some(known[0].id.clone()), None]
+            vec![
+                Some(known[1].id.to_string()),
+                Some(known[0].id.to_string()),
+                None
+            ]
         );
     }
 
     #[test]
     fn earlier_wordings_match_by_fingerprint() {
-        let mut k = Known::from(&at(derived("a.rs", "token expiry compared with >"), 40));
-        k.aliases.push(content_fingerprint(
+        let old = at(derived("a.rs", "token expiry compared with >"), 40);
+        let aliases = [content_fingerprint(
             Some("a.rs"),
             None,
             "Off-by-one in expiry check",
-        ));
+        )];
+        let k = Known {
+            aliases: &aliases,
+            ..Known::from(&old)
+        };
         let new = vec![at(derived("a.rs", "Off-by-one in expiry check"), 90)];
-        assert_eq!(ids(&new, &[k.clone()]), vec![Some(k.id)]);
+        assert_eq!(ids(&new, &[k]), vec![Some(k.id.to_string())]);
     }
 
     #[test]
     fn exact_id_wins_then_fingerprint() {
-        let known = vec![
-            Known::from(&finding(
-                IdSource::Explicit,
-                "F1",
-                Some("a.rs"),
-                "first thing",
-            )),
-            Known::from(&derived("a.rs", "second thing at 3")),
+        let kept = [
+            finding(IdSource::Explicit, "F1", Some("a.rs"), "first thing"),
+            derived("a.rs", "second thing at 3"),
         ];
+        let known: Vec<Known> = kept.iter().map(Known::from).collect();
         let new = vec![
             finding(
                 IdSource::Explicit,
@@ -825,7 +815,7 @@ mod tests {
         ];
         assert_eq!(
             ids(&new, &known),
-            vec![Some("F1".into()), Some(known[1].id.clone()), None]
+            vec![Some("F1".into()), Some(known[1].id.to_string()), None]
         );
     }
 
@@ -835,7 +825,8 @@ mod tests {
             derived("src/auth.rs", "expired tokens pass the auth check"),
             10,
         );
-        let known = vec![Known::from(&old)];
+        let kept = [old.clone()];
+        let known: Vec<Known> = kept.iter().map(Known::from).collect();
         let new = vec![at(
             derived("src/auth.rs", "Expired tokens still pass the auth check"),
             200,
@@ -852,43 +843,43 @@ mod tests {
 
     #[test]
     fn two_findings_in_one_file_never_merge() {
-        let known = vec![
-            Known::from(&derived("a.rs", "sql injection in the query builder")),
-            Known::from(&derived("a.rs", "missing null check on user input")),
+        let kept = [
+            derived("a.rs", "sql injection in the query builder"),
+            derived("a.rs", "missing null check on user input"),
         ];
+        let known: Vec<Known> = kept.iter().map(Known::from).collect();
         let new = vec![
             derived("a.rs", "sql injection in query builder"),
             derived("a.rs", "sql injection in the query builders"),
             derived("a.rs", "race condition in the cache"),
         ];
         let got = ids(&new, &known);
-        assert_eq!(got[0], Some(known[0].id.clone()));
+        assert_eq!(got[0], Some(known[0].id.to_string()));
         assert_eq!(got[1], None, "one known finding is never given twice");
         assert_eq!(got[2], None);
     }
 
     #[test]
     fn best_match_wins_regardless_of_order() {
-        let known = vec![Known::from(&derived(
-            "a.rs",
-            "unchecked index into the buffer slice",
-        ))];
+        let kept = [derived("a.rs", "unchecked index into the buffer slice")];
+        let known: Vec<Known> = kept.iter().map(Known::from).collect();
         let new = vec![
             derived("a.rs", "unchecked index into buffer"),
             derived("a.rs", "unchecked index into the buffer slices"),
         ];
         let got = ids(&new, &known);
-        assert_eq!(got, vec![None, Some(known[0].id.clone())]);
+        assert_eq!(got, vec![None, Some(known[0].id.to_string())]);
     }
 
     #[test]
     fn test_names_never_match_by_similarity_or_place() {
-        let known = vec![Known::from(&finding(
+        let kept = [finding(
             IdSource::Test,
             "pkg::test_div_a",
             Some("t.py"),
             "pkg::test_div_a failed: assert 1 == 2",
-        ))];
+        )];
+        let known: Vec<Known> = kept.iter().map(Known::from).collect();
         let new = vec![
             finding(
                 IdSource::Test,

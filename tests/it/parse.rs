@@ -193,7 +193,7 @@ fn identity_survives_rewording_moving_and_reformatting() {
     .expect("round 2");
     let matched: Vec<Option<String>> = match_findings(&round2.findings, &known)
         .into_iter()
-        .map(|m| m.known.map(|i| known[i].id.clone()))
+        .map(|m| m.known.map(|i| known[i].id.to_string()))
         .collect();
     assert_eq!(
         matched,
