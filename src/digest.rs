@@ -24,19 +24,10 @@ impl Framed {
 
     pub fn field(&mut self, bytes: &[u8]) {
         // `<len>:`, written without an allocation.
-        let mut head = [0u8; 21];
-        let mut at = head.len() - 1;
-        head[at] = b':';
-        let mut n = bytes.len();
-        loop {
-            at -= 1;
-            head[at] = b'0' + (n % 10) as u8;
-            n /= 10;
-            if n == 0 {
-                break;
-            }
-        }
-        self.0.extend_from_slice(&head[at..]);
+        let mut digits = [0u8; 20];
+        self.0
+            .extend_from_slice(decimal(bytes.len() as u64, &mut digits));
+        self.0.push(b':');
         self.0.extend_from_slice(bytes);
         self.0.push(b',');
     }
@@ -44,6 +35,21 @@ impl Framed {
     pub fn finish(self) -> String {
         hex(&Sha256::digest(&self.0))
     }
+}
+
+/// `n` in decimal digits, written into `digits` without the formatting
+/// machinery (the ledger frames and prints millions of numbers).
+pub fn decimal(mut n: u64, digits: &mut [u8; 20]) -> &[u8] {
+    let mut at = digits.len();
+    loop {
+        at -= 1;
+        digits[at] = b'0' + (n % 10) as u8;
+        n /= 10;
+        if n == 0 {
+            break;
+        }
+    }
+    &digits[at..]
 }
 
 pub fn hex(bytes: &[u8]) -> String {

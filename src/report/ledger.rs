@@ -235,18 +235,8 @@ impl<W: std::io::Write> JsonRows<W> {
 
 /// A whole number in decimal, without the formatting machinery (a 100,000-
 /// row ledger writes a million of them).
-fn write_u64(out: &mut impl std::io::Write, mut n: u64) -> std::io::Result<()> {
-    let mut digits = [0u8; 20];
-    let mut at = digits.len();
-    loop {
-        at -= 1;
-        digits[at] = b'0' + (n % 10) as u8;
-        n /= 10;
-        if n == 0 {
-            break;
-        }
-    }
-    out.write_all(&digits[at..])
+fn write_u64(out: &mut impl std::io::Write, n: u64) -> std::io::Result<()> {
+    out.write_all(crate::digest::decimal(n, &mut [0u8; 20]))
 }
 
 /// `cost_usd` as `Row::to_json` writes it (the CSV's text read as a JSON

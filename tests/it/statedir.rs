@@ -309,6 +309,15 @@ fn refused_fifo(out: &Out, rel: &str) {
     );
 }
 
+/// `record` of a new finding, bounded as [`bounded`] is.
+fn record_bounded(repo: &Repo) -> Out {
+    bounded(
+        repo,
+        &["record", "--loop", "l", "--findings", "-"],
+        &finding(2),
+    )
+}
+
 /// A fifo where referee reads its own files (an evidence file, the ledger,
 /// the contract): opening or reading one would wait for ever for a writer
 /// that never comes. Each is refused by name, at once.
@@ -324,14 +333,7 @@ fn a_planted_fifo_is_refused_not_waited_on() {
     ] {
         refused_fifo(&bounded(&repo, args, ""), extra);
     }
-    refused_fifo(
-        &bounded(
-            &repo,
-            &["record", "--loop", "l", "--findings", "-"],
-            &finding(2),
-        ),
-        extra,
-    );
+    refused_fifo(&record_bounded(&repo), extra);
     std::fs::remove_file(repo.join(extra)).unwrap();
 
     // The previous round's state, read by every command that reads the loop.
@@ -339,14 +341,7 @@ fn a_planted_fifo_is_refused_not_waited_on() {
     let kept = std::fs::read(repo.join(state)).unwrap();
     mkfifo(&repo.join(state));
     refused_fifo(&bounded(&repo, &["status", "--loop", "l"], ""), state);
-    refused_fifo(
-        &bounded(
-            &repo,
-            &["record", "--loop", "l", "--findings", "-"],
-            &finding(2),
-        ),
-        state,
-    );
+    refused_fifo(&record_bounded(&repo), state);
     std::fs::remove_file(repo.join(state)).unwrap();
     std::fs::write(repo.join(state), kept).unwrap();
     assert_eq!(
@@ -365,14 +360,7 @@ fn a_planted_fifo_is_refused_not_waited_on() {
     ] {
         refused_fifo(&bounded(&repo, args, ""), ledger);
     }
-    refused_fifo(
-        &bounded(
-            &repo,
-            &["record", "--loop", "l", "--findings", "-"],
-            &finding(2),
-        ),
-        ledger,
-    );
+    refused_fifo(&record_bounded(&repo), ledger);
     std::fs::remove_file(repo.join(ledger)).unwrap();
     std::fs::write(repo.join(ledger), kept).unwrap();
 
