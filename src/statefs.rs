@@ -246,9 +246,18 @@ pub fn read_file(path: &Path) -> Result<Vec<u8>, FsError> {
 /// not copied as the buffer grows).
 fn read_all(file: &mut File, path: &Path) -> Result<Vec<u8>, FsError> {
     let len = file.metadata().map_or(0, |m| m.len());
-    let mut bytes = Vec::with_capacity(usize::try_from(len).unwrap_or(0).saturating_add(1));
+    let mut bytes = Vec::with_capacity(capacity_for(len));
     file.read_to_end(&mut bytes).map_err(io("read", path))?;
     Ok(bytes)
+}
+
+/// A read buffer's first size for a file of `len` bytes: its length (and
+/// one, to see the end), but never more than 256 MiB up front: a file that
+/// claims a huge size (a sparse file a writer planted) grows the buffer as
+/// it is really read instead of asking for all of it at once.
+pub fn capacity_for(len: u64) -> usize {
+    const MOST: u64 = 256 * 1024 * 1024;
+    usize::try_from(len.min(MOST)).unwrap_or(0) + 1
 }
 
 /// The sha256 (hex) of the file at `path`, read a buffer at a time (a

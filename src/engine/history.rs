@@ -257,7 +257,9 @@ impl History {
 /// Reads `row`'s `state.json` after checking its evidence against the row.
 pub fn read_state(store: &Store, row: &Row) -> anyhow::Result<RoundState> {
     let dir = store.evidence_dir(row.round);
-    let Some((digest, bytes)) = store.evidence_digest_and_file(row.round, STATE_FILE)? else {
+    // The folder is checked before any file of it is read whole: a file a
+    // writer planted or swapped is refused before it could fill memory.
+    let Some(listing) = store.evidence_listing(row.round)? else {
         anyhow::bail!(
             "evidence `{}` of round {} is missing\n\
              hint: `referee ledger verify` names what changed; evidence is write-once",
@@ -265,19 +267,28 @@ pub fn read_state(store: &Store, row: &Row) -> anyhow::Result<RoundState> {
             row.round
         );
     };
-    if digest != row.evidence_sha256 {
+    if listing.digest != row.evidence_sha256 {
         anyhow::bail!(
             "evidence `{}` of round {} does not match its ledger row (digest `{}`, the row pins `{}`)\n\
              hint: `referee ledger verify` names what changed; evidence is write-once",
             dir.display(),
             row.round,
-            short(&digest),
+            short(&listing.digest),
             short(&row.evidence_sha256)
         );
     }
     let path = dir.join(STATE_FILE);
-    let bytes =
-        bytes.ok_or_else(|| anyhow::anyhow!("cannot read `{}`: it is missing", path.display()))?;
+    let bytes = store
+        .evidence_file(row.round, STATE_FILE)?
+        .ok_or_else(|| anyhow::anyhow!("cannot read `{}`: it is missing", path.display()))?;
+    // What was read is what the digest checked, not a file swapped since.
+    if listing.files.get(STATE_FILE) != Some(&crate::digest::sha256_hex(&bytes)) {
+        anyhow::bail!(
+            "`{}` changed while it was read (its bytes are not the ones the evidence digest checked)\n\
+             hint: `referee ledger verify` names what changed; evidence is write-once",
+            path.display()
+        );
+    }
     state_from_bytes(&bytes, &path)
 }
 

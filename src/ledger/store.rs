@@ -36,8 +36,13 @@ fn io(path: &Path) -> impl FnOnce(std::io::Error) -> StoreError + '_ {
     }
 }
 
-/// An evidence folder's digest and one of its files (`None`: absent).
-pub type DigestAndFile = (String, Option<Vec<u8>>);
+/// An evidence folder's digest and the sha256 of each file in it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Listing {
+    pub digest: String,
+    /// Relative path → sha256 (hex).
+    pub files: std::collections::BTreeMap<String, String>,
+}
 
 /// One loop's ledger file and evidence folder.
 #[derive(Debug, Clone)]
@@ -166,7 +171,7 @@ impl Store {
         file.lock_shared().map_err(io(&self.ledger))?;
         // Sized from the file, so the buffer is not copied as it grows.
         let len = file.metadata().map_err(io(&self.ledger))?.len();
-        let mut bytes = Vec::with_capacity(usize::try_from(len).unwrap_or(0).saturating_add(1));
+        let mut bytes = Vec::with_capacity(statefs::capacity_for(len));
         file.read_to_end(&mut bytes).map_err(io(&self.ledger))?;
         Ok(bytes)
     }
@@ -280,26 +285,20 @@ impl Store {
         }
     }
 
-    /// Round `round`'s evidence folder digest and its file `name`, read once:
-    /// the file is hashed from the bytes returned, so what the digest checks
-    /// is what the caller reads (no window to swap the file between the two)
-    /// and a large file is not read twice. `None` when there is no folder.
-    pub fn evidence_digest_and_file(
-        &self,
-        round: u32,
-        name: &str,
-    ) -> Result<Option<DigestAndFile>, StoreError> {
+    /// Round `round`'s evidence folder digest and the sha256 of each of its
+    /// files, every file hashed a buffer at a time (nothing is held, so a
+    /// huge file planted there costs time, never memory). `None` when there
+    /// is no folder. A caller that then reads a file compares what it read
+    /// with its sha256 here: the file it uses is the file the digest checked.
+    pub fn evidence_listing(&self, round: u32) -> Result<Option<Listing>, StoreError> {
         let dir = self.evidence_dir(round);
         match statefs::check(&self.base, &dir)? {
             None => Ok(None),
             Some(meta) if meta.is_dir() => {
                 statefs::check_dir(&dir)?;
-                let bytes = statefs::read(&self.base, &dir.join(name))?;
-                let mut known = std::collections::BTreeMap::new();
-                if let Some(bytes) = &bytes {
-                    known.insert(name.to_string(), crate::digest::sha256_hex(bytes));
-                }
-                Ok(Some((digest_dir_with(&dir, &known)?, bytes)))
+                let mut files = std::collections::BTreeMap::new();
+                let digest = digest_dir_into(&dir, &Default::default(), &mut files)?;
+                Ok(Some(Listing { digest, files }))
             }
             Some(_) => Err(FsError::NotFolder { path: dir }.into()),
         }
@@ -681,6 +680,15 @@ fn digest_dir_with(
     dir: &Path,
     known: &std::collections::BTreeMap<String, String>,
 ) -> Result<String, StoreError> {
+    digest_dir_into(dir, known, &mut Default::default())
+}
+
+/// [`digest_dir_with`], also putting each file's sha256 in `files`.
+fn digest_dir_into(
+    dir: &Path,
+    known: &std::collections::BTreeMap<String, String>,
+    files: &mut std::collections::BTreeMap<String, String>,
+) -> Result<String, StoreError> {
     let mut framed = Framed::new("referee.evidence.v1");
     for rel in list_files(dir)? {
         let sha = match known.get(&rel) {
@@ -692,6 +700,7 @@ fn digest_dir_with(
         };
         framed.field(rel.as_bytes());
         framed.field(sha.as_bytes());
+        files.insert(rel, sha);
     }
     Ok(framed.finish())
 }
@@ -794,5 +803,30 @@ mod tests {
             store.evidence_digest(1),
             Err(StoreError::Fs(FsError::Link { .. }))
         ));
+        assert!(matches!(
+            store.evidence_listing(1),
+            Err(StoreError::Fs(FsError::Link { .. }))
+        ));
+    }
+
+    /// The listing's digest is the folder's digest, and it names each
+    /// file's sha256 (what `read_state` compares the bytes it read with).
+    #[test]
+    fn an_evidence_listing_is_the_digest_and_each_files_hash() {
+        let dir = tempfile::tempdir().unwrap();
+        let base = dir.path().join("ledgers");
+        std::fs::create_dir_all(base.join("l/round-1/sub")).unwrap();
+        std::fs::write(base.join("l/round-1/state.json"), "{}\n").unwrap();
+        std::fs::write(base.join("l/round-1/sub/x"), "x").unwrap();
+        let store = Store::new(base.join("l.csv"), base.join("l"), "");
+        let listing = store.evidence_listing(1).unwrap().unwrap();
+        assert_eq!(Some(listing.digest), store.evidence_digest(1).unwrap());
+        let want: std::collections::BTreeMap<String, String> = [
+            ("state.json".to_string(), crate::digest::sha256_hex(b"{}\n")),
+            ("sub/x".to_string(), crate::digest::sha256_hex(b"x")),
+        ]
+        .into();
+        assert_eq!(listing.files, want);
+        assert_eq!(store.evidence_listing(2).unwrap(), None);
     }
 }
