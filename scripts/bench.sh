@@ -5,8 +5,13 @@
 #      files, next to `git status --porcelain` in the same repository;
 #   2. a 50,000-result SARIF (~30 MB): `referee parse`, and a `record` that
 #      matches it against 50,000 known findings, next to `jq length`;
-#   3. a 100,000-row ledger: `ledger verify`, `ledger show --format json`;
-#   4. `referee --version` start-up.
+#   3. a 100,000-row ledger: `ledger verify` next to `openssl dgst -sha256`,
+#      `ledger show --format json` next to `ledger verify`;
+#   4. `referee --version` start-up;
+#   5. `referee hook stop` with no loop, next to `git rev-parse --show-toplevel`;
+#   6. `referee status` of a loop with 100 rounds and 1,000 findings.
+# Each ratio is printed with the target issue 17 set for it (and parse's
+# peak memory against 2.5x its input).
 # Each figure is the median of RUNS runs (default 7), with peak memory.
 #   scripts/bench.sh [WORK_DIR]     REFEREE=target/release/referee RUNS=7
 set -euo pipefail
