@@ -60,12 +60,17 @@ impl Repo {
     /// `Repo::new` with a loop `lp` made by `referee init --loop LP FLAGS`.
     pub fn with_loop(lp: &str, flags: &[&str]) -> Repo {
         let repo = Repo::new();
-        repo.referee()
+        repo.init_loop(lp, flags);
+        repo
+    }
+
+    /// `referee init --loop LP FLAGS` in this repository; it must succeed.
+    pub fn init_loop(&self, lp: &str, flags: &[&str]) {
+        self.referee()
             .args(["init", "--loop", lp])
             .args(flags)
             .assert()
             .success();
-        repo
     }
 
     pub fn path(&self) -> &Path {

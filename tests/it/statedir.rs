@@ -37,19 +37,8 @@ fn record(repo: &Repo, lp: &str, findings: &str) -> Out {
 }
 
 fn record_with(mut cmd: Command, lp: &str, findings: &str) -> Out {
-    let mut child = cmd
-        .args(["record", "--loop", lp, "--findings", "-"])
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    child
-        .stdin
-        .take()
-        .unwrap()
-        .write_all(findings.as_bytes())
-        .unwrap();
+    cmd.args(["record", "--loop", lp, "--findings", "-"]);
+    let child = crate::common::spawn_fed(&mut cmd, findings.as_bytes());
     Out::of(&child.wait_with_output().unwrap())
 }
 
@@ -274,10 +263,7 @@ fn a_symlinked_contract_or_ledgers_folder_is_refused() {
 /// waited on.
 fn bounded(repo: &Repo, args: &[&str], input: &str) -> Out {
     let mut cmd = repo.referee_std();
-    cmd.args(args)
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped());
+    cmd.args(args);
     let mut child = crate::common::spawn_fed(&mut cmd, input.as_bytes());
     let start = Instant::now();
     while child.try_wait().unwrap().is_none() {
@@ -484,19 +470,7 @@ fn killed_records_leave_no_temporary_index_behind() {
         // A new loop every 90 trials keeps each under its round cap.
         let lp = format!("k{}", trial / 90);
         if trial % 90 == 0 {
-            let out = referee(
-                &repo,
-                &[
-                    "init",
-                    "--loop",
-                    &lp,
-                    "--max-rounds",
-                    "100",
-                    "--guards",
-                    "none",
-                ],
-            );
-            assert_eq!(out.code, 0, "{}", out.stderr);
+            repo.init_loop(&lp, &["--max-rounds", "100", "--guards", "none"]);
         }
         let mut cmd = repo.referee_std();
         cmd.args(["record", "--loop", &lp, "--findings", "-"])

@@ -141,19 +141,7 @@ fn sigkill_at_a_random_moment_keeps_every_committed_row() {
         let lp = format!("c{}", trial / ROUNDS_PER_LOOP);
         if trial % ROUNDS_PER_LOOP == 0 {
             // Rounds on an unchanged tree: without the `stalled` guard.
-            let out = referee(
-                &repo,
-                &[
-                    "init",
-                    "--loop",
-                    &lp,
-                    "--max-rounds",
-                    "100",
-                    "--guards",
-                    "none",
-                ],
-            );
-            assert_eq!(out.code, 0, "{}", out.stderr);
+            repo.init_loop(&lp, &["--max-rounds", "100", "--guards", "none"]);
         }
         let csv = repo.join(&format!(".referee/ledgers/{lp}.csv"));
         let before = std::fs::read(&csv).unwrap_or_default();
