@@ -132,14 +132,18 @@ pub fn record(
     let (opened, made) = std::thread::scope(|scope| {
         let made = scope.spawn(make);
         let opened = open(lp);
-        let made = made
-            .join()
-            .unwrap_or_else(|panic| std::panic::resume_unwind(panic));
-        (opened, made)
+        (opened, joined(made))
     });
     let sub = made?;
     let (locked, history) = opened?;
     record_opened(lp, locked, history, sub)
+}
+
+/// What a scoped thread returned; its panic goes on in this thread.
+fn joined<T>(handle: std::thread::ScopedJoinHandle<'_, T>) -> T {
+    handle
+        .join()
+        .unwrap_or_else(|panic| std::panic::resume_unwind(panic))
 }
 
 /// The loop's lock and its history read under it.
@@ -348,9 +352,7 @@ pub fn finish<'a>(
             serde_json::to_writer(&mut *out, &state)?;
             out.write_all(b"\n")
         })?;
-        written
-            .join()
-            .unwrap_or_else(|panic| std::panic::resume_unwind(panic))
+        joined(written)
     })?;
 
     let mut draft = Draft::new(Kind::Round, round, &sub.at);

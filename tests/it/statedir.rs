@@ -357,6 +357,54 @@ fn a_planted_fifo_is_refused_not_waited_on() {
     refused_fifo(&out, contract);
 }
 
+/// A huge file planted as the previous round's `state.json` (sparse: 250 MB
+/// that take no disk) is refused by the evidence check before it is read:
+/// under a 150 MB address-space limit `status` and `record` still answer
+/// with the digest mismatch (reading the file first aborted on the failed
+/// allocation). Needs `prlimit` (tools.rs says when it is missing).
+#[test]
+fn a_huge_planted_state_file_is_refused_before_it_is_read() {
+    if !std::env::var_os("PATH")
+        .is_some_and(|path| std::env::split_paths(&path).any(|dir| dir.join("prlimit").is_file()))
+    {
+        return;
+    }
+    let repo = manual("l");
+    assert_eq!(record(&repo, "l", &finding(1)).code, 10);
+    let state = repo.join(".referee/ledgers/l/round-1/state.json");
+    std::fs::remove_file(&state).unwrap();
+    std::fs::File::create(&state)
+        .unwrap()
+        .set_len(250 * 1024 * 1024)
+        .unwrap();
+    let bounded = |args: &[&str], input: &str| {
+        let mut cmd = Command::new("prlimit");
+        cmd.arg("--as=150000000")
+            .arg(assert_cmd::cargo::cargo_bin("referee"))
+            .args(args)
+            .current_dir(repo.path())
+            .envs(
+                repo.referee_std()
+                    .get_envs()
+                    .filter_map(|(k, v)| Some((k, v?))),
+            );
+        let child = crate::common::spawn_fed(&mut cmd, input.as_bytes());
+        Out::of(&child.wait_with_output().unwrap())
+    };
+    for out in [
+        bounded(&["status", "--loop", "l"], ""),
+        bounded(&["record", "--loop", "l", "--findings", "-"], &finding(2)),
+    ] {
+        assert_eq!(out.code, 1, "{}\n{}", out.stdout, out.stderr);
+        assert!(
+            out.stderr
+                .contains("of round 1 does not match its ledger row"),
+            "{}",
+            out.stderr
+        );
+    }
+}
+
 #[test]
 fn a_symlinked_state_folder_is_refused_unless_named_with_dir() {
     let repo = manual("l");

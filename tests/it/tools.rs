@@ -1,5 +1,5 @@
 //! The tools some tests need (the real agent CLIs, pytest, zsh and fish for
-//! the completion scripts): a test run says
+//! the completion scripts, prlimit to bound memory): a test run says
 //! which are missing, so a skipped test is never mistaken for a passing one.
 
 use std::io::Write;
@@ -31,6 +31,7 @@ fn tools_for_the_real_agent_and_ci_tests() {
         ("gemini", "npm i -g @google/gemini-cli@0.61.0"),
         ("zsh", "apt-get install zsh"),
         ("fish", "apt-get install fish"),
+        ("prlimit", "apt-get install util-linux"),
     ] {
         if !on_path(name) {
             missing.push(format!("`{name}` ({install})"));
