@@ -44,8 +44,8 @@ pub(super) fn read_bounded(input: &str) -> anyhow::Result<Vec<u8>> {
     } else {
         let file = std::fs::File::open(input).context("cannot open the file")?;
         // Sized from the file, so a large review is not copied as it grows.
-        let len = file.metadata().map_or(0, |m| m.len()).min(MAX_INPUT + 1);
-        bytes.reserve_exact(usize::try_from(len).unwrap_or(0).saturating_add(1));
+        let len = file.metadata().map_or(0, |m| m.len());
+        bytes.reserve_exact(crate::statefs::capacity_for(len.min(MAX_INPUT)));
         file.take(MAX_INPUT + 1)
             .read_to_end(&mut bytes)
             .context("cannot read the file")?;
