@@ -9,6 +9,8 @@ use std::sync::atomic::{AtomicU64, Ordering};
 
 use crate::git::{Git, GitError};
 
+mod index;
+
 /// A round's snapshot: a commit (whose tree is the working tree) and its ref.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Snapshot {
@@ -289,13 +291,20 @@ fn worktree_tree_at(
     depth: u32,
 ) -> Result<String, SnapshotError> {
     let tmp_name = temp_index_name();
-    let out = Git::at(repo).run(["rev-parse", "--git-path", "index", "--git-path", &tmp_name])?;
+    let out = Git::at(repo).run([
+        "rev-parse",
+        "--show-object-format",
+        "--git-path",
+        "index",
+        "--git-path",
+        &tmp_name,
+    ])?;
     let mut lines = out.stdout.split(|&b| b == b'\n');
-    let (Some(index), Some(tmp)) = (lines.next(), lines.next()) else {
+    let (Some(format), Some(index), Some(tmp)) = (lines.next(), lines.next(), lines.next()) else {
         return Err(SnapshotError::Unexpected {
-            command: "rev-parse --git-path",
+            command: "rev-parse --show-object-format --git-path",
             output: String::from_utf8_lossy(&out.stdout).into_owned(),
-            expected: "two paths",
+            expected: "an object format and two paths",
         });
     };
     let index = absolute(repo, index)?;
@@ -310,8 +319,20 @@ fn worktree_tree_at(
             source,
         })?;
     }
+    // The copy's entries, read here rather than listed by `git ls-files`
+    // (a process, and a tenth of a round in a 20,000-file repository);
+    // an index the reader does not follow whole is left to git.
+    let read = match (copied, hash_len(format)) {
+        (true, Some(len)) => std::fs::read(&tmp)
+            .ok()
+            .and_then(|bytes| index::read(&bytes, len)),
+        _ => None,
+    };
     let env = [("GIT_INDEX_FILE", tmp.as_os_str())];
-    let git = Git::at(repo).env(&env);
+    let git = match (copied, &read) {
+        (false, _) | (true, Some(_)) => Git::at(repo).env(&env).own_index(),
+        (true, None) => Git::at(repo).env(&env),
+    };
 
     let mut exclude: Vec<&str> = exclude
         .iter()
@@ -324,7 +345,7 @@ fn worktree_tree_at(
     // The copied index may track files under an excluded directory; `add`
     // with an exclude pathspec would leave them in, so drop them first.
     if copied {
-        prepare_index(git, &exclude)?;
+        prepare_index(git, &exclude, read)?;
     }
     let mut args: Vec<OsString> = [
         "-c",
@@ -400,8 +421,36 @@ const MAX_SUBMODULE_DEPTH: u32 = 3;
 /// them in, so they are dropped first, and only when there are any: `git rm
 /// --cached` rewrites the whole index and its cache tree (in a 20,000-file
 /// repository that and the `write-tree` it slows cost half a round).
-fn prepare_index(git: Git<'_>, exclude: &[&str]) -> Result<(), SnapshotError> {
-    let out = git.run(["ls-files", "-v", "-z"])?;
+fn prepare_index(
+    git: Git<'_>,
+    exclude: &[&str],
+    read: Option<index::Index>,
+) -> Result<(), SnapshotError> {
+    let listed;
+    // (path, assume-unchanged, skip-worktree) of each entry.
+    let entries: Vec<(&[u8], bool, bool)> = match &read {
+        Some(read) => read
+            .entries
+            .iter()
+            .map(|e| (&e.path[..], e.assume_unchanged, e.skip_worktree))
+            .collect(),
+        None => {
+            // `-v`: a lowercase tag is assume-unchanged, `S` skip-worktree.
+            listed = git.run(["ls-files", "-v", "-z"])?;
+            listed
+                .stdout
+                .split(|&b| b == 0)
+                .filter_map(|entry| {
+                    let (&tag, path) = (entry.first()?, entry.get(2..)?);
+                    Some((
+                        path,
+                        tag.is_ascii_lowercase(),
+                        tag.eq_ignore_ascii_case(&b's'),
+                    ))
+                })
+                .collect()
+        }
+    };
     let excluded = |path: &[u8]| {
         exclude.iter().any(|d| {
             path.strip_prefix(d.as_bytes())
@@ -411,19 +460,16 @@ fn prepare_index(git: Git<'_>, exclude: &[&str]) -> Result<(), SnapshotError> {
     let mut any_excluded = false;
     let mut assumed: Vec<u8> = Vec::new();
     let mut skipped: Vec<u8> = Vec::new();
-    for entry in out.stdout.split(|&b| b == 0) {
-        let (Some(&tag), Some(path)) = (entry.first(), entry.get(2..)) else {
-            continue;
-        };
+    for (path, assume_unchanged, skip_worktree) in entries {
         if excluded(path) {
             any_excluded = true;
             continue;
         }
-        if tag.is_ascii_lowercase() {
+        if assume_unchanged {
             assumed.extend_from_slice(path);
             assumed.push(0);
         }
-        if tag.eq_ignore_ascii_case(&b's')
+        if skip_worktree
             && git
                 .repo()
                 .join(String::from_utf8_lossy(path).as_ref())
@@ -539,7 +585,7 @@ pub fn tree_of_frozen(
     let tmp = temp_index(absolute(repo, printed)?)?;
     remove_stale_indexes(&tmp);
     let env = [("GIT_INDEX_FILE", tmp.as_os_str())];
-    let git = Git::at(repo).env(&env);
+    let git = Git::at(repo).env(&env).own_index();
     git.run(["read-tree", &tree])?;
     drop_excluded(git, &exclude)?;
     if let Some(f) = &frozen {
@@ -786,6 +832,16 @@ fn copy_index(from: &Path, to: &Path) -> std::io::Result<()> {
         .set_modified(modified)
 }
 
+/// The length of an object id in the object format `rev-parse
+/// --show-object-format` printed, when it is one referee knows.
+fn hash_len(format: &[u8]) -> Option<usize> {
+    match format {
+        b"sha1" => Some(20),
+        b"sha256" => Some(32),
+        _ => None,
+    }
+}
+
 /// A path git printed (relative to `repo` unless absolute), made absolute:
 /// git changes directory to the top level before it reads `GIT_INDEX_FILE`.
 fn absolute(repo: &Path, printed: &[u8]) -> Result<PathBuf, SnapshotError> {
@@ -884,6 +940,81 @@ mod tests {
         // The user's index is untouched: it still tracks both, flag and all.
         assert!(repo.git(&["ls-files", "-v"]).contains("h a.txt"));
         assert!(repo.git(&["ls-files"]).contains(".referee/ledgers/l.csv"));
+    }
+
+    /// The index reader agrees with `git ls-files -v` on every index git
+    /// writes that it reads (versions 2 to 4, SHA-1 and SHA-256, flags and
+    /// long paths), and leaves a split index to git.
+    #[test]
+    fn the_index_reader_agrees_with_ls_files() {
+        let listed = |repo: &Repo| -> Vec<(Vec<u8>, bool, bool)> {
+            repo.git_bytes(&["ls-files", "-v", "-z"])
+                .split(|&b| b == 0)
+                .filter(|e| !e.is_empty())
+                .map(|e| {
+                    (
+                        e[2..].to_vec(),
+                        e[0].is_ascii_lowercase(),
+                        e[0].eq_ignore_ascii_case(&b's'),
+                    )
+                })
+                .collect()
+        };
+        let read = |repo: &Repo, len: usize| -> Option<Vec<(Vec<u8>, bool, bool)>> {
+            let bytes = std::fs::read(repo.path().join(".git/index")).expect("index");
+            index::read(&bytes, len).map(|i| {
+                i.entries
+                    .into_iter()
+                    .map(|e| (e.path, e.assume_unchanged, e.skip_worktree))
+                    .collect()
+            })
+        };
+        for format in ["sha1", "sha256"] {
+            let repo = Repo {
+                dir: tempfile::tempdir().expect("tempdir"),
+            };
+            repo.git(&[
+                "init",
+                "-q",
+                "-b",
+                "main",
+                &format!("--object-format={format}"),
+            ]);
+            let long = format!("{}f.txt", "deep/".repeat(200));
+            for path in [
+                "a.txt",
+                "src/lib.rs",
+                "src/main.rs",
+                "src/módulo/ü.rs",
+                long.as_str(),
+            ] {
+                repo.write(path, path);
+            }
+            repo.git(&["add", "-A"]);
+            repo.git(&["commit", "-q", "-m", "files"]);
+            repo.git(&["update-index", "--assume-unchanged", "src/lib.rs"]);
+            repo.git(&["update-index", "--skip-worktree", "src/main.rs", &long]);
+            let len = hash_len(format.as_bytes()).expect("known format");
+            for version in ["2", "3", "4"] {
+                // git keeps version 3 while an entry has an extended flag.
+                repo.git(&["update-index", "--index-version", version]);
+                let want = listed(&repo);
+                assert_eq!(want.iter().filter(|e| e.1).count(), 1);
+                assert_eq!(want.iter().filter(|e| e.2).count(), 2);
+                assert_eq!(
+                    read(&repo, len).as_ref(),
+                    Some(&want),
+                    "{format} version {version}"
+                );
+            }
+            assert_eq!(
+                read(&repo, if len == 20 { 32 } else { 20 }),
+                None,
+                "{format} with the other length"
+            );
+            repo.git(&["update-index", "--split-index"]);
+            assert_eq!(read(&repo, len), None, "{format} split index");
+        }
     }
 
     #[test]
@@ -1429,7 +1560,8 @@ mod tests {
         assert!(err.to_string().contains("`git rev-parse"), "{err}");
         let err = worktree_tree(not_repo.path(), EXCLUDE).expect_err("not a repo");
         assert!(
-            err.to_string().contains("`git rev-parse --git-path"),
+            err.to_string()
+                .contains("`git rev-parse --show-object-format --git-path"),
             "{err}"
         );
     }

@@ -16,26 +16,44 @@ fn record(repo: &Repo) -> (i32, Value, String) {
     (out.code, json, out.stderr)
 }
 
+/// In every index layout git writes: referee reads versions 2 to 4 itself
+/// and leaves a split index to `git ls-files`.
 #[test]
 fn index_flags_cannot_hide_a_modified_file() {
+    let layouts: &[&[&str]] = &[
+        &["--index-version", "2"],
+        &["--index-version", "4"],
+        &["--split-index"],
+    ];
     for flag in ["--assume-unchanged", "--skip-worktree"] {
-        let repo = Repo::new();
-        repo.write("src/a.rs", "fn a() {}\n");
-        repo.git(&["add", "-A"]);
-        repo.git(&["commit", "-q", "-m", "a"]);
-        repo.referee()
-            .args(["init", "--loop", "l"])
-            .assert()
-            .success();
-        repo.git(&["update-index", flag, "src/a.rs"]);
-        repo.write("src/a.rs", "fn a() { panic!() }\n");
-        let (code, json, err) = record(&repo);
-        assert_eq!(code, 10, "{flag}: {err}");
-        assert_eq!(
-            (json["diff_added"].as_u64(), json["diff_removed"].as_u64()),
-            (Some(1), Some(1)),
-            "{flag}: the edit is in the patch"
-        );
+        for layout in layouts {
+            let repo = Repo::new();
+            repo.write("src/a.rs", "fn a() {}\n");
+            repo.git(&["add", "-A"]);
+            repo.git(&["commit", "-q", "-m", "a"]);
+            repo.referee()
+                .args(["init", "--loop", "l"])
+                .assert()
+                .success();
+            repo.git(&["update-index", flag, "src/a.rs"]);
+            let mut args = vec!["update-index"];
+            args.extend_from_slice(layout);
+            repo.git(&args);
+            repo.write("src/a.rs", "fn a() { panic!() }\n");
+            let (code, json, err) = record(&repo);
+            assert_eq!(code, 10, "{flag} {layout:?}: {err}");
+            assert_eq!(
+                (json["diff_added"].as_u64(), json["diff_removed"].as_u64()),
+                (Some(1), Some(1)),
+                "{flag} {layout:?}: the edit is in the patch"
+            );
+            // The user's index keeps its flag and its layout.
+            let listed = repo.git(&["ls-files", "-v", "src/a.rs"]);
+            assert!(
+                listed.starts_with('h') || listed.starts_with('S'),
+                "{flag} {layout:?}: {listed}"
+            );
+        }
     }
 }
 
