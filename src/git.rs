@@ -137,25 +137,39 @@ enum Refused {
     TooOld(Version),
 }
 
+/// The version check's answer, once per process.
+static CHECKED: OnceLock<Result<(), Refused>> = OnceLock::new();
+
+/// `git version`, started (the caller waits for it with [`version_of`]).
+fn start_version() -> std::io::Result<std::process::Child> {
+    let mut cmd = Command::new("git");
+    cmd.arg("version")
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null());
+    for name in REDIRECTING {
+        cmd.env_remove(name);
+    }
+    cmd.spawn()
+}
+
+/// The check's answer from a `git version` started by [`start_version`]:
+/// git runs and is at least [`MIN_VERSION`]. A version it cannot read is
+/// let through: the command itself then says what is wrong, and an unusual
+/// build is not refused on a guess.
+fn version_of(started: std::io::Result<std::process::Child>) -> Result<(), Refused> {
+    let out = started
+        .and_then(|child| child.wait_with_output())
+        .map_err(|err| Refused::Spawn(err.kind(), err.to_string()))?;
+    match Version::parse(&String::from_utf8_lossy(&out.stdout)) {
+        Some(found) if found < MIN_VERSION => Err(Refused::TooOld(found)),
+        _ => Ok(()),
+    }
+}
+
 /// Checks once per process that git runs and is at least [`MIN_VERSION`].
-/// A version it cannot read is let through: the command itself then says
-/// what is wrong, and an unusual build is not refused on a guess.
 fn check_version() -> Result<(), GitError> {
-    static CHECKED: OnceLock<Result<(), Refused>> = OnceLock::new();
-    let checked = CHECKED.get_or_init(|| {
-        let mut cmd = Command::new("git");
-        cmd.arg("version").stdin(Stdio::null());
-        for name in REDIRECTING {
-            cmd.env_remove(name);
-        }
-        let out = cmd
-            .output()
-            .map_err(|err| Refused::Spawn(err.kind(), err.to_string()))?;
-        match Version::parse(&String::from_utf8_lossy(&out.stdout)) {
-            Some(found) if found < MIN_VERSION => Err(Refused::TooOld(found)),
-            _ => Ok(()),
-        }
-    });
+    let checked = CHECKED.get_or_init(|| version_of(start_version()));
     match checked {
         Ok(()) => Ok(()),
         Err(Refused::Spawn(kind, text)) => {
@@ -167,6 +181,21 @@ fn check_version() -> Result<(), GitError> {
         }),
     }
 }
+
+/// Where a work tree's repository keeps its files, as `git rev-parse` told
+/// [`Git::toplevel`].
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Layout {
+    /// `--absolute-git-dir`: the work tree's own git folder (a linked
+    /// worktree's, not the common one), where `--git-path index` points.
+    pub git_dir: PathBuf,
+    /// `--show-object-format`: `sha1` or `sha256`.
+    pub object_format: String,
+}
+
+/// Layouts by work tree top, for the rest of the process.
+static LAYOUTS: std::sync::LazyLock<Mutex<HashMap<PathBuf, Layout>>> =
+    std::sync::LazyLock::new(Default::default);
 
 /// Git in one repository: every git command referee runs goes through it.
 /// `Git::at(repo).run(["rev-parse", "HEAD"])`; with a variable referee sets
@@ -264,12 +293,39 @@ impl<'a> Git<'a> {
         }
     }
 
-    /// The top of the work tree holding the folder, when it is in one.
+    /// The top of the work tree holding the folder, when it is in one. Its
+    /// git folder and object format come with it and are kept for
+    /// [`Git::layout`] (a snapshot needs them: one git process less).
     pub fn toplevel(&self) -> Option<PathBuf> {
-        let out = self.run(["rev-parse", "--show-toplevel"]).ok()?;
+        let out = self
+            .run([
+                "rev-parse",
+                "--show-toplevel",
+                "--absolute-git-dir",
+                "--show-object-format",
+            ])
+            .ok()?;
         let text = String::from_utf8(out.stdout).ok()?;
-        let top = text.trim_end_matches(['\n', '\r']);
-        (!top.is_empty()).then(|| PathBuf::from(top))
+        let mut lines = text.lines();
+        let top = PathBuf::from(lines.next().filter(|t| !t.is_empty())?);
+        if let (Some(git_dir), Some(format)) = (lines.next(), lines.next())
+            && let Ok(mut known) = LAYOUTS.lock()
+        {
+            known.insert(
+                top.clone(),
+                Layout {
+                    git_dir: PathBuf::from(git_dir),
+                    object_format: format.to_string(),
+                },
+            );
+        }
+        Some(top)
+    }
+
+    /// The layout [`Git::toplevel`] found for this folder (a work tree's
+    /// top), if it was asked in this process.
+    pub fn layout(&self) -> Option<Layout> {
+        LAYOUTS.lock().ok()?.get(self.repo).cloned()
     }
 
     /// Whether the folder is inside a git work tree. Err: git cannot be
@@ -313,6 +369,11 @@ impl<'a> Git<'a> {
     /// variables and [`NO_PROGRAMS`], and no arguments yet.
     fn bare_command(&self) -> Result<Command, GitError> {
         check_version()?;
+        Ok(self.unchecked_command())
+    }
+
+    /// [`Git::bare_command`] before the version is checked.
+    fn unchecked_command(&self) -> Command {
         let mut cmd = Command::new("git");
         for name in REDIRECTING {
             cmd.env_remove(name);
@@ -324,7 +385,7 @@ impl<'a> Git<'a> {
         if self.own_index {
             cmd.args(["-c", "index.skipHash=true"]);
         }
-        Ok(cmd)
+        cmd
     }
 
     /// `-c` settings that undo what the repository's own config says of
@@ -345,7 +406,11 @@ impl<'a> Git<'a> {
         if let Some(args) = seen.lock().ok().and_then(|s| s.get(self.repo).cloned()) {
             return Ok(args);
         }
-        let mut cmd = self.bare_command()?;
+        // The process's first git command: `git version` runs beside this
+        // one (which starts no program the repository names on any git),
+        // and is answered before anything else runs.
+        let version = CHECKED.get().is_none().then(start_version);
+        let mut cmd = self.unchecked_command();
         cmd.args([
             "config",
             "--show-scope",
@@ -355,7 +420,12 @@ impl<'a> Git<'a> {
             r"^filter\..*\.(clean|process|required)$",
         ])
         .stdin(Stdio::null());
-        let out = cmd.output().map_err(GitError::Spawn)?;
+        let out = cmd.output();
+        if let Some(started) = version {
+            let _ = CHECKED.set(version_of(started));
+        }
+        check_version()?;
+        let out = out.map_err(GitError::Spawn)?;
         // Exit 1: no filter is configured anywhere.
         let args = if out.status.success() {
             filter_overrides(&out.stdout)?

@@ -108,10 +108,6 @@ pub fn round_ref(loop_name: &str, round: u32) -> Result<String, SnapshotError> {
     }
 }
 
-/// Git's id for "no object": as the old value of `update-ref`, the ref must
-/// not exist.
-const ZERO_OID: &str = "0000000000000000000000000000000000000000";
-
 /// Stores `tree` (from [`worktree_tree_frozen`]) as round `round`'s snapshot: a
 /// commit with parent `parent`, to be published at
 /// `refs/referee/<loop>/round-<round>` by [`publish`] under the loop's lock.
@@ -141,43 +137,80 @@ pub fn commit(
     })
 }
 
-/// Points the round's ref at its snapshot. The caller holds the loop's
-/// ledger lock, so no other referee moves this ref meanwhile; the update is
-/// still made from the value read here (`update-ref <ref> <new> <old>`), so
-/// a writer outside referee is refused, never overwritten.
-pub fn publish(repo: &Path, snap: &Snapshot, message: &str) -> Result<(), SnapshotError> {
-    let old = verify(repo, &format!("{}^{{commit}}", snap.r#ref))?
-        .unwrap_or_else(|| ZERO_OID.to_string());
-    update_ref(
-        repo,
-        &["update-ref", "-m", message, &snap.r#ref, &snap.commit, &old],
-        &snap.r#ref,
-    )
-}
-
-/// Runs `git update-ref` on `reference` while the caller holds the loop's
-/// lock. A `git update-ref` killed with its referee (a closed terminal, a
-/// cancelled job) leaves `<ref>.lock` behind; under the loop's lock no other
-/// referee is updating this ref, so such a lock file is stale: it is removed
-/// once and the update tried again.
-fn update_ref(repo: &Path, args: &[&str], reference: &str) -> Result<(), SnapshotError> {
-    let git = Git::at(repo);
-    let Err(err) = git.run(args) else {
+/// Points the round's ref at its snapshot and, at round 1, the loop's
+/// contract ref at the contract [`store_contract`] stored: one `git
+/// update-ref --stdin` transaction, so both move or neither. The caller
+/// holds the loop's ledger lock, so no other referee moves these refs
+/// meanwhile. The round's ref is expected not to exist (`create`); a ref
+/// left by a retaken round is read and moved from the value read (`update
+/// <ref> <new> <old>`), so a writer outside referee is refused, never
+/// overwritten.
+pub fn publish(
+    repo: &Path,
+    snap: &Snapshot,
+    message: &str,
+    contract: Option<&Kept>,
+) -> Result<(), SnapshotError> {
+    let transaction = |old: Option<&str>| {
+        let mut lines = String::new();
+        if let Some(kept) = contract {
+            lines.push_str(&format!("update {} {}\n", kept.reference, kept.blob));
+        }
+        match old {
+            None => lines.push_str(&format!("create {} {}\n", snap.r#ref, snap.commit)),
+            Some(old) => lines.push_str(&format!("update {} {} {old}\n", snap.r#ref, snap.commit)),
+        }
+        lines
+    };
+    let mut refs = vec![snap.r#ref.as_str()];
+    refs.extend(contract.map(|k| k.reference.as_str()));
+    let Err(err) = update_refs(repo, message, &refs, transaction(None)) else {
         return Ok(());
     };
-    let lock = git
-        .run(["rev-parse", "--git-path", &format!("{reference}.lock")])
-        .ok()
-        .map(|out| String::from_utf8_lossy(&out.stdout).trim().to_string())
-        .map(|p| repo.join(p));
-    match lock {
-        Some(lock) if lock.is_file() => {
-            let _ = std::fs::remove_file(&lock);
-            git.run(args)?;
-            Ok(())
-        }
-        _ => Err(err.into()),
+    match verify(repo, &format!("{}^{{commit}}", snap.r#ref))? {
+        Some(old) => update_refs(repo, message, &refs, transaction(Some(&old))),
+        None => Err(err),
     }
+}
+
+/// Runs the `git update-ref --stdin` transaction `lines` on `refs` while
+/// the caller holds the loop's lock. A `git update-ref` killed with its
+/// referee (a closed terminal, a cancelled job) leaves `<ref>.lock` behind;
+/// under the loop's lock no other referee is updating these refs, so such a
+/// lock file is stale: it is removed once and the transaction tried again.
+fn update_refs(
+    repo: &Path,
+    message: &str,
+    refs: &[&str],
+    lines: String,
+) -> Result<(), SnapshotError> {
+    let git = Git::at(repo);
+    let args = ["update-ref", "-m", message, "--stdin"];
+    let Err(err) = git.run_with_input(&args, lines.clone().into_bytes()) else {
+        return Ok(());
+    };
+    let mut ask: Vec<String> = vec!["rev-parse".into()];
+    for reference in refs {
+        ask.extend(["--git-path".into(), format!("{reference}.lock")]);
+    }
+    let stale: Vec<PathBuf> = git
+        .run(&ask)
+        .map(|out| {
+            String::from_utf8_lossy(&out.stdout)
+                .lines()
+                .map(|p| repo.join(p))
+                .filter(|lock| lock.is_file())
+                .collect()
+        })
+        .unwrap_or_default();
+    if stale.is_empty() {
+        return Err(err.into());
+    }
+    for lock in &stale {
+        let _ = std::fs::remove_file(lock);
+    }
+    git.run_with_input(&args, lines.into_bytes())?;
+    Ok(())
 }
 
 /// The ref that keeps a loop's pinned contract bytes.
@@ -189,18 +222,25 @@ pub fn contract_ref(loop_name: &str) -> Result<String, SnapshotError> {
     ))
 }
 
-/// Keeps `bytes` (the contract round 1 pinned) as a git blob under
-/// [`contract_ref`]: `referee contract restore` reads it back. A blob in the
-/// repository's own object store, not evidence: a contract may hold
-/// environment values that evidence would have to redact.
-pub fn keep_contract(repo: &Path, loop_name: &str, bytes: Vec<u8>) -> Result<(), SnapshotError> {
+/// A contract stored by [`store_contract`], for [`publish`] to pin.
+#[derive(Debug, Clone)]
+pub struct Kept {
+    pub reference: String,
+    pub blob: String,
+}
+
+/// Stores `bytes` (the contract round 1 pins) as a git blob, to be kept
+/// under [`contract_ref`] by [`publish`]: `referee contract restore` reads
+/// it back. A blob in the repository's own object store, not evidence: a
+/// contract may hold environment values that evidence would have to redact.
+pub fn store_contract(repo: &Path, loop_name: &str, bytes: Vec<u8>) -> Result<Kept, SnapshotError> {
     let reference = contract_ref(loop_name)?;
     let out = Git::at(repo).run_with_input(&["hash-object", "-w", "--stdin"], bytes)?;
     let blob = object_id(&out.stdout, "hash-object")?;
-    update_ref(repo, &["update-ref", &reference, &blob], &reference)
+    Ok(Kept { reference, blob })
 }
 
-/// The bytes [`keep_contract`] kept, if any.
+/// The contract bytes [`publish`] kept, if any.
 pub fn kept_contract(repo: &Path, loop_name: &str) -> Result<Option<Vec<u8>>, SnapshotError> {
     let reference = contract_ref(loop_name)?;
     let Some(blob) = verify(repo, &format!("{reference}^{{blob}}"))? else {
@@ -291,24 +331,41 @@ fn worktree_tree_at(
     depth: u32,
 ) -> Result<String, SnapshotError> {
     let tmp_name = temp_index_name();
-    let out = Git::at(repo).run([
-        "rev-parse",
-        "--show-object-format",
-        "--git-path",
-        "index",
-        "--git-path",
-        &tmp_name,
-    ])?;
-    let mut lines = out.stdout.split(|&b| b == b'\n');
-    let (Some(format), Some(index), Some(tmp)) = (lines.next(), lines.next(), lines.next()) else {
-        return Err(SnapshotError::Unexpected {
-            command: "rev-parse --show-object-format --git-path",
-            output: String::from_utf8_lossy(&out.stdout).into_owned(),
-            expected: "an object format and two paths",
-        });
+    // `--git-path index` is `index` in the work tree's git folder once
+    // `GIT_INDEX_FILE` is gone (git.rs removes it), and so is any name
+    // outside the common folder's.
+    let (format, index, tmp) = match Git::at(repo).layout() {
+        Some(known) => (
+            known.object_format.into_bytes(),
+            known.git_dir.join("index"),
+            known.git_dir.join(&tmp_name),
+        ),
+        None => {
+            let out = Git::at(repo).run([
+                "rev-parse",
+                "--show-object-format",
+                "--git-path",
+                "index",
+                "--git-path",
+                &tmp_name,
+            ])?;
+            let mut lines = out.stdout.split(|&b| b == b'\n');
+            let (Some(format), Some(index), Some(tmp)) = (lines.next(), lines.next(), lines.next())
+            else {
+                return Err(SnapshotError::Unexpected {
+                    command: "rev-parse --show-object-format --git-path",
+                    output: String::from_utf8_lossy(&out.stdout).into_owned(),
+                    expected: "an object format and two paths",
+                });
+            };
+            (
+                format.to_vec(),
+                absolute(repo, index)?,
+                absolute(repo, tmp)?,
+            )
+        }
     };
-    let index = absolute(repo, index)?;
-    let tmp = temp_index(absolute(repo, tmp)?)?;
+    let tmp = temp_index(tmp)?;
     remove_stale_indexes(&tmp);
 
     let copied = index.is_file();
@@ -322,7 +379,7 @@ fn worktree_tree_at(
     // The copy's entries, read here rather than listed by `git ls-files`
     // (a process, and a tenth of a round in a 20,000-file repository);
     // an index the reader does not follow whole is left to git.
-    let read = match (copied, hash_len(format)) {
+    let read = match (copied, hash_len(&format)) {
         (true, Some(len)) => std::fs::read(&tmp)
             .ok()
             .and_then(|bytes| index::read(&bytes, len)),
@@ -695,13 +752,14 @@ pub fn diff(repo: &Path, from: &str, to: &str) -> Result<Patch, SnapshotError> {
 
 /// Parses `--numstat -z` output: `A\tR\tPATH\0`, or `A\tR\t\0OLD\0NEW\0` for
 /// a rename, with `-` for both counts of a binary file.
-fn parse_numstat(out: &[u8]) -> (u64, u64, Vec<String>) {
+fn parse_numstat<'o>(out: &'o [u8]) -> (u64, u64, Vec<String>) {
     let (mut added, mut removed) = (0u64, 0u64);
     let mut files: Vec<String> = Vec::new();
-    let mut push = |p: &[u8]| {
-        let p = String::from_utf8_lossy(p).into_owned();
-        if !files.contains(&p) {
-            files.push(p);
+    // Each path once, in git's order (a set: a patch may touch 20,000 files).
+    let mut seen: std::collections::HashSet<&[u8]> = std::collections::HashSet::new();
+    let mut push = |p: &'o [u8]| {
+        if seen.insert(p) {
+            files.push(String::from_utf8_lossy(p).into_owned());
         }
     };
     let mut fields = out.split(|&b| b == 0);
@@ -916,7 +974,7 @@ mod tests {
     ) -> Result<Snapshot, SnapshotError> {
         let tree = worktree_tree(repo, exclude)?;
         let snap = commit(repo, loop_name, round, parent, &tree, message)?;
-        publish(repo, &snap, message)?;
+        publish(repo, &snap, message, None)?;
         Ok(snap)
     }
 

@@ -129,14 +129,16 @@ pub fn record(
     lp: &Loop,
     make: impl FnOnce() -> anyhow::Result<Submission> + Send,
 ) -> anyhow::Result<Recorded> {
-    let (opened, made) = std::thread::scope(|scope| {
+    std::thread::scope(|scope| {
+        // Everything recorded is redacted; the rules compile while git
+        // takes the snapshot.
+        scope.spawn(crate::redact::warm);
         let made = scope.spawn(make);
         let opened = open(lp);
-        (opened, joined(made))
-    });
-    let sub = made?;
-    let (locked, history) = opened?;
-    record_opened(lp, locked, history, sub)
+        let sub = joined(made)?;
+        let (locked, history) = opened?;
+        record_opened(lp, locked, history, sub)
+    })
 }
 
 /// What a scoped thread returned; its panic goes on in this thread.
@@ -223,16 +225,25 @@ pub fn snap(lp: &Loop, history: &History, tree: &str) -> anyhow::Result<Snapped>
     let round = history.round() + 1;
     let from = previous_snapshot(lp, history);
     let parent = (from != crate::git::EMPTY_TREE).then_some(from.as_str());
-    let snap = snapshot::commit(
-        &lp.repo,
-        lp.name.as_str(),
-        round,
-        parent,
-        tree,
-        &format!("referee: loop {} round {round}", lp.name),
-    )?;
-    let patch = snapshot::diff(&lp.repo, &from, &snap.commit)?;
-    Ok(Snapped { snap, from, patch })
+    // The patch is the tree's against `from`, whatever commit wraps it:
+    // the two git calls run side by side.
+    let (snap, patch) = std::thread::scope(|scope| {
+        let patch = scope.spawn(|| snapshot::diff(&lp.repo, &from, tree));
+        let snap = snapshot::commit(
+            &lp.repo,
+            lp.name.as_str(),
+            round,
+            parent,
+            tree,
+            &format!("referee: loop {} round {round}", lp.name),
+        );
+        (snap, joined(patch))
+    });
+    Ok(Snapped {
+        snap: snap?,
+        from,
+        patch: patch?,
+    })
 }
 
 /// The commit the next round's patch starts from: the last round's snapshot,
@@ -325,8 +336,14 @@ pub fn finish<'a>(
     // a second thread while this one redacts and writes the round's state:
     // on a large review they are the two largest files.
     let review = sub.review.take();
-    std::thread::scope(|scope| -> anyhow::Result<()> {
+    let kept = std::thread::scope(|scope| -> anyhow::Result<_> {
         let written = scope.spawn(|| store_review(&evidence, review));
+        // Round 1 pins the contract: its bytes are kept for `contract
+        // restore`, stored here and published with the round's ref.
+        let kept = history
+            .last
+            .is_none()
+            .then(|| scope.spawn(|| store_contract(lp)));
         // Stored evidence is redacted, and what later rounds read is what
         // was stored: redact the state itself, then keep it in hand.
         redact_state(&mut state);
@@ -352,7 +369,8 @@ pub fn finish<'a>(
             serde_json::to_writer(&mut *out, &state)?;
             out.write_all(b"\n")
         })?;
-        joined(written)
+        joined(written)?;
+        kept.map(joined).transpose()
     })?;
 
     let mut draft = Draft::new(Kind::Round, round, &sub.at);
@@ -385,18 +403,12 @@ pub fn finish<'a>(
         .as_deref()
         .map(crate::ledger::row::one_line)
         .unwrap_or_default();
-    // Round 1 pins the contract: its bytes are kept for `contract restore`.
-    if history.last.is_none() {
-        let bytes = std::fs::read(&lp.loaded.path).map_err(|e| {
-            anyhow::anyhow!("cannot read contract `{}`: {e}", lp.loaded.path.display())
-        })?;
-        snapshot::keep_contract(&lp.repo, lp.name.as_str(), bytes)?;
-    }
     // The round's ref moves only here, under the lock, right before its row.
     snapshot::publish(
         &lp.repo,
         &snapped.snap,
         &format!("referee: loop {} round {round}", lp.name),
+        kept.as_ref(),
     )?;
     let row = locked.append(draft, Some(evidence))?;
     Ok(Recorded {
@@ -405,6 +417,13 @@ pub fn finish<'a>(
         already: false,
         max_rounds: history.max_rounds,
     })
+}
+
+/// Stores the loop's contract file as a git blob, for round 1 to pin.
+fn store_contract(lp: &Loop) -> anyhow::Result<snapshot::Kept> {
+    let bytes = std::fs::read(&lp.loaded.path)
+        .map_err(|e| anyhow::anyhow!("cannot read contract `{}`: {e}", lp.loaded.path.display()))?;
+    Ok(snapshot::store_contract(&lp.repo, lp.name.as_str(), bytes)?)
 }
 
 /// The hand-off of `lp` as `history` stands, with the writer's word on

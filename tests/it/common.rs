@@ -42,9 +42,16 @@ pub struct Repo {
 impl Repo {
     /// An empty repository (no commits).
     pub fn empty() -> Repo {
+        Repo::empty_with(&[])
+    }
+
+    /// An empty repository made by `git init` with `flags` too.
+    pub fn empty_with(flags: &[&str]) -> Repo {
         let dir = tempfile::tempdir().expect("tempdir");
         let repo = Repo { dir };
-        repo.git(&["init", "-q", "-b", "main"]);
+        let mut args = vec!["init", "-q", "-b", "main"];
+        args.extend_from_slice(flags);
+        repo.git(&args);
         repo
     }
 

@@ -225,3 +225,35 @@ fn a_too_old_git_is_refused_with_the_minimum_and_a_hint() {
         ledger_before
     );
 }
+
+/// A SHA-256 repository: round 1 publishes its ref and pins the contract
+/// (an all-zero SHA-1 "must not exist" value once made git refuse it:
+/// "not a valid old SHA1"), round 2 follows, and both verify.
+#[test]
+fn a_sha256_repository_records_and_verifies() {
+    let repo = Repo::empty_with(&["--object-format=sha256"]);
+    repo.write("README.md", "hello\n");
+    repo.git(&["add", "-A"]);
+    repo.git(&["commit", "-q", "-m", "initial"]);
+    repo.init_loop("l", &["--guards", "none"]);
+    for (round, body) in ["fn a() {}\n", "fn a() { 1 }\n"].iter().enumerate() {
+        repo.write("src/a.rs", body);
+        let out = record(repo.referee_std());
+        assert_eq!(out.code, 10, "round {}: {}", round + 1, out.stderr);
+    }
+    assert_eq!(
+        referee_refs(&repo),
+        "refs/referee/l/contract\nrefs/referee/l/round-1\nrefs/referee/l/round-2\n"
+    );
+    let round_2 = repo.git(&["rev-parse", "refs/referee/l/round-2"]);
+    assert_eq!(round_2.trim().len(), 64, "a SHA-256 id: {round_2}");
+    repo.referee()
+        .args(["ledger", "verify", "--loop", "l"])
+        .assert()
+        .success();
+    std::fs::write(repo.join(".referee/contracts/l.toml"), "edited = = 1\n").unwrap();
+    repo.referee()
+        .args(["contract", "restore", "--loop", "l"])
+        .assert()
+        .success();
+}
