@@ -306,11 +306,21 @@ impl<'a> Git<'a> {
             ])
             .ok()?;
         let text = String::from_utf8(out.stdout).ok()?;
-        let mut lines = text.lines();
-        let top = PathBuf::from(lines.next().filter(|t| !t.is_empty())?);
-        if let (Some(git_dir), Some(format)) = (lines.next(), lines.next())
-            && let Ok(mut known) = LAYOUTS.lock()
-        {
+        let lines: Vec<&str> = text.trim_end_matches(['\n', '\r']).split('\n').collect();
+        // A newline in the path makes the three lines ambiguous: then the
+        // top is asked alone, as git prints it, and no layout is kept.
+        let [top, git_dir, format] = lines[..] else {
+            let out = self.run(["rev-parse", "--show-toplevel"]).ok()?;
+            let text = String::from_utf8(out.stdout).ok()?;
+            let top = text.trim_end_matches(['\n', '\r']);
+            return (!top.is_empty()).then(|| PathBuf::from(top));
+        };
+        let top = PathBuf::from(Some(top.trim_end_matches('\r')).filter(|t| !t.is_empty())?);
+        let (git_dir, format) = (
+            git_dir.trim_end_matches('\r'),
+            format.trim_end_matches('\r'),
+        );
+        if let Ok(mut known) = LAYOUTS.lock() {
             known.insert(
                 top.clone(),
                 Layout {
@@ -501,6 +511,35 @@ pub fn resolve_commit(repo: &Path, rev: &str) -> Result<Option<String>, GitError
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// The top level comes with its layout; a newline in the path (which
+    /// makes rev-parse's lines ambiguous) still gives the top, without one.
+    #[test]
+    fn the_top_level_is_found_with_its_layout_or_alone() {
+        let base = tempfile::tempdir().expect("tempdir");
+        for (name, kept) in [("plain", true), ("new\nline", false)] {
+            let dir = base.path().join(name);
+            std::fs::create_dir(&dir).expect("mkdir");
+            let init = Command::new("git")
+                .args(["init", "-q"])
+                .current_dir(&dir)
+                .env("GIT_CONFIG_NOSYSTEM", "1")
+                .env("GIT_CONFIG_GLOBAL", "/dev/null")
+                .status()
+                .expect("git init");
+            assert!(init.success());
+            let inner = dir.join("sub");
+            std::fs::create_dir(&inner).expect("mkdir");
+            let top = std::fs::canonicalize(&dir).expect("canonical");
+            assert_eq!(Git::at(&inner).toplevel(), Some(top.clone()), "{name:?}");
+            let layout = Git::at(&top).layout();
+            assert_eq!(layout.is_some(), kept, "{name:?}");
+            if let Some(layout) = layout {
+                assert_eq!(layout.git_dir, top.join(".git"));
+                assert_eq!(layout.object_format, "sha1");
+            }
+        }
+    }
 
     #[test]
     fn versions_are_read_as_git_prints_them() {

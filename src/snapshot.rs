@@ -379,9 +379,13 @@ fn worktree_tree_at(
     // The copy's entries, read here rather than listed by `git ls-files`
     // (a process, and a tenth of a round in a 20,000-file repository);
     // an index the reader does not follow whole is left to git.
+    // A copy larger than any index a work tree needs (a writer can plant
+    // one) is left to git, which maps it instead of reading it whole.
     let read = match (copied, hash_len(&format)) {
-        (true, Some(len)) => std::fs::read(&tmp)
+        (true, Some(len)) => std::fs::metadata(&tmp)
             .ok()
+            .filter(|m| m.len() <= READ_INDEX_MAX)
+            .and_then(|_| std::fs::read(&tmp).ok())
             .and_then(|bytes| index::read(&bytes, len)),
         _ => None,
     };
@@ -464,6 +468,10 @@ fn put_back(git: Git<'_>, frozen: &Frozen<'_>) -> Result<(), SnapshotError> {
     }
     Ok(())
 }
+
+/// The largest index copy referee reads itself for its flags: 64 MiB is
+/// an index of about 600,000 files.
+const READ_INDEX_MAX: u64 = 64 << 20;
 
 /// How deep snapshots look into submodules of submodules.
 const MAX_SUBMODULE_DEPTH: u32 = 3;
