@@ -321,15 +321,31 @@ pub fn worktree_tree_frozen(
     exclude: &[&str],
     frozen: Option<Frozen<'_>>,
 ) -> Result<String, SnapshotError> {
-    worktree_tree_at(repo, exclude, frozen, 0)
+    worktree_tree_at(repo, exclude, frozen, None, 0).map(|(tree, _)| tree)
+}
+
+/// The tree the working tree snapshots to (as [`worktree_tree_frozen`]) and
+/// the patch from `from` (a commit or tree) to it. The patch is read from
+/// the snapshot's own temporary index (`git diff-index --cached`) while `git
+/// write-tree` stores the tree: the same patch [`diff`] gives between
+/// `from` and the tree, without waiting for it.
+pub fn worktree_with_patch(
+    repo: &Path,
+    exclude: &[&str],
+    frozen: Option<Frozen<'_>>,
+    from: &str,
+) -> Result<(String, Patch), SnapshotError> {
+    let (tree, patch) = worktree_tree_at(repo, exclude, frozen, Some(from), 0)?;
+    Ok((tree, patch.unwrap_or_default()))
 }
 
 fn worktree_tree_at(
     repo: &Path,
     exclude: &[&str],
     frozen: Option<Frozen<'_>>,
+    from: Option<&str>,
     depth: u32,
-) -> Result<String, SnapshotError> {
+) -> Result<(String, Option<Patch>), SnapshotError> {
     let tmp_name = temp_index_name();
     // `--git-path index` is `index` in the work tree's git folder once
     // `GIT_INDEX_FILE` is gone (git.rs removes it), and so is any name
@@ -431,8 +447,25 @@ fn worktree_tree_at(
         put_back(git, f)?;
     }
 
-    let out = git.run(["write-tree"])?;
-    object_id(&out.stdout, "write-tree")
+    let Some(from) = from else {
+        let out = git.run(["write-tree"])?;
+        return Ok((object_id(&out.stdout, "write-tree")?, None));
+    };
+    // `diff-index --cached` only reads the index; `write-tree` rewrites it
+    // (its cache tree) by renaming a new file over it, so the reader sees
+    // the same entries either way.
+    let (tree, listed) = std::thread::scope(|scope| {
+        let listed = scope.spawn(|| git.run(listing_args(&["diff-index", "--cached"], &[from])));
+        let tree = git.run(["write-tree"]);
+        let listed = listed.join().unwrap_or_else(|_| {
+            Err(GitError::Spawn(std::io::Error::other(
+                "the `git diff-index` thread panicked",
+            )))
+        });
+        (tree, listed)
+    });
+    let tree = object_id(&tree?.stdout, "write-tree")?;
+    Ok((tree, Some(parse_listing(listed?.stdout)?)))
 }
 
 /// Puts the frozen files, as `frozen.from` has them, into the index that
@@ -576,7 +609,7 @@ fn dirty_submodules(git: Git<'_>, depth: u32) -> Result<(), SnapshotError> {
         if !sub.join(".git").exists() {
             continue;
         }
-        let tree = worktree_tree_at(&sub, &[], None, depth + 1)?;
+        let (tree, _) = worktree_tree_at(&sub, &[], None, None, depth + 1)?;
         let head = verify(&sub, "HEAD^{commit}")?;
         let head_tree = match &head {
             Some(h) => verify(&sub, &format!("{h}^{{tree}}"))?,
@@ -729,27 +762,40 @@ pub fn changed_paths(
 
 /// The patch from `from` to `to` (commits, refs or trees).
 pub fn diff(repo: &Path, from: &str, to: &str) -> Result<Patch, SnapshotError> {
-    let diff_tree = |extra: &[&str]| {
-        let mut args: Vec<&str> = vec!["-c", "core.quotePath=false", "diff-tree"];
-        args.extend_from_slice(DIFF_FLAGS);
-        args.extend_from_slice(extra);
-        args.extend(["--end-of-options", from, to]);
-        Git::at(repo).run(&args)
+    let out = Git::at(repo).run(listing_args(&["diff-tree"], &[from, to]))?;
+    parse_listing(out.stdout)
+}
+
+/// A diff command that lists the numstat records and the patch in one
+/// pass: `git -c core.quotePath=false COMMAND… DIFF_FLAGS --numstat -z -p
+/// --binary --end-of-options REVS…`.
+fn listing_args<'a>(command: &'a [&'a str], revs: &[&'a str]) -> Vec<&'a str> {
+    let mut args: Vec<&str> = vec!["-c", "core.quotePath=false"];
+    args.extend_from_slice(command);
+    args.extend_from_slice(DIFF_FLAGS);
+    args.extend_from_slice(&["--numstat", "-z", "-p", "--binary", "--end-of-options"]);
+    args.extend_from_slice(revs);
+    args
+}
+
+/// Splits a listing from [`listing_args`]: the numstat records, each ended
+/// by a NUL, then one more NUL and the patch. No record is empty (a path
+/// never is), so the first two NULs in a row are that separator. Reading
+/// past it as numstat would take a patch line with two tabs for a file.
+fn parse_listing(mut out: Vec<u8>) -> Result<Patch, SnapshotError> {
+    let (records, text) = match out.windows(2).position(|w| w == b"\0\0") {
+        Some(at) => (at + 1, at + 2),
+        None => (out.len(), out.len()),
     };
-    // The two listings are independent: run them side by side.
-    let (text, numstat) = std::thread::scope(|scope| {
-        let numstat = scope.spawn(|| diff_tree(&["--numstat", "-z"]));
-        let text = diff_tree(&["-p", "--binary"]);
-        let numstat = numstat.join().unwrap_or_else(|_| {
-            Err(GitError::Spawn(std::io::Error::other(
-                "the `git diff-tree --numstat` thread panicked",
-            )))
+    let (added, removed, files) = parse_numstat(&out[..records]);
+    let text = out.split_off(text);
+    if !text.is_empty() && !text.starts_with(b"diff --git ") {
+        return Err(SnapshotError::Unexpected {
+            command: "diff --numstat -z -p",
+            output: String::from_utf8_lossy(&text[..text.len().min(200)]).into_owned(),
+            expected: "a patch after the numstat records",
         });
-        (text, numstat)
-    });
-    let text = text?.stdout;
-    let numstat = numstat?.stdout;
-    let (added, removed, files) = parse_numstat(&numstat);
+    }
     Ok(Patch {
         text,
         added,
@@ -942,7 +988,7 @@ mod tests {
     use super::*;
 
     fn worktree_tree(repo: &Path, exclude: &[&str]) -> Result<String, SnapshotError> {
-        worktree_tree_at(repo, exclude, None, 0)
+        worktree_tree_at(repo, exclude, None, None, 0).map(|(tree, _)| tree)
     }
 
     /// The commit id stored for `round` of `loop_name`, or `None`.
@@ -1457,6 +1503,98 @@ mod tests {
                 "tab\tand \"quote\".txt"
             ]
         );
+    }
+
+    /// The patch read from the snapshot's index beside `write-tree` is the
+    /// patch between the trees, and the one listing splits into what the
+    /// numstat and the patch each say alone (no patch line read as a file).
+    #[test]
+    fn the_patch_from_the_index_is_the_patch_between_the_trees() {
+        use std::os::unix::fs::PermissionsExt;
+        let repo = Repo::new();
+        let body: String = (1..=20).map(|i| format!("line {i}\n")).collect();
+        repo.write("moved.txt", &body);
+        repo.write("Makefile", "all:\n\techo hi\n");
+        repo.write("run.sh", "echo\n");
+        repo.write("gone.txt", "bye\n");
+        repo.write("img.bin", [0u8, 1, 2]);
+        std::os::unix::fs::symlink("moved.txt", repo.path().join("link")).expect("link");
+        let first = repo.take(1, None);
+
+        std::fs::rename(repo.path().join("moved.txt"), repo.path().join("to.txt")).expect("mv");
+        repo.write("to.txt", format!("{body}line 21\n"));
+        repo.write("Makefile", "all:\n\techo hi\n\techo a\tb\tc\n");
+        std::fs::set_permissions(
+            repo.path().join("run.sh"),
+            std::fs::Permissions::from_mode(0o755),
+        )
+        .expect("chmod");
+        std::fs::remove_file(repo.path().join("gone.txt")).expect("rm");
+        repo.write("img.bin", [0u8, 1, 2, 3, 255]);
+        std::fs::remove_file(repo.path().join("link")).expect("rm link");
+        std::os::unix::fs::symlink("Makefile", repo.path().join("link")).expect("link");
+        repo.write("new\nline \"q\".txt", "x\ty\tz\n");
+
+        for from in [first.commit.as_str(), crate::git::EMPTY_TREE] {
+            let (tree, patch) =
+                worktree_with_patch(repo.path(), EXCLUDE, None, from).expect("snapshot");
+            assert_eq!(tree, worktree_tree(repo.path(), EXCLUDE).expect("tree"));
+            assert_eq!(patch, diff(repo.path(), from, &tree).expect("diff"));
+
+            // Each part as git prints it alone (`-U3` implies `-p`: the
+            // numstat-only call leaves the pinned flags out).
+            let q = ["-c", "core.quotePath=false", "diff-tree", "-r", "-M"];
+            let mut alone: Vec<&str> = q.to_vec();
+            alone.extend(["--numstat", "-z", from, &tree]);
+            let numstat = repo.git_bytes(&alone);
+            let (added, removed, files) = parse_numstat(&numstat);
+            assert_eq!(
+                (patch.added, patch.removed, &patch.files),
+                (added, removed, &files)
+            );
+            let mut alone: Vec<&str> = vec!["-c", "core.quotePath=false", "diff-tree"];
+            alone.extend_from_slice(DIFF_FLAGS);
+            alone.extend(["-p", "--binary", from, &tree]);
+            assert_eq!(
+                String::from_utf8_lossy(&patch.text),
+                String::from_utf8_lossy(&repo.git_bytes(&alone))
+            );
+        }
+        let (_, patch) =
+            worktree_with_patch(repo.path(), EXCLUDE, None, &first.commit).expect("snapshot");
+        assert_eq!(
+            patch.files,
+            [
+                "Makefile",
+                "gone.txt",
+                "img.bin",
+                "link",
+                "new\nline \"q\".txt",
+                "run.sh",
+                "moved.txt",
+                "to.txt"
+            ]
+        );
+        assert_eq!((patch.added, patch.removed), (4, 2));
+    }
+
+    #[test]
+    fn a_listing_splits_at_the_patch() {
+        let listing = b"1\t0\ta\0-\t-\tb\0\0diff --git a/a b/a\n+x\ty\tz\n".to_vec();
+        let patch = parse_listing(listing).expect("listing");
+        assert_eq!(
+            (patch.added, patch.removed, patch.files),
+            (1, 0, vec!["a".into(), "b".into()])
+        );
+        assert_eq!(patch.text, b"diff --git a/a b/a\n+x\ty\tz\n");
+        assert_eq!(parse_listing(Vec::new()).expect("empty"), Patch::default());
+        let rename = parse_listing(b"0\t0\t\0old\0new\0".to_vec()).expect("numstat only");
+        assert_eq!(
+            (rename.files, rename.text),
+            (vec!["old".into(), "new".into()], vec![])
+        );
+        let err = parse_listing(b"1\t0\ta\0\0not a patch".to_vec()).expect_err("no patch");
+        assert!(err.to_string().contains("not a patch"), "{err}");
     }
 
     #[test]

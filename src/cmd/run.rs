@@ -317,7 +317,9 @@ impl Driver<'_> {
             self.writer_done.set(true);
         }
 
-        let begun = phase::begin(lp, history, &lp.worktree_tree()?)?;
+        let (tree, patch) =
+            lp.worktree_with_patch(&crate::engine::previous_snapshot(lp, history))?;
+        let begun = phase::begin(lp, history, tree, patch)?;
         // A writer that changed nothing while must-fix findings are open is
         // `stalled`: no reviewer call is spent on an unchanged tree.
         let guarded = begun.guard(history, (spend.usd, spend.tokens), &responses, !skip_writer);

@@ -39,6 +39,16 @@ impl Loop {
         crate::snapshot::worktree_tree_frozen(&self.repo, &exclude, self.frozen_files())
     }
 
+    /// The tree the working tree snapshots to and the patch from `from`
+    /// to it (see `snapshot::worktree_with_patch`).
+    pub fn worktree_with_patch(
+        &self,
+        from: &str,
+    ) -> Result<(String, crate::snapshot::Patch), crate::snapshot::SnapshotError> {
+        let exclude: Vec<&str> = self.exclude.iter().map(String::as_str).collect();
+        crate::snapshot::worktree_with_patch(&self.repo, &exclude, self.frozen_files(), from)
+    }
+
     /// The tree `rev` would snapshot to.
     pub fn tree_of(&self, rev: &str) -> Result<String, crate::snapshot::SnapshotError> {
         let exclude: Vec<&str> = self.exclude.iter().map(String::as_str).collect();

@@ -176,7 +176,7 @@ fn record_opened<'a>(
         });
     }
 
-    let tree = lp.worktree_tree()?;
+    let (tree, patch) = lp.worktree_with_patch(&previous_snapshot(lp, &history))?;
     let findings_sha256 = sub
         .review
         .as_ref()
@@ -215,35 +215,31 @@ fn record_opened<'a>(
     }
 
     history.ensure_open(&lp.name)?;
-    let snapped = snap(lp, &history, &tree)?;
+    let snapped = snap(lp, &history, tree, patch)?;
     finish(lp, locked, &history, snapped, sub)
 }
 
-/// Stores `tree` (the working tree, from `snapshot::worktree_tree`) as the
-/// next round's snapshot and makes the patch from the previous one.
-pub fn snap(lp: &Loop, history: &History, tree: &str) -> anyhow::Result<Snapped> {
+/// Stores `tree` (the working tree, from `Loop::worktree_with_patch`) as
+/// the next round's snapshot; `patch` is the patch to it from
+/// [`previous_snapshot`].
+pub fn snap(
+    lp: &Loop,
+    history: &History,
+    tree: String,
+    patch: snapshot::Patch,
+) -> anyhow::Result<Snapped> {
     let round = history.round() + 1;
     let from = previous_snapshot(lp, history);
     let parent = (from != crate::git::EMPTY_TREE).then_some(from.as_str());
-    // The patch is the tree's against `from`, whatever commit wraps it:
-    // the two git calls run side by side.
-    let (snap, patch) = std::thread::scope(|scope| {
-        let patch = scope.spawn(|| snapshot::diff(&lp.repo, &from, tree));
-        let snap = snapshot::commit(
-            &lp.repo,
-            lp.name.as_str(),
-            round,
-            parent,
-            tree,
-            &format!("referee: loop {} round {round}", lp.name),
-        );
-        (snap, joined(patch))
-    });
-    Ok(Snapped {
-        snap: snap?,
-        from,
-        patch: patch?,
-    })
+    let snap = snapshot::commit(
+        &lp.repo,
+        lp.name.as_str(),
+        round,
+        parent,
+        &tree,
+        &format!("referee: loop {} round {round}", lp.name),
+    )?;
+    Ok(Snapped { snap, from, patch })
 }
 
 /// The commit the next round's patch starts from: the last round's snapshot,

@@ -43,12 +43,18 @@ impl Guarded {
     }
 }
 
-/// Phase `begin`: stores `tree` as the next round's snapshot and reads the
-/// contract's terms.
-pub fn begin(lp: &Loop, history: &History, tree: &str) -> anyhow::Result<Begun> {
+/// Phase `begin`: stores `tree` as the next round's snapshot (`patch` is
+/// the patch to it from `previous_snapshot`) and reads the contract's
+/// terms.
+pub fn begin(
+    lp: &Loop,
+    history: &History,
+    tree: String,
+    patch: crate::snapshot::Patch,
+) -> anyhow::Result<Begun> {
     let terms = Terms::of(&history.contract, history.max_rounds)
         .map_err(|e| anyhow::anyhow!("contract field `scope`: {e}"))?;
-    let snapped = super::snap(lp, history, tree)?;
+    let snapped = super::snap(lp, history, tree, patch)?;
     Ok(Begun {
         round: history.round() + 1,
         snapped,

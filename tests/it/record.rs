@@ -351,6 +351,23 @@ fn scope_guard_ends_the_round_unreviewed() {
     );
 }
 
+/// A patch line with two tabs (a Makefile recipe, Go code) is no file:
+/// the numstat listing ends where the patch begins. It was read as one, a
+/// `scope` stop on a path that was a line of code.
+#[test]
+fn a_patch_line_with_tabs_is_not_a_file_outside_the_scope() {
+    let repo = Repo::with_loop("l", &["--scope", "Makefile"]);
+    repo.write("Makefile", "all:\n\techo hi\n\techo there\tand\ttabs\n");
+    let out = repo.record(r#"{"findings":[]}"#).run();
+    out.assert(0, "clean");
+    assert!(!out.stdout.contains("scope"), "{}", out.stdout);
+    let rows = rounds(&repo);
+    assert_eq!(
+        (rows[0]["rule"].as_str(), rows[0]["diff_added"].as_u64()),
+        (Some("clean"), Some(3))
+    );
+}
+
 #[test]
 fn budget_guard_stops_when_spend_reaches_the_cap() {
     let repo = Repo::with_loop("l", &["--budget-usd", "1", "--max-rounds", "5"]);
