@@ -67,28 +67,19 @@ impl Call {
     /// The command line as a person would read it (for messages and
     /// evidence only; it is never run through a shell).
     pub fn display(&self) -> String {
-        let mut words = vec![quote(&self.program)];
+        let mut words = vec![crate::report::shell_word(&self.program)];
         for arg in &self.args {
             let arg = arg.to_string_lossy();
             words.push(if arg.len() > 80 {
-                format!("{}…", quote(&arg.chars().take(60).collect::<String>()))
+                format!(
+                    "{}…",
+                    crate::report::shell_word(&arg.chars().take(60).collect::<String>())
+                )
             } else {
-                quote(&arg)
+                crate::report::shell_word(&arg)
             });
         }
         words.join(" ")
-    }
-}
-
-fn quote(word: &str) -> String {
-    let plain = !word.is_empty()
-        && word
-            .chars()
-            .all(|c| c.is_ascii_alphanumeric() || "-_./=:,@+%".contains(c));
-    if plain {
-        word.to_string()
-    } else {
-        format!("'{}'", word.replace('\'', r"'\''"))
     }
 }
 

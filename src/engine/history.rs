@@ -102,6 +102,10 @@ pub struct RoundState {
     pub exit: i32,
     pub revert_to: Option<RevertTo>,
     pub out_of_scope: Vec<String>,
+    /// The paths of `out_of_scope` that `from` does not have (the writer
+    /// added them): `git restore` cannot bring them back, only remove them.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub out_of_scope_added: Vec<String>,
     pub carried_unconfirmed: Vec<String>,
     /// Whether a reviewer's findings were ingested.
     pub reviewed: bool,

@@ -321,6 +321,7 @@ pub fn finish<'a>(
         None => history::file_pins(lp),
     };
     let mut state = round_state(lp, pinned, round, &snapped, decision, &outcome, &sub);
+    state.out_of_scope_added = added_paths(&state.out_of_scope, &parsed_patch);
     let findings_sha256 = sub
         .review
         .as_ref()
@@ -453,6 +454,21 @@ fn writer_responses(lp: &Loop, history: &History) -> HashMap<String, String> {
 
 /// Refuses to record when the contract file is not the one this process
 /// loaded: an `init --force` that won the ledger lock first replaced it, and
+/// The paths of `files` the patch's old side does not have: added, or the
+/// new name of a rename.
+fn added_paths(files: &[String], patch: &crate::patch::ParsedPatch) -> Vec<String> {
+    let before: std::collections::HashSet<&str> = patch
+        .files
+        .iter()
+        .filter_map(|f| f.old_path.as_deref())
+        .collect();
+    files
+        .iter()
+        .filter(|f| !before.contains(f.as_str()))
+        .cloned()
+        .collect()
+}
+
 /// a row chained to the old bytes would brick the loop.
 fn ensure_contract_unchanged(lp: &Loop) -> anyhow::Result<()> {
     let path = &lp.loaded.path;
@@ -503,6 +519,7 @@ fn round_state(
             }
         }),
         reviewed: sub.review.is_some() && decision.out_of_scope.is_empty(),
+        out_of_scope_added: Vec::new(),
         out_of_scope: decision.out_of_scope,
         carried_unconfirmed: decision.carried_unconfirmed,
         reported: decision.reported,
@@ -680,6 +697,7 @@ fn redact_state(state: &mut RoundState) {
         redact_string(&mut r.note);
     }
     state.out_of_scope.iter_mut().for_each(redact_string);
+    state.out_of_scope_added.iter_mut().for_each(redact_string);
     if let Some(judge) = state.judge.as_mut() {
         use crate::judge::engine::Outcome as Judged;
         match judge {

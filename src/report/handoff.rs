@@ -154,7 +154,11 @@ pub fn build(name: &str, history: &History, said: &HashMap<String, String>) -> H
             history.max_rounds,
             &open_ids,
             last.and_then(|s| s.revert_to.as_ref()),
-            last.map(|s| s.out_of_scope.as_slice()).unwrap_or_default(),
+            last.map(|s| OutOfScope {
+                from: &s.from,
+                files: &s.out_of_scope,
+                added: &s.out_of_scope_added,
+            }),
             history.contract.budget.usd,
         ),
         _ => Vec::new(),
@@ -191,6 +195,15 @@ pub fn build(name: &str, history: &History, said: &HashMap<String, String>) -> H
     }
 }
 
+/// What the last round touched outside the scope, for [`choices`].
+pub struct OutOfScope<'a> {
+    /// The commit (or tree) the round's patch starts from.
+    pub from: &'a str,
+    pub files: &'a [String],
+    /// The paths of `files` that `from` does not have.
+    pub added: &'a [String],
+}
+
 /// One thing a person can do about a stopped loop, and the command for it.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct Choice {
@@ -206,7 +219,7 @@ pub fn choices(
     max_rounds: u32,
     ids: &[String],
     revert_to: Option<&RevertTo>,
-    out_of_scope: &[String],
+    out_of_scope: Option<OutOfScope<'_>>,
     budget_usd: Option<f64>,
 ) -> Vec<Choice> {
     let l = loop_name;
@@ -222,7 +235,18 @@ pub fn choices(
     let waive = ids.first().map(|id| {
         c(
             "rule a finding not worth fixing (it stops counting)",
-            format!("referee waive {id} --loop {l} --by NAME --reason TEXT"),
+            // The id is the reviewer's text: one quoted word, after `--`
+            // when it could be read as an option.
+            match id.starts_with('-') {
+                false => format!(
+                    "referee waive {} --loop {l} --by NAME --reason TEXT",
+                    super::shell_word(id)
+                ),
+                true => format!(
+                    "referee waive --loop {l} --by NAME --reason TEXT -- {}",
+                    super::shell_word(id)
+                ),
+            },
         )
     });
     let approve = c(
@@ -254,11 +278,34 @@ pub fn choices(
             out.push(amend);
         }
         Stop::Scope => {
-            if !out_of_scope.is_empty() {
-                out.push(c(
-                    "undo the changes outside the scope",
-                    format!("git restore --source=HEAD -- {}", out_of_scope.join(" ")),
-                ));
+            // Back to where the round began: files `from` has are
+            // restored from it, files the writer added are removed.
+            if let Some(scope) = out_of_scope {
+                let words = |added: bool| {
+                    scope
+                        .files
+                        .iter()
+                        .filter(|f| scope.added.contains(f) == added)
+                        .map(|f| super::shell_word(f))
+                        .collect::<Vec<_>>()
+                };
+                let (had, added) = (words(false), words(true));
+                if !had.is_empty() {
+                    out.push(c(
+                        "undo the changes outside the scope",
+                        format!(
+                            "git restore --source={} -- {}",
+                            super::shell_word(scope.from),
+                            had.join(" ")
+                        ),
+                    ));
+                }
+                if !added.is_empty() {
+                    out.push(c(
+                        "remove the files it added outside the scope",
+                        format!("rm -- {}", added.join(" ")),
+                    ));
+                }
             }
             out.push(fresh.clone());
         }

@@ -351,6 +351,53 @@ fn scope_guard_ends_the_round_unreviewed() {
     );
 }
 
+/// The scope stop's suggested commands put the tree back as the round
+/// found it when pasted into a shell: the changed file restored from the
+/// round's start, the added ones removed; a writer's file name is one
+/// quoted word that runs nothing.
+#[test]
+fn the_scope_stop_suggests_commands_that_undo_it() {
+    let repo = Repo::with_loop("l", &["--scope", "src/**"]);
+    repo.append("src/a.rs", "a");
+    repo.append("README.md", "changed");
+    let hostile = "notes $(touch pwned); x.md";
+    repo.write(hostile, "x\n");
+    repo.write("docs/new\nline.md", "y\n");
+    let out = repo.record(&native(&[("F1", "bug")])).run();
+    out.assert(20, "scope");
+    let base = repo.git(&["rev-parse", "HEAD"]);
+    let restore = format!("git restore --source={} -- README.md", base.trim());
+    assert!(out.stdout.contains(&restore), "{}", out.stdout);
+    assert!(
+        out.stdout
+            .contains(r#"rm -- $'docs/new\nline.md' 'notes $(touch pwned); x.md'"#),
+        "{}",
+        out.stdout
+    );
+    let commands: Vec<&str> = out
+        .stdout
+        .lines()
+        .filter_map(|l| l.split_once(": `"))
+        .filter(|(what, _)| what.contains("outside the scope"))
+        .filter_map(|(_, cmd)| cmd.strip_suffix('`'))
+        .collect();
+    assert_eq!(commands.len(), 2, "{}", out.stdout);
+    for command in commands {
+        let ran = std::process::Command::new("bash")
+            .args(["-c", command])
+            .current_dir(repo.path())
+            .envs(crate::common::GIT_ENV.iter().copied())
+            .output()
+            .expect("bash");
+        assert!(ran.status.success(), "{command}: {}", text(&ran.stderr));
+    }
+    assert!(!repo.path().join("pwned").exists());
+    assert_eq!(repo.read("README.md"), "hello\n");
+    assert!(!repo.path().join(hostile).exists());
+    assert!(!repo.path().join("docs/new\nline.md").exists());
+    assert!(repo.path().join("src/a.rs").exists());
+}
+
 /// A patch line with two tabs (a Makefile recipe, Go code) is no file:
 /// the numstat listing ends where the patch begins. It was read as one, a
 /// `scope` stop on a path that was a line of code.
