@@ -297,14 +297,28 @@ impl<'a> Git<'a> {
     /// git folder and object format come with it and are kept for
     /// [`Git::layout`] (a snapshot needs them: one git process less).
     pub fn toplevel(&self) -> Option<PathBuf> {
-        let out = self
-            .run([
+        // `rev-parse` runs no program the repository names, filter or
+        // other: it starts beside the process's first `git config` and
+        // `git version` instead of after them (one git start less to wait
+        // for). Its answer counts only once git's version is accepted.
+        let early = self
+            .unchecked_command()
+            .args([
                 "rev-parse",
                 "--show-toplevel",
                 "--absolute-git-dir",
                 "--show-object-format",
             ])
-            .ok()?;
+            .stdin(Stdio::null())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn();
+        let planted = self.planted_filters();
+        let out = early.and_then(|child| child.wait_with_output()).ok()?;
+        planted.ok()?;
+        if !out.status.success() {
+            return None;
+        }
         let text = String::from_utf8(out.stdout).ok()?;
         let lines: Vec<&str> = text.trim_end_matches(['\n', '\r']).split('\n').collect();
         // A newline in the path makes the three lines ambiguous: then the

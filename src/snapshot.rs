@@ -397,14 +397,17 @@ fn worktree_tree_at(
     // an index the reader does not follow whole is left to git.
     // A copy larger than any index a work tree needs (a writer can plant
     // one) is left to git, which maps it instead of reading it whole.
-    let read = match (copied, hash_len(&format)) {
-        (true, Some(len)) => std::fs::metadata(&tmp)
+    let bytes = match copied {
+        true => std::fs::metadata(&tmp)
             .ok()
             .filter(|m| m.len() <= READ_INDEX_MAX)
-            .and_then(|_| std::fs::read(&tmp).ok())
-            .and_then(|bytes| index::read(&bytes, len)),
-        _ => None,
+            .and_then(|_| std::fs::read(&tmp).ok()),
+        false => None,
     };
+    let read = bytes
+        .as_deref()
+        .zip(hash_len(&format))
+        .and_then(|(bytes, len)| index::read(bytes, len));
     let env = [("GIT_INDEX_FILE", tmp.as_os_str())];
     let git = match (copied, &read) {
         (false, _) | (true, Some(_)) => Git::at(repo).env(&env).own_index(),
@@ -1077,7 +1080,7 @@ mod tests {
             index::read(&bytes, len).map(|i| {
                 i.entries
                     .into_iter()
-                    .map(|e| (e.path, e.assume_unchanged, e.skip_worktree))
+                    .map(|e| (e.path.into_owned(), e.assume_unchanged, e.skip_worktree))
                     .collect()
             })
         };

@@ -176,6 +176,8 @@ fn record_opened<'a>(
         });
     }
 
+    // The snapshot only once the submission is known good and no retry
+    // was answered: a bad review records nothing and costs no snapshot.
     let (tree, patch) = lp.worktree_with_patch(&previous_snapshot(lp, &history))?;
     let findings_sha256 = sub
         .review

@@ -9,10 +9,14 @@
 //! instead: a wrong answer here would hide a change from the snapshot, a
 //! `None` only costs a process.
 
+use std::borrow::Cow;
+
 /// One index entry: its path and the flags that would hide its change.
+/// The path is borrowed from the file's bytes (versions 2 and 3); version
+/// 4 compresses paths against the one before, so each is built.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Entry {
-    pub path: Vec<u8>,
+pub struct Entry<'a> {
+    pub path: Cow<'a, [u8]>,
     /// `CE_VALID`: git trusts the entry without looking at the file
     /// (`update-index --assume-unchanged`).
     pub assume_unchanged: bool,
@@ -22,9 +26,9 @@ pub struct Entry {
 
 /// What [`read`] found in an index.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Index {
+pub struct Index<'a> {
     /// Every entry, in the file's order (unmerged paths once per stage).
-    pub entries: Vec<Entry>,
+    pub entries: Vec<Entry<'a>>,
     /// The file ends in a hash git checks (not the all-zero one
     /// `index.skipHash` writes).
     pub hashed: bool,
@@ -43,7 +47,7 @@ const MODE_DIR: u32 = 0o040000;
 /// The entries of the index `bytes`, whose object ids are `hash_len` bytes
 /// long (20 for SHA-1, 32 for SHA-256), or `None` when the file is anything
 /// the reader does not follow to its last byte.
-pub fn read(bytes: &[u8], hash_len: usize) -> Option<Index> {
+pub fn read(bytes: &[u8], hash_len: usize) -> Option<Index<'_>> {
     let mut at = Cursor { bytes, at: 0 };
     if at.take(4)? != b"DIRC" {
         return None;
@@ -59,8 +63,7 @@ pub fn read(bytes: &[u8], hash_len: usize) -> Option<Index> {
     if count > bytes.len() / fixed {
         return None;
     }
-    let mut entries = Vec::with_capacity(count);
-    let mut previous: Vec<u8> = Vec::new();
+    let mut entries: Vec<Entry> = Vec::with_capacity(count);
     for _ in 0..count {
         let start = at.at;
         let stat = at.take(STAT_LEN)?;
@@ -79,14 +82,15 @@ pub fn read(bytes: &[u8], hash_len: usize) -> Option<Index> {
         }
         let path = if version == 4 {
             let strip = usize::try_from(at.varint()?).ok()?;
+            let previous: &[u8] = entries.last().map_or(&[], |e| &e.path);
             let keep = previous.len().checked_sub(strip)?;
             let suffix = at.until_nul()?;
             let mut path = Vec::with_capacity(keep + suffix.len());
             path.extend_from_slice(&previous[..keep]);
             path.extend_from_slice(suffix);
-            path
+            Cow::Owned(path)
         } else {
-            let path = at.until_nul()?.to_vec();
+            let path = at.until_nul()?;
             let named = usize::from(flags & NAME_MASK);
             // The length field is the path's, or 0xfff for "this long or longer".
             if (named < usize::from(NAME_MASK) && named != path.len())
@@ -101,17 +105,16 @@ pub fn read(bytes: &[u8], hash_len: usize) -> Option<Index> {
             if at.take(size - used)?.iter().any(|&b| b != 0) {
                 return None;
             }
-            path
+            Cow::Borrowed(path)
         };
         if path.is_empty() {
             return None;
         }
         entries.push(Entry {
-            path: path.clone(),
+            path,
             assume_unchanged: flags & ASSUME_VALID != 0,
             skip_worktree,
         });
-        previous = path;
     }
     // Extensions (a four-byte name, a 32-bit size, the data) up to the
     // trailing hash. A split index's entries live in another file and a
@@ -267,7 +270,8 @@ mod tests {
     #[test]
     fn every_version_gives_the_paths_and_flags_in_order() {
         for version in [3, 4] {
-            let read = read(&index(version, ENTRIES, &[], 7), 20).expect("readable");
+            let bytes = index(version, ENTRIES, &[], 7);
+            let read = read(&bytes, 20).expect("readable");
             assert_eq!(
                 flags(&read),
                 vec![
@@ -281,7 +285,8 @@ mod tests {
             assert!(read.hashed);
         }
         let plain: Vec<_> = ENTRIES.iter().map(|(p, f, _)| (*p, *f, None)).collect();
-        let v2 = read(&index(2, &plain, &[], 7), 20).expect("readable");
+        let bytes = index(2, &plain, &[], 7);
+        let v2 = read(&bytes, 20).expect("readable");
         assert_eq!(v2.entries.iter().filter(|e| e.assume_unchanged).count(), 2);
     }
 
@@ -369,8 +374,9 @@ mod tests {
     #[test]
     fn long_paths_and_multibyte_varints_are_read() {
         let long = "d/".repeat(3000) + "f";
-        let read_long = read(&index(2, &[(long.as_str(), 0, None)], &[], 7), 20).expect("readable");
-        assert_eq!(read_long.entries[0].path, long.as_bytes());
+        let bytes = index(2, &[(long.as_str(), 0, None)], &[], 7);
+        let read_long = read(&bytes, 20).expect("readable");
+        assert_eq!(&read_long.entries[0].path[..], long.as_bytes());
         let mut cursor = Cursor {
             bytes: &[0x80, 0x00],
             at: 0,
