@@ -454,23 +454,33 @@ fn writer_responses(lp: &Loop, history: &History) -> HashMap<String, String> {
     out
 }
 
-/// Refuses to record when the contract file is not the one this process
-/// loaded: an `init --force` that won the ledger lock first replaced it, and
-/// The paths of `files` the patch's old side does not have: added, or the
-/// new name of a rename.
+/// The paths of `files` the patch shows coming into being (a new file, or
+/// the new name of a rename) and never on its old side. A path the patch
+/// does not place either way counts as one the round's start had: the
+/// hand-off suggests `rm` only for what the writer surely added (a wrong
+/// `git restore` fails, a wrong `rm` deletes).
 fn added_paths(files: &[String], patch: &crate::patch::ParsedPatch) -> Vec<String> {
-    let before: std::collections::HashSet<&str> = patch
+    use std::collections::HashSet;
+    let before: HashSet<&str> = patch
         .files
         .iter()
         .filter_map(|f| f.old_path.as_deref())
         .collect();
+    let arrived: HashSet<&str> = patch
+        .files
+        .iter()
+        .filter(|f| f.old_path.as_deref() != f.new_path.as_deref())
+        .filter_map(|f| f.new_path.as_deref())
+        .collect();
     files
         .iter()
-        .filter(|f| !before.contains(f.as_str()))
+        .filter(|f| arrived.contains(f.as_str()) && !before.contains(f.as_str()))
         .cloned()
         .collect()
 }
 
+/// Refuses to record when the contract file is not the one this process
+/// loaded: an `init --force` that won the ledger lock first replaced it, and
 /// a row chained to the old bytes would brick the loop.
 fn ensure_contract_unchanged(lp: &Loop) -> anyhow::Result<()> {
     let path = &lp.loaded.path;
@@ -736,5 +746,56 @@ fn redact_strings(value: &mut Value) {
         Value::Array(items) => items.iter_mut().for_each(redact_strings),
         Value::Object(map) => map.values_mut().for_each(redact_strings),
         _ => {}
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    /// Only what the patch shows arriving is "added": a file the patch
+    /// modifies, deletes, renames away or changes the mode of, or does not
+    /// show at all, is restored, never removed.
+    #[test]
+    fn only_files_the_patch_adds_are_added() {
+        let text = b"diff --git a/new.md b/new.md\n\
+new file mode 100644\n\
+index 0000000..1111111\n\
+--- /dev/null\n\
++++ b/new.md\n\
+@@ -0,0 +1 @@\n\
++x\n\
+diff --git a/old name.md b/moved.md\n\
+similarity index 100%\n\
+rename from old name.md\n\
+rename to moved.md\n\
+diff --git a/run.sh b/run.sh\n\
+old mode 100644\n\
+new mode 100755\n\
+diff --git a/gone.md b/gone.md\n\
+deleted file mode 100644\n\
+index 1111111..0000000\n\
+--- a/gone.md\n\
++++ /dev/null\n\
+@@ -1 +0,0 @@\n\
+-y\n\
+diff --git a/edit.md b/edit.md\n\
+index 1111111..2222222 100644\n\
+--- a/edit.md\n\
++++ b/edit.md\n\
+@@ -1 +1 @@\n\
+-a\n\
++b\n";
+        let patch = crate::patch::parse(text);
+        let files: Vec<String> = [
+            "new.md",
+            "old name.md",
+            "moved.md",
+            "run.sh",
+            "gone.md",
+            "edit.md",
+            "unseen.md",
+        ]
+        .map(String::from)
+        .to_vec();
+        assert_eq!(super::added_paths(&files, &patch), ["new.md", "moved.md"]);
     }
 }
