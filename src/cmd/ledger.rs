@@ -19,8 +19,7 @@ pub fn show(state: &State, args: LedgerShowArgs) -> anyhow::Result<Exit> {
     let torn = if format == LedgerFormat::Json {
         // Written row by row from the rows as read: neither the rows nor the
         // document are ever held whole.
-        let mut json =
-            report::ledger::JsonRows::new(std::io::BufWriter::new(std::io::stdout().lock()));
+        let mut json = report::ledger::JsonRows::new(std::io::stdout().lock());
         let mut written = Ok(());
         let torn = store.each_row(|row| {
             if written.is_ok() {
