@@ -29,6 +29,16 @@ pub fn show(state: &State, args: LedgerShowArgs) -> anyhow::Result<Exit> {
         written?;
         json.finish()?;
         torn
+    } else if format == LedgerFormat::Csv {
+        // The committed rows are the CSV: copied as they are, once all read
+        // (a ledger not yet written shows its header).
+        let mut out = std::io::stdout().lock();
+        let (copied, torn) = store.copy_committed(&mut out)??;
+        if copied == 0 {
+            report::ledger::write_header(&mut out)?;
+        }
+        std::io::Write::flush(&mut out)?;
+        torn
     } else {
         let parsed = store.read()?;
         super::emit_rendered(

@@ -155,6 +155,45 @@ impl Store {
         Ok(torn)
     }
 
+    /// Checks every row (as [`Store::each_row`]), then copies the committed
+    /// bytes (header and rows, as they are in the file) to `out`: nothing
+    /// is written unless every row reads. The inner result is `out`'s: a
+    /// closed pipe is no fault of the ledger's. Gives the bytes copied (0:
+    /// no ledger yet) and the torn tail, if any.
+    pub fn copy_committed(
+        &self,
+        out: &mut impl std::io::Write,
+    ) -> Result<std::io::Result<(u64, Option<chain::Torn>)>, StoreError> {
+        use std::io::Read as _;
+        self.check_base()?;
+        let Some(mut file) = statefs::open_read(&self.base, &self.ledger)? else {
+            return Ok(Ok((0, None)));
+        };
+        file.lock_shared().map_err(io(&self.ledger))?;
+        let torn = chain::check(&mut file).map_err(|e| self.stream(e))?;
+        let committed = match &torn {
+            Some(torn) => torn.offset,
+            None => file.stream_position().map_err(io(&self.ledger))?,
+        };
+        file.seek(SeekFrom::Start(0)).map_err(io(&self.ledger))?;
+        let mut left = committed;
+        let mut buf = vec![0u8; 256 * 1024];
+        while left > 0 {
+            let want = usize::try_from(left).map_or(buf.len(), |l| l.min(buf.len()));
+            let n = match file.read(&mut buf[..want]) {
+                Ok(0) => break,
+                Ok(n) => n,
+                Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
+                Err(e) => return Err(io(&self.ledger)(e)),
+            };
+            if let Err(e) = out.write_all(&buf[..n]) {
+                return Ok(Err(e));
+            }
+            left -= n as u64;
+        }
+        Ok(Ok((committed - left, torn)))
+    }
+
     fn stream(&self, e: chain::StreamError) -> StoreError {
         match e {
             chain::StreamError::Io(e) => io(&self.ledger)(e),

@@ -160,6 +160,12 @@ fn chart(name: &str, rows: &[Row]) -> Option<String> {
     ))
 }
 
+/// The CSV header line, as a ledger with no rows shows it.
+pub fn write_header(out: &mut impl std::io::Write) -> std::io::Result<()> {
+    out.write_all(header().as_bytes())?;
+    out.write_all(b"\n")
+}
+
 fn csv(rows: &[Row]) -> Vec<u8> {
     let mut out = header().into_bytes();
     out.push(b'\n');

@@ -217,6 +217,28 @@ fn a_torn_tail_is_reported_then_repaired_without_losing_a_row() {
     );
     assert!(err.contains("hint: run `referee ledger repair`"), "{err}");
 
+    // `show` shows the committed rows and names the tail; the CSV is the
+    // committed bytes exactly.
+    for format in ["csv", "json"] {
+        let out = repo
+            .referee()
+            .args(["ledger", "show", "--loop", "l", "--format", format])
+            .output()
+            .unwrap();
+        assert_eq!(out.status.code(), Some(0), "{format}");
+        assert!(
+            text(&out.stderr).contains("ends in a torn line of 23 bytes (not shown)"),
+            "{format}: {}",
+            text(&out.stderr)
+        );
+        if format == "csv" {
+            assert_eq!(out.stdout, committed);
+        } else {
+            let rows: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+            assert_eq!(rows.as_array().map(Vec::len), Some(3));
+        }
+    }
+
     // Appending after a torn tail is refused; nothing is written.
     let refused = store
         .lock()
