@@ -79,7 +79,15 @@ fn parse_with(bytes: &[u8], hash: bool) -> Result<Parsed, ChainError> {
 /// any. A reader that must not show half a ledger checks it first, then
 /// walks it with [`each_view`].
 pub fn check(read: &mut impl std::io::Read) -> Result<Option<Torn>, StreamError> {
-    each_row_read(read, false, |_, _, _| Ok(()))
+    each_row_read(read, Lines::default(), false, |_, _, _| Ok(()))
+}
+
+/// [`check`] of rows alone: `read` starts at a row (the part of a ledger
+/// after a line break past its header), and its rows are numbered from 1.
+/// For a ledger checked in parts at once; a part that does not pass is
+/// checked again whole, which names the row as it stands in the ledger.
+pub fn check_rows(read: &mut impl std::io::Read) -> Result<Option<Torn>, StreamError> {
+    each_row_read(read, Lines { rows: Some(0) }, false, |_, _, _| Ok(()))
 }
 
 /// Hands each committed row `read` gives to `f`, borrowed from its line,
@@ -88,7 +96,7 @@ pub fn each_view(
     read: &mut impl std::io::Read,
     mut f: impl FnMut(usize, &RowRef<'_>) -> Result<(), ChainError>,
 ) -> Result<Option<Torn>, StreamError> {
-    each_row_read(read, false, |n, row, _| f(n, &row))
+    each_row_read(read, Lines::default(), false, |n, row, _| f(n, &row))
 }
 
 /// Reads `bytes` row by row, handing each to `f` with its number and (when
@@ -126,6 +134,7 @@ pub enum StreamError {
 /// never held whole (nor copied as it grows, nor paged in fresh).
 fn each_row_read(
     read: &mut impl std::io::Read,
+    mut lines: Lines,
     hash: bool,
     mut f: impl FnMut(usize, RowRef<'_>, Option<String>) -> Result<(), ChainError>,
 ) -> Result<Option<Torn>, StreamError> {
@@ -133,7 +142,6 @@ fn each_row_read(
     let mut buf = vec![0u8; CHUNK];
     // `buf[..filled]` holds bytes read and not yet handed on: a line's start.
     let (mut filled, mut offset) = (0usize, 0u64);
-    let mut lines = Lines::default();
     loop {
         if filled == buf.len() {
             // One line longer than the buffer: make room for it.
@@ -415,7 +423,7 @@ pub fn verify_read(
 ) -> Result<Summary, StreamError> {
     let mut prev = contract_sha256.to_string();
     let (mut rows, mut rounds) = (0, 0);
-    let torn = each_row_read(read, true, |n, row, computed| {
+    let torn = each_row_read(read, Lines::default(), true, |n, row, computed| {
         check_row(
             n,
             &row,

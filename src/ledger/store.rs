@@ -29,6 +29,33 @@ pub enum StoreError {
     Fs(#[from] FsError),
 }
 
+/// The smallest ledger [`Store::each_row`] checks in two halves at once
+/// (about 3,000 rows): below it a thread costs more than it saves.
+const CHECK_IN_TWO_MIN: u64 = 1 << 20;
+
+/// The offset just past the first line break at or after `from` in
+/// `file`, when one comes before `len` ends and the line after it is not
+/// empty; `None` otherwise.
+fn line_after(file: &mut File, from: u64, len: u64) -> Option<u64> {
+    file.seek(SeekFrom::Start(from)).ok()?;
+    let mut buf = vec![0u8; 64 * 1024];
+    let mut at = from;
+    while at < len {
+        let n = match file.read(&mut buf) {
+            Ok(0) => return None,
+            Ok(n) => n,
+            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
+            Err(_) => return None,
+        };
+        if let Some(i) = memchr::memchr(b'\n', &buf[..n]) {
+            let split = at + i as u64 + 1;
+            return (split < len).then_some(split);
+        }
+        at += n as u64;
+    }
+    None
+}
+
 fn io(path: &Path) -> impl FnOnce(std::io::Error) -> StoreError + '_ {
     move |cause| StoreError::Io {
         path: path.to_path_buf(),
@@ -141,11 +168,7 @@ impl Store {
             return Ok(None);
         };
         file.lock_shared().map_err(io(&self.ledger))?;
-        let torn = chain::check(&mut file).map_err(|e| self.stream(e))?;
-        let committed = match &torn {
-            Some(torn) => torn.offset,
-            None => file.stream_position().map_err(io(&self.ledger))?,
-        };
+        let (committed, torn) = self.check_whole(&mut file)?;
         file.seek(SeekFrom::Start(0)).map_err(io(&self.ledger))?;
         chain::each_view(&mut (&mut file).take(committed), |_, row| {
             f(row);
@@ -170,11 +193,7 @@ impl Store {
             return Ok(Ok((0, None)));
         };
         file.lock_shared().map_err(io(&self.ledger))?;
-        let torn = chain::check(&mut file).map_err(|e| self.stream(e))?;
-        let committed = match &torn {
-            Some(torn) => torn.offset,
-            None => file.stream_position().map_err(io(&self.ledger))?,
-        };
+        let (committed, torn) = self.check_whole(&mut file)?;
         file.seek(SeekFrom::Start(0)).map_err(io(&self.ledger))?;
         let mut left = committed;
         let mut buf = vec![0u8; 256 * 1024];
@@ -192,6 +211,48 @@ impl Store {
             left -= n as u64;
         }
         Ok(Ok((committed - left, torn)))
+    }
+
+    /// Checks that every committed row of `file` (locked) reads, as
+    /// [`chain::check`]; gives the committed length and the torn tail. A
+    /// large ledger is checked in two halves at once when two cores are
+    /// there; if either half finds anything (a bad row, a torn tail, an
+    /// error reading), the ledger is checked again from the start, in one
+    /// pass, which answers exactly as it always has.
+    fn check_whole(&self, file: &mut File) -> Result<(u64, Option<chain::Torn>), StoreError> {
+        if let Some(len) = self.check_in_two(file) {
+            return Ok((len, None));
+        }
+        file.seek(SeekFrom::Start(0)).map_err(io(&self.ledger))?;
+        let torn = chain::check(file).map_err(|e| self.stream(e))?;
+        let committed = match &torn {
+            Some(torn) => torn.offset,
+            None => file.stream_position().map_err(io(&self.ledger))?,
+        };
+        Ok((committed, torn))
+    }
+
+    /// The length of `file` when its two halves (split at the first line
+    /// break past the middle) both read whole and end in a line break;
+    /// `None` otherwise, or when the file is small or one core is all.
+    fn check_in_two(&self, file: &mut File) -> Option<u64> {
+        let len = file.metadata().ok()?.len();
+        let cores = std::thread::available_parallelism().map_or(1, usize::from);
+        if len < CHECK_IN_TWO_MIN || cores < 2 {
+            return None;
+        }
+        // A second handle for the second half; the first one's shared lock
+        // keeps appends out of both.
+        let mut second = statefs::open_read(&self.base, &self.ledger).ok()??;
+        let split = line_after(&mut second, len / 2, len)?;
+        second.seek(SeekFrom::Start(split)).ok()?;
+        file.seek(SeekFrom::Start(0)).ok()?;
+        let (first, rest) = std::thread::scope(|scope| {
+            let rest = scope.spawn(|| chain::check_rows(&mut (&mut second).take(len - split)));
+            let first = chain::check(&mut (&mut *file).take(split));
+            (first, rest.join())
+        });
+        matches!((first, rest), (Ok(None), Ok(Ok(None)))).then_some(len)
     }
 
     fn stream(&self, e: chain::StreamError) -> StoreError {
@@ -846,6 +907,94 @@ mod tests {
             store.evidence_listing(1),
             Err(StoreError::Fs(FsError::Link { .. }))
         ));
+    }
+
+    /// A ledger checked in two halves at once answers as one checked whole:
+    /// every row seen when all read; the same error, naming the same row,
+    /// wherever the bad row is; the same torn tail.
+    #[test]
+    fn a_large_ledger_checked_in_two_halves_answers_as_one_pass() {
+        use crate::ledger::{Counts, Verdict};
+        let dir = tempfile::tempdir().unwrap();
+        let base = dir.path().join("ledgers");
+        std::fs::create_dir_all(&base).unwrap();
+        let store = Store::new(base.join("l.csv"), base.join("l"), "");
+        let mut good = header().into_bytes();
+        good.push(b'\n');
+        let mut prev = "0".repeat(64);
+        let mut rows = 0;
+        while good.len() < 3 << 20 {
+            rows += 1;
+            let mut d = Draft::new(Kind::Round, rows, "2026-01-02T03:04:05Z");
+            d.counts = Some(Counts::default());
+            d.verdict = Some(Verdict::Continue);
+            d.reason = format!("round {rows}: a reason long enough to fill the file");
+            let row = Row::seal(d, &prev, "");
+            prev = row.row_sha256.clone();
+            good.extend(chain::write_record(&row.fields()));
+        }
+        assert!(rows > 10_000, "{rows}");
+        let seen = |bytes: &[u8]| {
+            std::fs::write(store.path(), bytes).unwrap();
+            let mut n = 0;
+            let got = store
+                .each_row(|_| n += 1)
+                .map(|torn| (n, torn.map(|t| t.offset)));
+            let mut out = Vec::new();
+            let copied = store.copy_committed(&mut out).map(|r| r.unwrap().0);
+            (
+                got.map_err(|e| e.to_string()),
+                copied.map_err(|e| e.to_string()),
+                out,
+            )
+        };
+        let in_two = |bytes: &[u8]| {
+            std::fs::write(store.path(), bytes).unwrap();
+            store.check_in_two(&mut File::open(store.path()).unwrap())
+        };
+        // Two halves where there are two cores; one pass on one.
+        let cores = std::thread::available_parallelism().map_or(1, usize::from);
+        let whole = (cores > 1).then_some(good.len() as u64);
+        assert_eq!(in_two(&good), whole);
+        let (got, copied, out) = seen(&good);
+        assert_eq!(got, Ok((rows as usize, None)));
+        assert_eq!(copied, Ok(good.len() as u64));
+        assert_eq!(out, good);
+
+        // A bad row early, just past the middle, and last.
+        let lines: Vec<&[u8]> = good.split_inclusive(|&b| b == b'\n').collect();
+        for bad in [3, lines.len() / 2, lines.len() / 2 + 1, lines.len() - 1] {
+            let mut bytes = Vec::new();
+            for (i, line) in lines.iter().enumerate() {
+                if i == bad {
+                    let line = String::from_utf8_lossy(line).replacen(",round,", ",rund,", 1);
+                    bytes.extend_from_slice(line.as_bytes());
+                } else {
+                    bytes.extend_from_slice(line);
+                }
+            }
+            assert_eq!(in_two(&bytes), None, "{bad}");
+            let (got, copied, out) = seen(&bytes);
+            let want = format!("row {bad}: column `kind`");
+            assert!(
+                got.as_ref().is_err_and(|e| e.contains(&want)),
+                "{bad}: {got:?}"
+            );
+            assert!(
+                copied.as_ref().is_err_and(|e| e.contains(&want)),
+                "{bad}: {copied:?}"
+            );
+            assert!(out.is_empty());
+        }
+
+        // A torn tail.
+        let mut torn = good.clone();
+        torn.extend_from_slice(b"9,1,0,0,1,0,12,3,contin");
+        assert_eq!(in_two(&torn), None);
+        let (got, copied, out) = seen(&torn);
+        assert_eq!(got, Ok((rows as usize, Some(good.len() as u64))));
+        assert_eq!(copied, Ok(good.len() as u64));
+        assert_eq!(out, good);
     }
 
     /// The listing's digest is the folder's digest, and it names each

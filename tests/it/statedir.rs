@@ -357,11 +357,14 @@ fn a_planted_fifo_is_refused_not_waited_on() {
     refused_fifo(&out, contract);
 }
 
-/// A huge file planted as the previous round's `state.json` (sparse: 250 MB
+/// A huge file planted as the previous round's `state.json` (sparse: 512 MiB
 /// that take no disk) is refused by the evidence check before it is read:
-/// under a 150 MB address-space limit `status` and `record` still answer
-/// with the digest mismatch (reading the file first aborted on the failed
-/// allocation). Needs `prlimit` (tools.rs says when it is missing).
+/// under a 300 MB address-space limit `status` and `record` still answer
+/// with the digest mismatch (reading the file first aborts on the failed
+/// allocation). The limit is about three times what a debug `record` maps
+/// (its threads' allocator segments included): at 150 MB, a loaded machine
+/// sometimes aborted it with no file read at all. Needs `prlimit`
+/// (tools.rs says when it is missing).
 #[test]
 fn a_huge_planted_state_file_is_refused_before_it_is_read() {
     if !std::env::var_os("PATH")
@@ -375,11 +378,11 @@ fn a_huge_planted_state_file_is_refused_before_it_is_read() {
     std::fs::remove_file(&state).unwrap();
     std::fs::File::create(&state)
         .unwrap()
-        .set_len(250 * 1024 * 1024)
+        .set_len(512 << 20)
         .unwrap();
     let bounded = |args: &[&str], input: &str| {
         let mut cmd = Command::new("prlimit");
-        cmd.arg("--as=150000000")
+        cmd.arg("--as=300000000")
             .arg(assert_cmd::cargo::cargo_bin("referee"))
             .args(args)
             .current_dir(repo.path())
