@@ -4,7 +4,7 @@
 
 use std::fs::{File, OpenOptions};
 use std::io::{Read, Seek, SeekFrom, Write};
-use std::os::unix::fs::{OpenOptionsExt, PermissionsExt};
+use std::os::unix::fs::{MetadataExt, OpenOptionsExt, PermissionsExt};
 use std::path::{Path, PathBuf};
 
 use super::chain::{self, ChainError, Parsed};
@@ -242,8 +242,13 @@ impl Store {
             return None;
         }
         // A second handle for the second half; the first one's shared lock
-        // keeps appends out of both.
+        // keeps appends out of both. It must be the same file: one renamed
+        // over the ledger in between would leave half the rows unchecked.
         let mut second = statefs::open_read(&self.base, &self.ledger).ok()??;
+        let (a, b) = (file.metadata().ok()?, second.metadata().ok()?);
+        if (a.dev(), a.ino(), a.len()) != (b.dev(), b.ino(), len) {
+            return None;
+        }
         let split = line_after(&mut second, len / 2, len)?;
         second.seek(SeekFrom::Start(split)).ok()?;
         file.seek(SeekFrom::Start(0)).ok()?;
@@ -986,6 +991,13 @@ mod tests {
             );
             assert!(out.is_empty());
         }
+
+        // A ledger replaced after it was opened (renamed over): the halves
+        // would be of two files, so it is checked in one pass.
+        let opened = base.join("opened.csv");
+        std::fs::write(&opened, &good).unwrap();
+        std::fs::write(store.path(), &good).unwrap();
+        assert_eq!(store.check_in_two(&mut File::open(&opened).unwrap()), None);
 
         // A torn tail.
         let mut torn = good.clone();
