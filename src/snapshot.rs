@@ -22,8 +22,9 @@ pub struct Snapshot {
 /// The patch between two snapshots.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct Patch {
-    /// `git diff-tree -p --binary -M` output with `a/`/`b/` prefixes, no
-    /// color, no external diff, no textconv, paths unescaped (byte-faithful).
+    /// `git diff-tree -p --binary -M` output (or `diff-index --cached`'s,
+    /// the same bytes) with `a/`/`b/` prefixes, no color, no external
+    /// diff, no textconv, paths unescaped (byte-faithful).
     pub text: Vec<u8>,
     /// Lines added, from `--numstat` (binary files count 0).
     pub added: u64,

@@ -317,8 +317,7 @@ impl Driver<'_> {
             self.writer_done.set(true);
         }
 
-        let (tree, patch) =
-            lp.worktree_with_patch(&crate::engine::previous_snapshot(lp, history))?;
+        let (tree, patch) = crate::engine::take(lp, history)?;
         let begun = phase::begin(lp, history, tree, patch)?;
         // A writer that changed nothing while must-fix findings are open is
         // `stalled`: no reviewer call is spent on an unchanged tree.

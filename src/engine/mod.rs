@@ -178,7 +178,7 @@ fn record_opened<'a>(
 
     // The snapshot only once the submission is known good and no retry
     // was answered: a bad review records nothing and costs no snapshot.
-    let (tree, patch) = lp.worktree_with_patch(&previous_snapshot(lp, &history))?;
+    let (tree, patch) = take(lp, &history)?;
     let findings_sha256 = sub
         .review
         .as_ref()
@@ -221,9 +221,17 @@ fn record_opened<'a>(
     finish(lp, locked, &history, snapped, sub)
 }
 
-/// Stores `tree` (the working tree, from `Loop::worktree_with_patch`) as
-/// the next round's snapshot; `patch` is the patch to it from
-/// [`previous_snapshot`].
+/// The working tree's snapshot tree and the patch to it from
+/// [`previous_snapshot`], for [`snap`] (`record` and `run`).
+pub fn take(
+    lp: &Loop,
+    history: &History,
+) -> Result<(String, snapshot::Patch), snapshot::SnapshotError> {
+    lp.worktree_with_patch(&previous_snapshot(lp, history))
+}
+
+/// Stores `tree` (the working tree, from [`take`]) as the next round's
+/// snapshot; `patch` is the patch to it from [`previous_snapshot`].
 pub fn snap(
     lp: &Loop,
     history: &History,

@@ -167,8 +167,9 @@ pub fn write_header(out: &mut impl std::io::Write) -> std::io::Result<()> {
 }
 
 fn csv(rows: &[Row]) -> Vec<u8> {
-    let mut out = header().into_bytes();
-    out.push(b'\n');
+    let mut out = Vec::new();
+    // Writing into a Vec cannot fail.
+    let _ = write_header(&mut out);
     for row in rows {
         out.extend(write_record(&row.fields()));
     }
