@@ -5,8 +5,10 @@
 //! Pure; works on bytes so invalid UTF-8 survives untouched.
 
 use std::borrow::Cow;
-use std::sync::LazyLock;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::{LazyLock, OnceLock};
 
+use aho_corasick::AhoCorasick;
 use regex::bytes::{Captures, Regex};
 
 /// What a redacted value becomes.
@@ -171,16 +173,14 @@ fn alternatives(table: &[(&str, &str, Check)]) -> String {
     format!("(?-u){}", alternatives.join("|"))
 }
 
-/// Kept-prefix rules as one search, and each one's group numbers.
+/// Each kept-prefix rule's group numbers in the one search of its table.
 struct Kept {
-    re: Regex,
     /// `(prefix group, secret group, flag-tail group, check)` per rule.
     groups: Vec<(usize, usize, Option<usize>, Check)>,
 }
 
 impl Kept {
-    fn new(table: &[(&str, &str, Check)]) -> Kept {
-        let re = compile(&alternatives(table));
+    fn new(re: &Regex, table: &[(&str, &str, Check)]) -> Kept {
         let index = |name: String| re.capture_names().position(|n| n == Some(name.as_str()));
         let groups = table
             .iter()
@@ -194,7 +194,7 @@ impl Kept {
                 ))
             })
             .collect();
-        Kept { re, groups }
+        Kept { groups }
     }
 }
 
@@ -275,51 +275,122 @@ fn pairs() -> String {
     )
 }
 
-/// Every search, compiled once.
-struct Rules {
-    keys: Regex,
-    short_keys: Regex,
-    escaped_keys: Regex,
-    azure: Regex,
-    pem: Regex,
-    pairs: Regex,
-    url_password: Regex,
-    kept: Kept,
-    flags: Kept,
-    /// All of the above as one search: short text that matches none of them
-    /// (most titles and notes) costs one search instead of nine.
-    any: Regex,
+/// The passes, in the order they run.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Pass {
+    Keys,
+    ShortKeys,
+    EscapedKeys,
+    Azure,
+    Pem,
+    Pairs,
+    UrlPassword,
+    Kept,
+    Flags,
 }
 
+const PASSES: [Pass; 9] = [
+    Pass::Keys,
+    Pass::ShortKeys,
+    Pass::EscapedKeys,
+    Pass::Azure,
+    Pass::Pem,
+    Pass::Pairs,
+    Pass::UrlPassword,
+    Pass::Kept,
+    Pass::Flags,
+];
+
+impl Pass {
+    fn bit(self) -> u16 {
+        1 << self as u16
+    }
+
+    fn pattern(self) -> String {
+        match self {
+            Pass::Keys => shapes(SHAPES),
+            Pass::ShortKeys => shapes(SHORT_SHAPES),
+            Pass::EscapedKeys => escaped_shapes(),
+            Pass::Azure => AZURE.to_string(),
+            Pass::Pem => PEM_BEGIN.to_string(),
+            Pass::Pairs => pairs(),
+            Pass::UrlPassword => URL_PASSWORD.to_string(),
+            Pass::Kept => alternatives(KEPT),
+            Pass::Flags => alternatives(FLAGS),
+        }
+    }
+}
+
+/// Every pass, each compiled the first time a text may hold its match:
+/// compiling them all takes about 8 ms, most texts (a patch of code, a
+/// finding's title) need none of them, and a round is not to wait for that.
+struct Rules {
+    patterns: [String; 9],
+    compiled: [OnceLock<Regex>; 9],
+    kept: OnceLock<Kept>,
+    flags: OnceLock<Kept>,
+    /// All of the passes as one search ([`any_pattern`]), and how many short
+    /// texts came so far.
+    any: OnceLock<Regex>,
+    shorts: AtomicUsize,
+    /// Literals one of which is in every match of a pass ([`starts::STARTS`]),
+    /// as one search; `owners[i]` is the passes whose literal the `i`th is.
+    starts: AhoCorasick,
+    owners: Vec<u16>,
+    /// The passes without such literals, which run on every text (none
+    /// today: a test holds it so).
+    always: u16,
+}
+
+/// Text shorter than this is short (titles, notes).
+const SHORT: usize = 4096;
+
+/// After this many short texts, the union of every pass decides for the
+/// next ones whether any pass runs.
+const ANY_AFTER: usize = 1000;
+
+/// Texts up to this size are searched for the passes' literals first, and
+/// only the passes whose literals occur run. A larger text runs them all: its
+/// passes' own scans dwarf compiling them.
+const STARTS_CHECK_MAX: usize = 1 << 20;
+
 static RULES: LazyLock<Rules> = LazyLock::new(|| {
-    let pairs = pairs();
-    // The union only has to match wherever a pass would: every shape
-    // without its word boundary covers the three shape passes, and names
-    // for groups are no use to a yes-or-no search. A third less to compile.
+    let all = PASSES.iter().fold(0, |bits, p| bits | p.bit());
+    let owned = starts::STARTS
+        .iter()
+        .fold(0, |bits, (_, owners)| bits | owners);
+    let starts = AhoCorasick::new(starts::STARTS.iter().map(|(literal, _)| literal))
+        .unwrap_or_else(|e| unreachable!("the redaction passes' literals: {e}"));
+    Rules {
+        patterns: PASSES.map(Pass::pattern),
+        compiled: Default::default(),
+        kept: OnceLock::new(),
+        flags: OnceLock::new(),
+        any: OnceLock::new(),
+        shorts: AtomicUsize::new(0),
+        starts,
+        owners: starts::STARTS.iter().map(|(_, owners)| *owners).collect(),
+        always: all & !owned,
+    }
+});
+
+/// Every pass as one search, for a yes or no: every shape without its word
+/// boundary covers the three shape passes, and names for groups are no use
+/// to it (a third less to compile).
+fn any_pattern() -> String {
     let all_shapes: Vec<&str> = SHAPES.iter().chain(SHORT_SHAPES).map(|(_, p)| *p).collect();
     let any = [
         format!("(?-u)(?:{})", all_shapes.join("|")),
         AZURE.to_string(),
         PEM_BEGIN.to_string(),
-        pairs.clone(),
+        pairs(),
         URL_PASSWORD.to_string(),
         unnamed(&alternatives(KEPT)),
         unnamed(&alternatives(FLAGS)),
     ]
     .map(|p| format!("(?:{p})"));
-    Rules {
-        keys: compile(&shapes(SHAPES)),
-        short_keys: compile(&shapes(SHORT_SHAPES)),
-        escaped_keys: compile(&escaped_shapes()),
-        azure: compile(AZURE),
-        pem: compile(PEM_BEGIN),
-        pairs: compile(&pairs),
-        url_password: compile(URL_PASSWORD),
-        kept: Kept::new(KEPT),
-        flags: Kept::new(FLAGS),
-        any: compile(&any.join("|")),
-    }
-});
+    any.join("|")
+}
 
 /// `pattern` with its named groups made plain groups: `(?P<name>` to `(?:`.
 fn unnamed(pattern: &str) -> String {
@@ -335,72 +406,121 @@ fn unnamed(pattern: &str) -> String {
     out
 }
 
+impl Rules {
+    fn re(&self, pass: Pass) -> &Regex {
+        self.compiled[pass as usize].get_or_init(|| compile(&self.patterns[pass as usize]))
+    }
+
+    fn kept(&self, pass: Pass) -> &Kept {
+        let (cell, table) = match pass {
+            Pass::Flags => (&self.flags, FLAGS),
+            _ => (&self.kept, KEPT),
+        };
+        cell.get_or_init(|| Kept::new(self.re(pass), table))
+    }
+
+    /// The passes that may match in `text`: those one of whose literals
+    /// occurs in it, and those that have none.
+    fn wanted(&self, text: &[u8]) -> u16 {
+        let all = PASSES.iter().fold(0, |bits, p| bits | p.bit());
+        let mut bits = self.always;
+        for m in self.starts.find_overlapping_iter(text) {
+            bits |= self.owners[m.pattern().as_usize()];
+            if bits == all {
+                break;
+            }
+        }
+        bits
+    }
+}
+
 /// The patterns above are constants tested below; a failure to compile one
 /// is a programming error caught by every test run, never input-dependent.
 fn compile(pattern: &str) -> Regex {
     Regex::new(pattern).unwrap_or_else(|e| unreachable!("a redaction pattern: {e}"))
 }
 
-/// Compiles the rules now (about 8 ms), so that a caller with time to
-/// spare, waiting on git, does not pay for it at its first redaction.
+/// Readies the rules now (the passes' literals, a fraction of a
+/// millisecond), so that a caller with time to spare, waiting on git, does
+/// not pay for it at its first redaction.
 pub fn warm() {
     LazyLock::force(&RULES);
-    LazyLock::force(&PEM_END);
 }
 
 /// `bytes` with every secret replaced by [`MASK`].
 pub fn redact(bytes: &[u8]) -> Cow<'_, [u8]> {
+    redact_with(bytes, STARTS_CHECK_MAX, ANY_AFTER)
+}
+
+/// [`redact`], searching first for the passes' literals in texts up to
+/// `check_max` bytes long, and for the union of the passes in short texts
+/// once `any_after` of them came.
+fn redact_with(bytes: &[u8], check_max: usize, any_after: usize) -> Cow<'_, [u8]> {
     let rules = &*RULES;
-    // Short text (titles, notes) is checked by one search first; long text
-    // goes straight to the passes, which skip ahead on their own literals.
-    if bytes.len() < 4096 && !rules.any.is_match(bytes) {
+    let check = |text: &[u8]| match text.len() <= check_max {
+        true => rules.wanted(text),
+        false => u16::MAX,
+    };
+    // Short text (titles, notes) is checked by one search first: the
+    // passes' literals, or once many short texts came (a large review), the
+    // union of every pass, which costs a compile but spares most of them a
+    // pass for a literal that is no secret (`token` in a title).
+    let short = bytes.len() < SHORT;
+    let mut wanted = match short && rules.shorts.fetch_add(1, Ordering::Relaxed) >= any_after {
+        true => match rules
+            .any
+            .get_or_init(|| compile(&any_pattern()))
+            .is_match(bytes)
+        {
+            true => u16::MAX,
+            false => 0,
+        },
+        false => check(bytes),
+    };
+    if wanted == 0 {
         return Cow::Borrowed(bytes);
     }
     // Whole tokens first: a pair or header whose value is one is then left
-    // with the mask, which no later rule touches.
+    // with the mask, which no later rule touches. A pass that masked
+    // something changed the text the next ones read: their literals are
+    // looked for again.
     let mut out = Cow::Borrowed(bytes);
-    let mut apply = |step: &dyn Fn(&[u8]) -> Option<Vec<u8>>| {
-        if let Some(v) = step(&out) {
-            out = Cow::Owned(v);
+    for pass in PASSES {
+        if wanted & pass.bit() == 0 {
+            continue;
         }
-    };
-    apply(&|b| owned(rules.keys.replace_all(b, MASK.as_bytes())));
-    apply(&|b| owned(rules.short_keys.replace_all(b, MASK.as_bytes())));
-    apply(&|b| {
-        owned(rules.escaped_keys.replace_all(b, |c: &Captures<'_>| {
+        if let Some(v) = run(rules, pass, &out) {
+            out = Cow::Owned(v);
+            wanted = check(&out);
+        }
+    }
+    out
+}
+
+/// One pass over `b`: the text with what it matched masked, or `None` when
+/// it matched nothing.
+fn run(rules: &Rules, pass: Pass, b: &[u8]) -> Option<Vec<u8>> {
+    let re = rules.re(pass);
+    match pass {
+        Pass::Keys | Pass::ShortKeys | Pass::Azure => owned(re.replace_all(b, MASK.as_bytes())),
+        Pass::EscapedKeys => owned(re.replace_all(b, |c: &Captures<'_>| {
             let mut v = c[1].to_vec();
             v.extend_from_slice(MASK.as_bytes());
             v
-        }))
-    });
-    apply(&|b| owned(rules.azure.replace_all(b, MASK.as_bytes())));
-    apply(&|b| mask_pem(&rules.pem, b));
-    apply(&|b| owned(rules.pairs.replace_all(b, mask_pair)));
-    apply(&|b| {
-        owned(rules.url_password.replace_all(b, |c: &Captures<'_>| {
+        })),
+        Pass::Pem => mask_pem(re, b),
+        Pass::Pairs => owned(re.replace_all(b, mask_pair)),
+        Pass::UrlPassword => owned(re.replace_all(b, |c: &Captures<'_>| {
             let mut v = c[1].to_vec();
             v.extend_from_slice(MASK.as_bytes());
             v.push(b'@');
             v
-        }))
-    });
-    apply(&|b| {
-        owned(
-            rules
-                .kept
-                .re
-                .replace_all(b, |c: &Captures<'_>| mask_kept(&rules.kept, c)),
-        )
-    });
-    apply(&|b| {
-        owned(
-            rules
-                .flags
-                .re
-                .replace_all(b, |c: &Captures<'_>| mask_kept(&rules.flags, c)),
-        )
-    });
-    out
+        })),
+        Pass::Kept | Pass::Flags => {
+            let kept = rules.kept(pass);
+            owned(re.replace_all(b, |c: &Captures<'_>| mask_kept(kept, c)))
+        }
+    }
 }
 
 fn owned(c: Cow<'_, [u8]>) -> Option<Vec<u8>> {
@@ -710,5 +830,6 @@ pub fn redact_string(text: &mut String) {
     }
 }
 
+mod starts;
 #[cfg(test)]
 mod tests;
