@@ -293,6 +293,22 @@ impl<'a> Git<'a> {
         }
     }
 
+    /// Starts `git ARGS` with its stdin open, to be given its input later
+    /// ([`Started::finish`]): git loads and reads its config (a process
+    /// start, a millisecond or two) while referee works on. A `Started`
+    /// dropped unfinished gets an empty stdin and is waited for.
+    pub fn start(&self, args: &[&str]) -> Result<Started, GitError> {
+        let mut cmd = self.command(args)?;
+        cmd.stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped());
+        let child = cmd.spawn().map_err(GitError::Spawn)?;
+        Ok(Started {
+            child: Some(child),
+            args: args.iter().map(OsString::from).collect(),
+        })
+    }
+
     /// The top of the work tree holding the folder, when it is in one. Its
     /// git folder and object format come with it and are kept for
     /// [`Git::layout`] (a snapshot needs them: one git process less).
@@ -460,6 +476,51 @@ impl<'a> Git<'a> {
             seen.insert(self.repo.to_path_buf(), args.clone());
         }
         Ok(args)
+    }
+}
+
+/// A git command [`Git::start`] started, waiting for its input.
+#[derive(Debug)]
+pub struct Started {
+    child: Option<std::process::Child>,
+    args: Vec<OsString>,
+}
+
+impl Started {
+    /// Writes `input` to the command's stdin, closes it and waits; returns
+    /// its output when it exits 0. Written from a thread, as
+    /// [`Git::run_with_input`] does, so a git that answers while it reads
+    /// never deadlocks on a full pipe.
+    pub fn finish(mut self, input: Vec<u8>) -> Result<Output, GitError> {
+        use std::io::Write;
+        let Some(mut child) = self.child.take() else {
+            return Err(GitError::Spawn(std::io::Error::other(
+                "the started git command was already finished",
+            )));
+        };
+        let stdin = child.stdin.take();
+        let writer = std::thread::spawn(move || {
+            if let Some(mut stdin) = stdin {
+                let _ = stdin.write_all(&input);
+            }
+        });
+        let out = child.wait_with_output().map_err(GitError::Spawn)?;
+        let _ = writer.join();
+        if out.status.success() {
+            Ok(out)
+        } else {
+            Err(GitError::failed(&self.args, &out))
+        }
+    }
+}
+
+impl Drop for Started {
+    fn drop(&mut self) {
+        if let Some(mut child) = self.child.take() {
+            // An empty stdin: the command reads nothing, does nothing and exits.
+            drop(child.stdin.take());
+            let _ = child.wait_with_output();
+        }
     }
 }
 

@@ -139,7 +139,7 @@ pub fn commit(
 }
 
 /// Points the round's ref at its snapshot and, at round 1, the loop's
-/// contract ref at the contract [`store_contract`] stored: one `git
+/// contract ref at the contract [`Storing`] stored: one `git
 /// update-ref --stdin` transaction, so both move or neither. The caller
 /// holds the loop's ledger lock, so no other referee moves these refs
 /// meanwhile. The round's ref is expected not to exist (`create`); a ref
@@ -151,6 +151,7 @@ pub fn publish(
     snap: &Snapshot,
     message: &str,
     contract: Option<&Kept>,
+    started: Option<Publishing>,
 ) -> Result<(), SnapshotError> {
     let transaction = |old: Option<&str>| {
         let mut lines = String::new();
@@ -165,12 +166,25 @@ pub fn publish(
     };
     let mut refs = vec![snap.r#ref.as_str()];
     refs.extend(contract.map(|k| k.reference.as_str()));
-    let Err(err) = update_refs(repo, message, &refs, transaction(None)) else {
+    let Err(err) = update_refs(repo, message, &refs, transaction(None), started) else {
         return Ok(());
     };
     match verify(repo, &format!("{}^{{commit}}", snap.r#ref))? {
-        Some(old) => update_refs(repo, message, &refs, transaction(Some(&old))),
+        Some(old) => update_refs(repo, message, &refs, transaction(Some(&old)), None),
         None => Err(err),
+    }
+}
+
+/// `git update-ref --stdin` started ahead of [`publish`] with the same
+/// message, so the round's last git command is already loaded when its
+/// transaction is ready. Dropped unused, it reads nothing and moves no ref.
+#[derive(Debug)]
+pub struct Publishing(crate::git::Started);
+
+impl Publishing {
+    pub fn start(repo: &Path, message: &str) -> Result<Publishing, SnapshotError> {
+        let started = Git::at(repo).start(&["update-ref", "-m", message, "--stdin"])?;
+        Ok(Publishing(started))
     }
 }
 
@@ -184,10 +198,15 @@ fn update_refs(
     message: &str,
     refs: &[&str],
     lines: String,
+    started: Option<Publishing>,
 ) -> Result<(), SnapshotError> {
     let git = Git::at(repo);
     let args = ["update-ref", "-m", message, "--stdin"];
-    let Err(err) = git.run_with_input(&args, lines.clone().into_bytes()) else {
+    let first = match started {
+        Some(Publishing(started)) => started.finish(lines.clone().into_bytes()),
+        None => git.run_with_input(&args, lines.clone().into_bytes()),
+    };
+    let Err(err) = first else {
         return Ok(());
     };
     let mut ask: Vec<String> = vec!["rev-parse".into()];
@@ -223,7 +242,7 @@ pub fn contract_ref(loop_name: &str) -> Result<String, SnapshotError> {
     ))
 }
 
-/// A contract stored by [`store_contract`], for [`publish`] to pin.
+/// A contract stored by [`Storing`], for [`publish`] to pin.
 #[derive(Debug, Clone)]
 pub struct Kept {
     pub reference: String,
@@ -234,11 +253,32 @@ pub struct Kept {
 /// under [`contract_ref`] by [`publish`]: `referee contract restore` reads
 /// it back. A blob in the repository's own object store, not evidence: a
 /// contract may hold environment values that evidence would have to redact.
-pub fn store_contract(repo: &Path, loop_name: &str, bytes: Vec<u8>) -> Result<Kept, SnapshotError> {
-    let reference = contract_ref(loop_name)?;
-    let out = Git::at(repo).run_with_input(&["hash-object", "-w", "--stdin"], bytes)?;
-    let blob = object_id(&out.stdout, "hash-object")?;
-    Ok(Kept { reference, blob })
+///
+/// In two steps: `git hash-object -w --stdin` is started ahead
+/// ([`Storing::start`]) so it has loaded by the time the bytes are given
+/// ([`Storing::finish`]). Dropped unfinished, it stores the empty blob,
+/// which nothing names.
+#[derive(Debug)]
+pub struct Storing {
+    started: crate::git::Started,
+    reference: String,
+}
+
+impl Storing {
+    pub fn start(repo: &Path, loop_name: &str) -> Result<Storing, SnapshotError> {
+        let reference = contract_ref(loop_name)?;
+        let started = Git::at(repo).start(&["hash-object", "-w", "--stdin"])?;
+        Ok(Storing { started, reference })
+    }
+
+    pub fn finish(self, bytes: Vec<u8>) -> Result<Kept, SnapshotError> {
+        let out = self.started.finish(bytes)?;
+        let blob = object_id(&out.stdout, "hash-object")?;
+        Ok(Kept {
+            reference: self.reference,
+            blob,
+        })
+    }
 }
 
 /// The contract bytes [`publish`] kept, if any.
@@ -322,7 +362,13 @@ pub fn worktree_tree_frozen(
     exclude: &[&str],
     frozen: Option<Frozen<'_>>,
 ) -> Result<String, SnapshotError> {
-    worktree_tree_at(repo, exclude, frozen, None, 0).map(|(tree, _)| tree)
+    worktree_tree_at(repo, exclude, frozen, 0, write_tree)
+}
+
+/// `git write-tree` of the index `git` names.
+fn write_tree(git: Git<'_>) -> Result<String, SnapshotError> {
+    let out = git.run(["write-tree"])?;
+    object_id(&out.stdout, "write-tree")
 }
 
 /// The tree the working tree snapshots to (as [`worktree_tree_frozen`]) and
@@ -336,17 +382,36 @@ pub fn worktree_with_patch(
     frozen: Option<Frozen<'_>>,
     from: &str,
 ) -> Result<(String, Patch), SnapshotError> {
-    let (tree, patch) = worktree_tree_at(repo, exclude, frozen, Some(from), 0)?;
-    Ok((tree, patch.unwrap_or_default()))
+    let (tree, (), patch) = worktree_with_patch_then(repo, exclude, frozen, from, |_| Ok(()))?;
+    Ok((tree, patch))
 }
 
-fn worktree_tree_at(
+/// [`worktree_with_patch`], and `then` called with the tree's id as soon as
+/// `git write-tree` has stored it, while the patch is still being listed
+/// (a round writes its snapshot commit there).
+pub fn worktree_with_patch_then<T: Send>(
     repo: &Path,
     exclude: &[&str],
     frozen: Option<Frozen<'_>>,
-    from: Option<&str>,
+    from: &str,
+    then: impl FnOnce(&str) -> Result<T, SnapshotError> + Send,
+) -> Result<(String, T, Patch), SnapshotError> {
+    worktree_tree_at(repo, exclude, frozen, 0, |git| {
+        tree_and_patch(git, from, then)
+    })
+}
+
+/// Fills a temporary index with the working tree (a copy of the user's
+/// index, flags cleared, `git add -A` leaving out `exclude` and the
+/// `frozen` files, which are put back as `frozen.from` has them; dirty
+/// submodules as commits) and hands `finish` the git that reads it.
+fn worktree_tree_at<R>(
+    repo: &Path,
+    exclude: &[&str],
+    frozen: Option<Frozen<'_>>,
     depth: u32,
-) -> Result<(String, Option<Patch>), SnapshotError> {
+    finish: impl FnOnce(Git<'_>) -> Result<R, SnapshotError>,
+) -> Result<R, SnapshotError> {
     let tmp_name = temp_index_name();
     // `--git-path index` is `index` in the work tree's git folder once
     // `GIT_INDEX_FILE` is gone (git.rs removes it), and so is any name
@@ -386,23 +451,17 @@ fn worktree_tree_at(
     remove_stale_indexes(&tmp);
 
     let copied = index.is_file();
-    if copied {
-        copy_index(&index, &tmp).map_err(|source| SnapshotError::CopyIndex {
+    // The copy's bytes, kept from the copying to be read here rather than
+    // listed by `git ls-files` (a process, and a tenth of a round in a
+    // 20,000-file repository); an index the reader does not follow whole
+    // is left to git. A copy larger than any index a work tree needs (a
+    // writer can plant one) is not kept: git maps it instead.
+    let bytes = match copied {
+        true => copy_index(&index, &tmp).map_err(|source| SnapshotError::CopyIndex {
             from: index.clone(),
             to: tmp.to_path_buf(),
             source,
-        })?;
-    }
-    // The copy's entries, read here rather than listed by `git ls-files`
-    // (a process, and a tenth of a round in a 20,000-file repository);
-    // an index the reader does not follow whole is left to git.
-    // A copy larger than any index a work tree needs (a writer can plant
-    // one) is left to git, which maps it instead of reading it whole.
-    let bytes = match copied {
-        true => std::fs::metadata(&tmp)
-            .ok()
-            .filter(|m| m.len() <= READ_INDEX_MAX)
-            .and_then(|_| std::fs::read(&tmp).ok()),
+        })?,
         false => None,
     };
     let read = bytes
@@ -451,25 +510,46 @@ fn worktree_tree_at(
         put_back(git, f)?;
     }
 
-    let Some(from) = from else {
-        let out = git.run(["write-tree"])?;
-        return Ok((object_id(&out.stdout, "write-tree")?, None));
-    };
+    finish(git)
+}
+
+/// The tree of the index `git` names, what `then` makes of it, and the
+/// patch from `from` to it.
+fn tree_and_patch<T: Send>(
+    git: Git<'_>,
+    from: &str,
+    then: impl FnOnce(&str) -> Result<T, SnapshotError> + Send,
+) -> Result<(String, T, Patch), SnapshotError> {
     // `diff-index --cached` only reads the index; `write-tree` rewrites it
     // (its cache tree) by renaming a new file over it, so the reader sees
     // the same entries either way.
-    let (tree, listed) = std::thread::scope(|scope| {
+    //
+    // `--missing-ok`: `write-tree` need not look up every blob of each
+    // folder it rebuilds (one `stat` each while they are loose: a third of
+    // its time in the benchmark's repository). The patch answers for them:
+    // an entry that differs from `from` is read whole by `diff-index -p
+    // --binary` (a missing blob fails it, and the snapshot with it), and
+    // an entry that does not is `from`'s own blob. Whatever `then` makes
+    // of the tree (a commit, no ref) is left unused when the patch fails.
+    let (made, listed) = std::thread::scope(|scope| {
         let listed = scope.spawn(|| git.run(listing_args(&["diff-index", "--cached"], &[from])));
-        let tree = git.run(["write-tree"]);
+        let made = git
+            .run(["write-tree", "--missing-ok"])
+            .map_err(SnapshotError::from)
+            .and_then(|out| object_id(&out.stdout, "write-tree"))
+            .and_then(|tree| {
+                let made = then(&tree)?;
+                Ok((tree, made))
+            });
         let listed = listed.join().unwrap_or_else(|_| {
             Err(GitError::Spawn(std::io::Error::other(
                 "the `git diff-index` thread panicked",
             )))
         });
-        (tree, listed)
+        (made, listed)
     });
-    let tree = object_id(&tree?.stdout, "write-tree")?;
-    Ok((tree, Some(parse_listing(listed?.stdout)?)))
+    let (tree, made) = made?;
+    Ok((tree, made, parse_listing(listed?.stdout)?))
 }
 
 /// Puts the frozen files, as `frozen.from` has them, into the index that
@@ -613,7 +693,7 @@ fn dirty_submodules(git: Git<'_>, depth: u32) -> Result<(), SnapshotError> {
         if !sub.join(".git").exists() {
             continue;
         }
-        let (tree, _) = worktree_tree_at(&sub, &[], None, None, depth + 1)?;
+        let tree = worktree_tree_at(&sub, &[], None, depth + 1, write_tree)?;
         let head = verify(&sub, "HEAD^{commit}")?;
         let head_tree = match &head {
             Some(h) => verify(&sub, &format!("{h}^{{tree}}"))?,
@@ -938,14 +1018,31 @@ fn temp_index_name() -> String {
 /// Copies the index keeping its modification time: git trusts an entry's
 /// stat data only when the file is older than the index, and re-reads the
 /// "racily clean" ones; a copy stamped now would hide a same-size edit made
-/// in the same clock tick as the user's last index write.
-fn copy_index(from: &Path, to: &Path) -> std::io::Result<()> {
-    std::fs::copy(from, to)?;
-    let modified = std::fs::metadata(from)?.modified()?;
-    std::fs::File::options()
+/// in the same clock tick as the user's last index write. Returns the bytes
+/// copied when they are no more than [`READ_INDEX_MAX`] (read once, for the
+/// copy and for the reader).
+fn copy_index(from: &Path, to: &Path) -> std::io::Result<Option<Vec<u8>>> {
+    use std::io::{Read, Write};
+    let mut source = std::fs::File::open(from)?;
+    let meta = source.metadata()?;
+    let mut copy = std::fs::File::options()
         .write(true)
-        .open(to)?
-        .set_modified(modified)
+        .create_new(true)
+        .open(to)?;
+    let mut kept = None;
+    if meta.len() <= READ_INDEX_MAX {
+        // An index that grew past the limit since its length was read is
+        // copied on from where the read stopped, and not kept.
+        let mut bytes = Vec::with_capacity(meta.len() as usize);
+        (&mut source)
+            .take(READ_INDEX_MAX + 1)
+            .read_to_end(&mut bytes)?;
+        copy.write_all(&bytes)?;
+        kept = (bytes.len() as u64 <= READ_INDEX_MAX).then_some(bytes);
+    }
+    std::io::copy(&mut source, &mut copy)?;
+    copy.set_modified(meta.modified()?)?;
+    Ok(kept)
 }
 
 /// The length of an object id in the object format `rev-parse
@@ -992,7 +1089,7 @@ mod tests {
     use super::*;
 
     fn worktree_tree(repo: &Path, exclude: &[&str]) -> Result<String, SnapshotError> {
-        worktree_tree_at(repo, exclude, None, None, 0).map(|(tree, _)| tree)
+        worktree_tree_at(repo, exclude, None, 0, write_tree)
     }
 
     /// The commit id stored for `round` of `loop_name`, or `None`.
@@ -1032,7 +1129,7 @@ mod tests {
     ) -> Result<Snapshot, SnapshotError> {
         let tree = worktree_tree(repo, exclude)?;
         let snap = commit(repo, loop_name, round, parent, &tree, message)?;
-        publish(repo, &snap, message, None)?;
+        publish(repo, &snap, message, None, None)?;
         Ok(snap)
     }
 

@@ -178,7 +178,16 @@ fn record_opened<'a>(
 
     // The snapshot only once the submission is known good and no retry
     // was answered: a bad review records nothing and costs no snapshot.
-    let (tree, patch) = take(lp, &history)?;
+    // Its commit is written as soon as its tree is, while git lists the
+    // patch; not for the last round's tree, which may be a retry.
+    let last_tree = history.last.as_ref().map(|(_, s)| s.snapshot.tree.as_str());
+    let (tree, made, patch) =
+        lp.worktree_with_patch_then(&previous_snapshot(lp, &history), |tree| {
+            match Some(tree) == last_tree {
+                true => Ok(None),
+                false => commit(lp, &history, tree).map(Some),
+            }
+        })?;
     let findings_sha256 = sub
         .review
         .as_ref()
@@ -217,8 +226,12 @@ fn record_opened<'a>(
     }
 
     history.ensure_open(&lp.name)?;
-    let snapped = snap(lp, &history, tree, patch)?;
-    finish(lp, locked, &history, snapped, sub)
+    let snap = match made {
+        Some(snap) => snap,
+        None => commit(lp, &history, &tree)?,
+    };
+    let from = previous_snapshot(lp, &history);
+    finish(lp, locked, &history, Snapped { snap, from, patch }, sub)
 }
 
 /// The working tree's snapshot tree and the patch to it from
@@ -238,18 +251,29 @@ pub fn snap(
     tree: String,
     patch: snapshot::Patch,
 ) -> anyhow::Result<Snapped> {
+    let snap = commit(lp, history, &tree)?;
+    let from = previous_snapshot(lp, history);
+    Ok(Snapped { snap, from, patch })
+}
+
+/// Writes `tree` as the next round's snapshot commit, whose parent is
+/// [`previous_snapshot`] (none when that is the empty tree).
+fn commit(
+    lp: &Loop,
+    history: &History,
+    tree: &str,
+) -> Result<snapshot::Snapshot, snapshot::SnapshotError> {
     let round = history.round() + 1;
     let from = previous_snapshot(lp, history);
     let parent = (from != crate::git::EMPTY_TREE).then_some(from.as_str());
-    let snap = snapshot::commit(
+    snapshot::commit(
         &lp.repo,
         lp.name.as_str(),
         round,
         parent,
-        &tree,
+        tree,
         &format!("referee: loop {} round {round}", lp.name),
-    )?;
-    Ok(Snapped { snap, from, patch })
+    )
 }
 
 /// The commit the next round's patch starts from: the last round's snapshot,
@@ -281,7 +305,7 @@ pub fn finish<'a>(
     snapped: Snapped,
     mut sub: Submission,
 ) -> anyhow::Result<Recorded> {
-    ensure_contract_unchanged(lp)?;
+    let contract = ensure_contract_unchanged(lp)?;
     let round = history.round() + 1;
     let terms = Terms::of(&history.contract, history.max_rounds)
         .map_err(|e| anyhow::anyhow!("contract field `scope`: {e}"))?;
@@ -338,19 +362,23 @@ pub fn finish<'a>(
         .map(|r| r.sha256.clone())
         .unwrap_or_default();
 
+    let message = format!("referee: loop {} round {round}", lp.name);
+    // The round's last git commands start up while the evidence is
+    // written: `git update-ref`, and at round 1 the `git hash-object` that
+    // keeps the contract (the bytes just checked, for `contract restore`,
+    // pinned by the round's ref).
+    let publishing = snapshot::Publishing::start(&lp.repo, &message)?;
+    let storing = match history.last {
+        None => Some(snapshot::Storing::start(&lp.repo, lp.name.as_str())?),
+        Some(_) => None,
+    };
     let evidence = Evidence::stage(&lp.store)?;
     // The review (its raw bytes and its findings) is redacted and written on
     // a second thread while this one redacts and writes the round's state:
     // on a large review they are the two largest files.
     let review = sub.review.take();
-    let kept = std::thread::scope(|scope| -> anyhow::Result<_> {
+    std::thread::scope(|scope| -> anyhow::Result<_> {
         let written = scope.spawn(|| store_review(&evidence, review));
-        // Round 1 pins the contract: its bytes are kept for `contract
-        // restore`, stored here and published with the round's ref.
-        let kept = history
-            .last
-            .is_none()
-            .then(|| scope.spawn(|| store_contract(lp)));
         // Stored evidence is redacted, and what later rounds read is what
         // was stored: redact the state itself, then keep it in hand.
         redact_state(&mut state);
@@ -376,8 +404,7 @@ pub fn finish<'a>(
             serde_json::to_writer(&mut *out, &state)?;
             out.write_all(b"\n")
         })?;
-        joined(written)?;
-        kept.map(joined).transpose()
+        joined(written)
     })?;
 
     let mut draft = Draft::new(Kind::Round, round, &sub.at);
@@ -410,12 +437,14 @@ pub fn finish<'a>(
         .as_deref()
         .map(crate::ledger::row::one_line)
         .unwrap_or_default();
+    let kept = storing.map(|s| s.finish(contract)).transpose()?;
     // The round's ref moves only here, under the lock, right before its row.
     snapshot::publish(
         &lp.repo,
         &snapped.snap,
-        &format!("referee: loop {} round {round}", lp.name),
+        &message,
         kept.as_ref(),
+        Some(publishing),
     )?;
     let row = locked.append(draft, Some(evidence))?;
     Ok(Recorded {
@@ -424,13 +453,6 @@ pub fn finish<'a>(
         already: false,
         max_rounds: history.max_rounds,
     })
-}
-
-/// Stores the loop's contract file as a git blob, for round 1 to pin.
-fn store_contract(lp: &Loop) -> anyhow::Result<snapshot::Kept> {
-    let bytes = std::fs::read(&lp.loaded.path)
-        .map_err(|e| anyhow::anyhow!("cannot read contract `{}`: {e}", lp.loaded.path.display()))?;
-    Ok(snapshot::store_contract(&lp.repo, lp.name.as_str(), bytes)?)
 }
 
 /// The hand-off of `lp` as `history` stands, with the writer's word on
@@ -489,8 +511,9 @@ fn added_paths(files: &[String], patch: &crate::patch::ParsedPatch) -> Vec<Strin
 
 /// Refuses to record when the contract file is not the one this process
 /// loaded: an `init --force` that won the ledger lock first replaced it, and
-/// a row chained to the old bytes would brick the loop.
-fn ensure_contract_unchanged(lp: &Loop) -> anyhow::Result<()> {
+/// a row chained to the old bytes would brick the loop. Returns the bytes
+/// checked: round 1 pins exactly these.
+fn ensure_contract_unchanged(lp: &Loop) -> anyhow::Result<Vec<u8>> {
     let path = &lp.loaded.path;
     let bytes = std::fs::read(path)
         .map_err(|e| anyhow::anyhow!("cannot read contract `{}`: {e}", path.display()))?;
@@ -504,7 +527,7 @@ fn ensure_contract_unchanged(lp: &Loop) -> anyhow::Result<()> {
             now.get(..12).unwrap_or(&now)
         );
     }
-    Ok(())
+    Ok(bytes)
 }
 
 fn round_state(
