@@ -314,13 +314,20 @@ impl<'a> Git<'a> {
     /// [`Git::layout`] (a snapshot needs them: one git process less).
     pub fn toplevel(&self) -> Option<PathBuf> {
         // `rev-parse` runs no program the repository names, filter or
-        // other: it starts beside the process's first `git config` and
-        // `git version` instead of after them (one git start less to wait
-        // for). Its answer counts only once git's version is accepted.
+        // other: it starts beside the process's first `git config` instead
+        // of after it (one git start less to wait for). Its answer counts
+        // only once git's version is accepted.
+        //
+        // It also answers for the version: `--path-format` is git 2.31's,
+        // and an older git prints an option it does not know back as a
+        // line of its own. Exactly the three answers, then, is a git newer
+        // than the oldest referee supports, and `git version` (one process
+        // more at every start) is asked only otherwise.
         let early = self
             .unchecked_command()
             .args([
                 "rev-parse",
+                "--path-format=absolute",
                 "--show-toplevel",
                 "--absolute-git-dir",
                 "--show-object-format",
@@ -329,13 +336,20 @@ impl<'a> Git<'a> {
             .stdout(Stdio::piped())
             .stderr(Stdio::piped())
             .spawn();
-        let planted = self.planted_filters();
-        let out = early.and_then(|child| child.wait_with_output()).ok()?;
-        planted.ok()?;
-        if !out.status.success() {
-            return None;
+        let planted = self.filters(false);
+        let out = early.and_then(|child| child.wait_with_output()).ok();
+        let text = out
+            .filter(|out| out.status.success())
+            .and_then(|out| String::from_utf8(out.stdout).ok());
+        let answered = text
+            .as_deref()
+            .map(|t| t.trim_end_matches(['\n', '\r']).split('\n').count());
+        if answered == Some(3) {
+            let _ = CHECKED.set(Ok(()));
         }
-        let text = String::from_utf8(out.stdout).ok()?;
+        check_version().ok()?;
+        planted.ok()?;
+        let text = text?;
         let lines: Vec<&str> = text.trim_end_matches(['\n', '\r']).split('\n').collect();
         // A newline in the path makes the three lines ambiguous: then the
         // top is asked alone, as git prints it, and no layout is kept.
@@ -441,6 +455,12 @@ impl<'a> Git<'a> {
     /// driver stays off: git reads an empty `process` as "no filter".
     /// Asked once per repository and process.
     fn planted_filters(&self) -> Result<Vec<OsString>, GitError> {
+        self.filters(true)
+    }
+
+    /// [`Git::planted_filters`]; `version`: the version is checked here
+    /// (else the caller checks it before it trusts the answer).
+    fn filters(&self, version: bool) -> Result<Vec<OsString>, GitError> {
         static SEEN: OnceLock<Mutex<HashMap<PathBuf, Vec<OsString>>>> = OnceLock::new();
         let seen = SEEN.get_or_init(Default::default);
         if let Some(args) = seen.lock().ok().and_then(|s| s.get(self.repo).cloned()) {
@@ -449,7 +469,7 @@ impl<'a> Git<'a> {
         // The process's first git command: `git version` runs beside this
         // one (which starts no program the repository names on any git),
         // and is answered before anything else runs.
-        let version = CHECKED.get().is_none().then(start_version);
+        let started = (version && CHECKED.get().is_none()).then(start_version);
         let mut cmd = self.unchecked_command();
         cmd.args([
             "config",
@@ -461,10 +481,12 @@ impl<'a> Git<'a> {
         ])
         .stdin(Stdio::null());
         let out = cmd.output();
-        if let Some(started) = version {
+        if let Some(started) = started {
             let _ = CHECKED.set(version_of(started));
         }
-        check_version()?;
+        if version {
+            check_version()?;
+        }
         let out = out.map_err(GitError::Spawn)?;
         // Exit 1: no filter is configured anywhere.
         let args = if out.status.success() {

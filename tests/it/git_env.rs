@@ -183,10 +183,15 @@ fn a_too_old_git_is_refused_with_the_minimum_and_a_hint() {
     let repo = with_loop();
     let ledger_before = std::fs::read(repo.join(".referee/ledgers/l.csv")).unwrap_or_default();
     let bin = tempfile::tempdir().unwrap();
+    // A git 2.25 as referee meets it: `git version` says so, and
+    // `rev-parse` prints back the option it does not know (`--path-format`
+    // is 2.31's) before its answers.
     script(
         &bin.path().join("git"),
         &format!(
-            "if [ \"$1\" = version ]; then echo 'git version 2.25.1'; exit 0; fi\nexec '{}' \"$@\"",
+            "if [ \"$1\" = version ]; then echo 'git version 2.25.1'; exit 0; fi\n\
+             case \" $* \" in *' rev-parse --path-format=absolute '*) echo --path-format=absolute ;; esac\n\
+             exec '{}' \"$@\"",
             real_git().display()
         ),
     );
