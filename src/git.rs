@@ -272,25 +272,7 @@ impl<'a> Git<'a> {
     /// exits 0. The input is written from a thread, so a git that answers
     /// while it reads never deadlocks on a full pipe.
     pub fn run_with_input(&self, args: &[&str], input: Vec<u8>) -> Result<Output, GitError> {
-        use std::io::Write;
-        let mut cmd = self.command(args)?;
-        cmd.stdin(Stdio::piped())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::piped());
-        let mut child = cmd.spawn().map_err(GitError::Spawn)?;
-        let stdin = child.stdin.take();
-        let writer = std::thread::spawn(move || {
-            if let Some(mut stdin) = stdin {
-                let _ = stdin.write_all(&input);
-            }
-        });
-        let out = child.wait_with_output().map_err(GitError::Spawn)?;
-        let _ = writer.join();
-        if out.status.success() {
-            Ok(out)
-        } else {
-            Err(GitError::failed(args, &out))
-        }
+        self.start(args)?.finish(input)
     }
 
     /// Starts `git ARGS` with its stdin open, to be given its input later
@@ -510,9 +492,8 @@ pub struct Started {
 
 impl Started {
     /// Writes `input` to the command's stdin, closes it and waits; returns
-    /// its output when it exits 0. Written from a thread, as
-    /// [`Git::run_with_input`] does, so a git that answers while it reads
-    /// never deadlocks on a full pipe.
+    /// its output when it exits 0. The input is written from a thread, so a
+    /// git that answers while it reads never deadlocks on a full pipe.
     pub fn finish(mut self, input: Vec<u8>) -> Result<Output, GitError> {
         use std::io::Write;
         let Some(mut child) = self.child.take() else {
