@@ -1255,6 +1255,33 @@ mod tests {
         );
     }
 
+    #[test]
+    fn git_started_ahead_and_dropped_unused_changes_no_ref() {
+        let repo = Repo::new();
+        let tree = worktree_tree(repo.path(), EXCLUDE).expect("tree");
+        let snap = commit(repo.path(), "demo", 1, None, &tree, "m").expect("commit");
+        // Dropped unused: an empty stdin, nothing moved, the process waited for.
+        drop(Publishing::start(repo.path(), "m").expect("start"));
+        drop(Storing::start(repo.path(), "demo").expect("start"));
+        assert_eq!(read_ref(repo.path(), "demo", 1).expect("ref"), None);
+        assert_eq!(kept_contract(repo.path(), "demo").expect("kept"), None);
+        // Used: the same transaction `publish` runs without them.
+        let kept = Storing::start(repo.path(), "demo")
+            .expect("start")
+            .finish(b"[loop]\n".to_vec())
+            .expect("stored");
+        let publishing = Publishing::start(repo.path(), "m").expect("start");
+        publish(repo.path(), &snap, "m", Some(&kept), Some(publishing)).expect("published");
+        assert_eq!(
+            read_ref(repo.path(), "demo", 1).expect("ref"),
+            Some(snap.commit.clone())
+        );
+        assert_eq!(
+            kept_contract(repo.path(), "demo").expect("kept"),
+            Some(b"[loop]\n".to_vec())
+        );
+    }
+
     struct Repo {
         dir: tempfile::TempDir,
     }
