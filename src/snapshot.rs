@@ -1256,6 +1256,27 @@ mod tests {
     }
 
     #[test]
+    fn a_missing_blob_the_patch_needs_fails_the_snapshot() {
+        // `write-tree --missing-ok` trusts the patch to read every blob
+        // that differs from `from`: an entry naming a blob the store lacks
+        // (kept by `skip-worktree` with no file in the work tree, so `add`
+        // leaves it) must fail the snapshot, never be stored as a tree.
+        let repo = Repo::new();
+        let from = repo.git(&["rev-parse", "HEAD"]).trim().to_string();
+        let ghost = "1234567890123456789012345678901234567890";
+        repo.git(&[
+            "update-index",
+            "--add",
+            "--cacheinfo",
+            &format!("100644,{ghost},ghost.txt"),
+        ]);
+        repo.git(&["update-index", "--skip-worktree", "ghost.txt"]);
+        let err = worktree_with_patch(repo.path(), EXCLUDE, None, &from)
+            .expect_err("a snapshot naming a missing blob");
+        assert!(err.to_string().contains(ghost), "{err}");
+    }
+
+    #[test]
     fn git_started_ahead_and_dropped_unused_changes_no_ref() {
         let repo = Repo::new();
         let tree = worktree_tree(repo.path(), EXCLUDE).expect("tree");

@@ -235,7 +235,8 @@ fn record_opened<'a>(
 }
 
 /// The working tree's snapshot tree and the patch to it from
-/// [`previous_snapshot`], for [`snap`] (`record` and `run`).
+/// [`previous_snapshot`], for [`snap`] (`run`; `record` writes its commit
+/// while the patch is listed, in `record_opened`).
 pub fn take(
     lp: &Loop,
     history: &History,

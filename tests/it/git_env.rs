@@ -179,6 +179,42 @@ fn real_git() -> PathBuf {
 }
 
 #[test]
+fn a_new_enough_git_is_not_asked_its_version() {
+    // The top-level `rev-parse` answers for the version (`--path-format` is
+    // git 2.31's); `git version` is one process more at every start.
+    let repo = with_loop();
+    let bin = tempfile::tempdir().unwrap();
+    let log = bin.path().join("calls.log");
+    script(
+        &bin.path().join("git"),
+        &format!(
+            "echo \"$*\" >> '{}'\nexec '{}' \"$@\"",
+            log.display(),
+            real_git().display()
+        ),
+    );
+    let path = format!(
+        "{}:{}",
+        bin.path().display(),
+        std::env::var("PATH").unwrap_or_default()
+    );
+    let mut cmd = repo.referee_std();
+    cmd.env("PATH", &path);
+    let out = record(cmd);
+    assert_eq!(out.code, 10, "{}", out.stderr);
+    let calls = std::fs::read_to_string(&log).unwrap();
+    assert!(
+        calls.contains("rev-parse --path-format=absolute"),
+        "{calls}"
+    );
+    assert!(calls.contains("update-ref"), "{calls}");
+    assert!(
+        !calls.lines().any(|l| l == "version"),
+        "git was asked its version:\n{calls}"
+    );
+}
+
+#[test]
 fn a_too_old_git_is_refused_with_the_minimum_and_a_hint() {
     let repo = with_loop();
     let ledger_before = std::fs::read(repo.join(".referee/ledgers/l.csv")).unwrap_or_default();
