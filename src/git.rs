@@ -5,9 +5,10 @@
 //! Three things every command gets (docs/reliability.md, "Git hygiene"):
 //!
 //! - the variables that would send git to another repository, index or
-//!   object store are removed from its environment ([`REDIRECTING`]); referee's
-//!   own deliberate ones (a temporary `GIT_INDEX_FILE`, a fixed identity) are
-//!   set after that, through [`Git::env`];
+//!   object store, or make it read pathspecs otherwise, are removed from
+//!   its environment ([`REDIRECTING`]); referee's own deliberate ones (a
+//!   temporary `GIT_INDEX_FILE`, a fixed identity) are set after that,
+//!   through [`Git::env`];
 //! - no program the repository's config names runs: no fsmonitor hook and no
 //!   hook at all ([`NO_PROGRAMS`]), and no filter driver its own config
 //!   defines ([`Git::planted_filters`]);
@@ -38,6 +39,10 @@ pub const MIN_VERSION: Version = Version(2, 30, 0);
 /// user's config, as `~/.gitconfig` is, and cannot name another repository
 /// in a way `-c` below does not override. `GIT_CEILING_DIRECTORIES` stays
 /// too: it can only stop the search for a repository, never redirect it.
+///
+/// With them go the variables that change what a pathspec means (git(1),
+/// "Other"): under `GIT_LITERAL_PATHSPECS` the `:(top)` every snapshot
+/// names is a file called `:(top)`, and `git add` fails on every round.
 const REDIRECTING: &[&str] = &[
     "GIT_DIR",
     "GIT_WORK_TREE",
@@ -46,6 +51,10 @@ const REDIRECTING: &[&str] = &[
     "GIT_OBJECT_DIRECTORY",
     "GIT_ALTERNATE_OBJECT_DIRECTORIES",
     "GIT_NAMESPACE",
+    "GIT_LITERAL_PATHSPECS",
+    "GIT_GLOB_PATHSPECS",
+    "GIT_NOGLOB_PATHSPECS",
+    "GIT_ICASE_PATHSPECS",
 ];
 
 /// Config that would make referee's git start a program the repository

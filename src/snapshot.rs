@@ -497,11 +497,7 @@ fn worktree_tree_at<R>(
     ]
     .map(OsString::from)
     .to_vec();
-    args.extend(
-        exclude
-            .iter()
-            .map(|d| OsString::from(format!(":(top,exclude,literal){d}"))),
-    );
+    args.extend(exclude.iter().flat_map(|d| excluding(d)));
     git.run(&args)?;
     if depth < MAX_SUBMODULE_DEPTH && repo.join(".gitmodules").is_file() {
         dirty_submodules(git, depth)?;
@@ -511,6 +507,31 @@ fn worktree_tree_at<R>(
     }
 
     finish(git)
+}
+
+/// The two pathspecs that keep `git add` off the repo-relative `path` and
+/// all below it, whatever its name holds: `:(top,exclude,glob)` with every
+/// glob character escaped, and the same with `/**`.
+///
+/// Not `:(exclude,literal)`: `git add` reports every ignored path an item
+/// names, exclude items too, and fails (exit 1, "The following paths are
+/// ignored by one of your .gitignore files"). Anyone who ignores
+/// `.referee/` would have had every round refused. Git finds the paths an
+/// item names by its leading characters up to the first glob character, so
+/// the first one is escaped as well: `\.referee` names no path to git's
+/// check and still matches `.referee` alone.
+fn excluding(path: &str) -> [OsString; 2] {
+    let mut glob = String::with_capacity(path.len() + 8);
+    for (i, c) in path.chars().enumerate() {
+        if i == 0 || matches!(c, '*' | '?' | '[' | '\\') {
+            glob.push('\\');
+        }
+        glob.push(c);
+    }
+    [
+        OsString::from(format!(":(top,exclude,glob){glob}")),
+        OsString::from(format!(":(top,exclude,glob){glob}/**")),
+    ]
 }
 
 /// The tree of the index `git` names, what `then` makes of it, and the
@@ -1153,6 +1174,40 @@ mod tests {
         // The user's index is untouched: it still tracks both, flag and all.
         assert!(repo.git(&["ls-files", "-v"]).contains("h a.txt"));
         assert!(repo.git(&["ls-files"]).contains(".referee/ledgers/l.csv"));
+    }
+
+    #[test]
+    fn an_excluded_name_is_taken_literally_and_may_be_ignored() {
+        let repo = Repo::new();
+        // Glob characters in an excluded name match only themselves.
+        for file in [
+            "a*b/q",
+            "aXb/q",
+            "[x]y",
+            "xy",
+            "c?d",
+            "cZd",
+            "e\\f",
+            ".referee/l.csv",
+        ] {
+            repo.write(file, "x\n");
+        }
+        // An excluded path the user ignores is still left out, and the
+        // ignoring does not fail `git add`.
+        repo.write(".gitignore", ".referee/\nc[?]d\n");
+        let exclude = [".referee", "a*b", "[x]y", "c?d", "e\\f"];
+        let tree = worktree_tree(repo.path(), &exclude).expect("tree");
+        assert_eq!(
+            repo.ls_tree(&tree),
+            [".gitignore", "README.md", "aXb/q", "cZd", "xy"]
+        );
+        assert_eq!(
+            excluding("a*b").map(|s| s.into_string().unwrap()),
+            [
+                ":(top,exclude,glob)\\a\\*b",
+                ":(top,exclude,glob)\\a\\*b/**"
+            ]
+        );
     }
 
     /// The index reader agrees with `git ls-files -v` on every index git

@@ -88,6 +88,59 @@ fn a_hostile_git_environment_does_not_redirect_record() {
 }
 
 #[test]
+fn pathspec_variables_in_the_callers_environment_do_not_break_record() {
+    // Under `GIT_LITERAL_PATHSPECS` git read the snapshot's `:(top)` as a
+    // file of that name and every round failed with exit 1.
+    for (name, value) in [
+        ("GIT_LITERAL_PATHSPECS", "1"),
+        ("GIT_NOGLOB_PATHSPECS", "1"),
+        ("GIT_GLOB_PATHSPECS", "1"),
+        ("GIT_ICASE_PATHSPECS", "1"),
+    ] {
+        let repo = with_loop();
+        let mut cmd = repo.referee_std();
+        cmd.env(name, value);
+        let out = record(cmd);
+        assert_eq!(out.code, 10, "{name}: {}", out.stderr);
+        let files = repo.git(&["ls-tree", "-r", "--name-only", "refs/referee/l/round-1"]);
+        assert!(files.contains("src/a.rs"), "{name}: {files}");
+        assert!(!files.contains(".referee"), "{name}: {files}");
+    }
+}
+
+#[test]
+fn an_ignored_state_folder_or_frozen_file_does_not_break_record() {
+    // `git add` fails on an ignored path that an exclude pathspec names
+    // literally: a user who ignores `.referee/` had every round refused.
+    for (file, line) in [
+        (".gitignore", ".referee/\n"),
+        (".git/info/exclude", ".referee\n"),
+        (".gitignore", "/.referee/ledgers/\n.codex/\n"),
+    ] {
+        let repo = with_loop();
+        let out = repo
+            .referee()
+            .args(["hook", "install", "--agent", "codex"])
+            .output()
+            .unwrap();
+        assert!(out.status.success(), "{}", text(&out.stderr));
+        let path = repo.join(file);
+        let mut text_before = std::fs::read_to_string(&path).unwrap_or_default();
+        text_before.push_str(line);
+        std::fs::write(&path, text_before).unwrap();
+        repo.write(".codex/hooks.json", "{\"hooks\": {}}\n");
+        repo.write(".referee/notes.txt", "mine\n");
+
+        let out = record(repo.referee_std());
+        assert_eq!(out.code, 10, "{file} {line:?}: {}", out.stderr);
+        let files = repo.git(&["ls-tree", "-r", "--name-only", "refs/referee/l/round-1"]);
+        assert!(files.contains("src/a.rs"), "{files}");
+        assert!(!files.contains(".referee/"), "{file} {line:?}: {files}");
+        assert!(!files.contains(".codex/"), "{file} {line:?}: {files}");
+    }
+}
+
+#[test]
 fn no_fsmonitor_or_hook_the_repository_names_is_run() {
     let repo = with_loop();
     let outside = tempfile::tempdir().unwrap();
