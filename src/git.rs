@@ -373,6 +373,26 @@ impl<'a> Git<'a> {
         LAYOUTS.lock().ok()?.get(self.repo).cloned()
     }
 
+    /// The id of the linked worktree (`git worktree add`) this folder is
+    /// in: the name of its git folder, `worktrees/<id>` in the common one.
+    /// `None` in the main worktree. A linked worktree's git folder holds a
+    /// `commondir` file (gitrepository-layout(5)); the main one does not.
+    pub fn worktree_id(&self) -> Result<Option<OsString>, GitError> {
+        let git_dir = match self.layout() {
+            Some(known) => known.git_dir,
+            None => {
+                use std::os::unix::ffi::OsStrExt;
+                let out = self.run(["rev-parse", "--absolute-git-dir"])?;
+                let printed = out.stdout.strip_suffix(b"\n").unwrap_or(&out.stdout);
+                PathBuf::from(OsStr::from_bytes(printed))
+            }
+        };
+        if !git_dir.join("commondir").is_file() {
+            return Ok(None);
+        }
+        Ok(git_dir.file_name().map(OsStr::to_os_string))
+    }
+
     /// Whether the folder is inside a git work tree. Err: git cannot be
     /// used at all (missing, too old), which is not "no".
     pub fn is_work_tree(&self) -> Result<bool, GitError> {

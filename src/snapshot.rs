@@ -92,21 +92,67 @@ const DIFF_FLAGS: &[&str] = &[
     "--indent-heuristic",
 ];
 
-/// The ref of `loop_name`'s snapshot of `round`: `refs/referee/<loop>/round-<n>`.
-pub fn round_ref(loop_name: &str, round: u32) -> Result<String, SnapshotError> {
-    let ok = !loop_name.is_empty()
-        && loop_name
+/// The refs folder of loop `loop_name` in the work tree `repo`: its round
+/// snapshots and kept contract. `refs/referee/<loop>/` in the main
+/// worktree; in a linked worktree (`git worktree add`)
+/// `refs/referee/<loop>/worktree/<id>/`, `<id>` being git's name for it.
+/// All worktrees of a repository share its refs, and each has its own
+/// `.referee/`: two loops of one name in two worktrees (the default name
+/// in both) would otherwise move each other's round refs, and the first
+/// one's `ledger verify` would fail on a ref it did not write.
+pub fn loop_refs(repo: &Path, loop_name: &str) -> Result<String, SnapshotError> {
+    if !ref_component(loop_name) {
+        return Err(SnapshotError::LoopName(loop_name.to_string()));
+    }
+    match Git::at(repo).worktree_id()? {
+        None => Ok(format!("refs/referee/{loop_name}/")),
+        Some(id) => Ok(format!(
+            "refs/referee/{loop_name}/worktree/{}/",
+            worktree_component(&id.to_string_lossy())
+        )),
+    }
+}
+
+/// A linked worktree's id as one ref component. Git keeps ids valid in a
+/// ref since 2.28 (save a leading dot, which `git worktree add` keeps from
+/// a folder named so); any other is made valid, with a digest of the id
+/// after it so that two ids never share a component.
+fn worktree_component(id: &str) -> String {
+    if ref_component(id) {
+        return id.to_string();
+    }
+    let safe: String = id
+        .chars()
+        .map(|c| match c.is_ascii_alphanumeric() || "._-".contains(c) {
+            true => c,
+            false => '-',
+        })
+        .collect::<String>()
+        .replace("..", "--");
+    let safe = match safe.trim_start_matches(['.', '-']) {
+        "" => "wt",
+        trimmed => trimmed,
+    };
+    let digest = crate::digest::sha256_hex(id.as_bytes());
+    format!("{safe}-{}", &digest[..8])
+}
+
+/// Whether `name` may be one component of a ref referee writes.
+fn ref_component(name: &str) -> bool {
+    !name.is_empty()
+        && name
             .bytes()
             .all(|b| b.is_ascii_alphanumeric() || b"._-".contains(&b))
-        && !loop_name.starts_with(['.', '-'])
-        && !loop_name.ends_with('.')
-        && !loop_name.ends_with(".lock")
-        && !loop_name.contains("..");
-    if ok {
-        Ok(format!("refs/referee/{loop_name}/round-{round}"))
-    } else {
-        Err(SnapshotError::LoopName(loop_name.to_string()))
-    }
+        && !name.starts_with(['.', '-'])
+        && !name.ends_with('.')
+        && !name.ends_with(".lock")
+        && !name.contains("..")
+}
+
+/// The ref of `loop_name`'s snapshot of `round` in the work tree `repo`:
+/// `refs/referee/<loop>/round-<n>` (see [`loop_refs`]).
+pub fn round_ref(repo: &Path, loop_name: &str, round: u32) -> Result<String, SnapshotError> {
+    Ok(format!("{}round-{round}", loop_refs(repo, loop_name)?))
 }
 
 /// Stores `tree` (from [`worktree_tree_frozen`]) as round `round`'s snapshot: a
@@ -120,7 +166,7 @@ pub fn commit(
     tree: &str,
     message: &str,
 ) -> Result<Snapshot, SnapshotError> {
-    let r#ref = round_ref(loop_name, round)?;
+    let r#ref = round_ref(repo, loop_name, round)?;
     let tree = tree.to_string();
     let mut args: Vec<&str> = vec!["commit-tree", "--no-gpg-sign", "-m", message];
     if let Some(parent) = parent {
@@ -233,13 +279,9 @@ fn update_refs(
     Ok(())
 }
 
-/// The ref that keeps a loop's pinned contract bytes.
-pub fn contract_ref(loop_name: &str) -> Result<String, SnapshotError> {
-    let round = round_ref(loop_name, 0)?;
-    Ok(format!(
-        "{}contract",
-        round.strip_suffix("round-0").unwrap_or(&round)
-    ))
+/// The ref that keeps a loop's pinned contract bytes (see [`loop_refs`]).
+pub fn contract_ref(repo: &Path, loop_name: &str) -> Result<String, SnapshotError> {
+    Ok(format!("{}contract", loop_refs(repo, loop_name)?))
 }
 
 /// A contract stored by [`Storing`], for [`publish`] to pin.
@@ -266,7 +308,7 @@ pub struct Storing {
 
 impl Storing {
     pub fn start(repo: &Path, loop_name: &str) -> Result<Storing, SnapshotError> {
-        let reference = contract_ref(loop_name)?;
+        let reference = contract_ref(repo, loop_name)?;
         let started = Git::at(repo).start(&["hash-object", "-w", "--stdin"])?;
         Ok(Storing { started, reference })
     }
@@ -283,7 +325,7 @@ impl Storing {
 
 /// The contract bytes [`publish`] kept, if any.
 pub fn kept_contract(repo: &Path, loop_name: &str) -> Result<Option<Vec<u8>>, SnapshotError> {
-    let reference = contract_ref(loop_name)?;
+    let reference = contract_ref(repo, loop_name)?;
     let Some(blob) = verify(repo, &format!("{reference}^{{blob}}"))? else {
         return Ok(None);
     };
@@ -319,11 +361,7 @@ pub fn round_refs(
     repo: &Path,
     loop_name: &str,
 ) -> Result<std::collections::HashMap<u32, String>, SnapshotError> {
-    let prefix = round_ref(loop_name, 0)?;
-    let prefix = prefix
-        .strip_suffix("round-0")
-        .unwrap_or(&prefix)
-        .to_string();
+    let prefix = loop_refs(repo, loop_name)?;
     let out = Git::at(repo).run(["for-each-ref", "--format=%(refname) %(objectname)", &prefix])?;
     Ok(String::from_utf8_lossy(&out.stdout)
         .lines()
@@ -1117,7 +1155,7 @@ mod tests {
     fn read_ref(repo: &Path, loop_name: &str, round: u32) -> Result<Option<String>, SnapshotError> {
         verify(
             repo,
-            &format!("{}^{{commit}}", round_ref(loop_name, round)?),
+            &format!("{}^{{commit}}", round_ref(repo, loop_name, round)?),
         )
     }
     use std::process::Command;
@@ -1174,6 +1212,24 @@ mod tests {
         // The user's index is untouched: it still tracks both, flag and all.
         assert!(repo.git(&["ls-files", "-v"]).contains("h a.txt"));
         assert!(repo.git(&["ls-files"]).contains(".referee/ledgers/l.csv"));
+    }
+
+    #[test]
+    fn a_worktree_id_becomes_one_ref_component() {
+        assert_eq!(worktree_component("feature-2"), "feature-2");
+        for (id, start) in [
+            (".tmpAb12", "tmpAb12-"),
+            ("a b", "a-b-"),
+            ("x.lock", "x.lock-"),
+            ("a..b", "a--b-"),
+            ("wt.", "wt.-"),
+            ("", "wt-"),
+        ] {
+            let made = worktree_component(id);
+            assert!(made.starts_with(start), "{id:?}: {made}");
+            assert!(ref_component(&made), "{id:?}: {made}");
+        }
+        assert_ne!(worktree_component(".x"), worktree_component("-x"));
     }
 
     #[test]

@@ -232,7 +232,7 @@ pub fn restore(state: &State, args: LoopArgs) -> anyhow::Result<Exit> {
         anyhow::anyhow!(
             "the pinned bytes of loop `{name}`'s contract are not kept in this repository (`{}` is missing; loops started before referee kept them have none)\n\
              hint: restore the file from a backup or version control; the ledger pins sha256 `{pinned}`",
-            crate::snapshot::contract_ref(name.as_str()).unwrap_or_default()
+            crate::snapshot::contract_ref(&state.repo, name.as_str()).unwrap_or_default()
         )
     })?;
     let kept_sha = crate::digest::sha256_hex(&kept);

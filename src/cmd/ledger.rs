@@ -130,7 +130,7 @@ fn snapshots_hold(
                 *round
             );
         }
-        let reference = snapshot::round_ref(name.as_str(), *round)?;
+        let reference = snapshot::round_ref(&state.repo, name.as_str(), *round)?;
         match refs.get(round) {
             Some(commit) if commit == pinned => {}
             Some(commit) => anyhow::bail!(

@@ -555,7 +555,7 @@ fn round_state(
         reason: outcome.reason.clone(),
         exit: 0,
         revert_to: decision.revert_to.map(|r| {
-            let reference = snapshot::round_ref(lp.name.as_str(), r).unwrap_or_default();
+            let reference = snapshot::round_ref(&lp.repo, lp.name.as_str(), r).unwrap_or_default();
             RevertTo {
                 round: r,
                 command: format!("git restore --source={reference} -- ."),

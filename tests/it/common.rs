@@ -64,6 +64,18 @@ impl Repo {
         repo
     }
 
+    /// A linked worktree of this repository (`git worktree add`, on a new
+    /// branch `branch`), in a temporary folder of its own.
+    pub fn worktree(&self, branch: &str) -> Repo {
+        let dir = tempfile::Builder::new()
+            .prefix("wt")
+            .tempdir()
+            .expect("tempdir");
+        let at = dir.path().to_string_lossy().into_owned();
+        self.git(&["worktree", "add", "-q", "-b", branch, &at]);
+        Repo { dir }
+    }
+
     /// `Repo::new` with a loop `lp` made by `referee init --loop LP FLAGS`.
     pub fn with_loop(lp: &str, flags: &[&str]) -> Repo {
         let repo = Repo::new();

@@ -1047,3 +1047,70 @@ tests/test_auth.py:2: AssertionError</failure></testcase>
     let json: Value = serde_json::from_slice(&json.stdout).unwrap();
     assert_eq!(json["findings"][0]["file"], Value::Null);
 }
+
+#[test]
+fn loops_of_one_name_in_two_worktrees_keep_their_own_refs() {
+    // Worktrees share the repository's refs and each has its own
+    // `.referee/`. With one ref folder per loop name, the second loop's
+    // round 1 moved the first one's ref, and the first `ledger verify`
+    // failed on it.
+    let main = Repo::new();
+    let linked = main.worktree("feature");
+    let id = std::path::Path::new(
+        &main
+            .git(&[
+                "-C",
+                &linked.path().to_string_lossy(),
+                "rev-parse",
+                "--absolute-git-dir",
+            ])
+            .trim()
+            .to_string(),
+    )
+    .file_name()
+    .unwrap()
+    .to_string_lossy()
+    .into_owned();
+    for (repo, text) in [(&linked, "fn linked() {}"), (&main, "fn main() {}")] {
+        repo.init_loop("main", &[]);
+        repo.write("src/a.rs", text);
+        repo.record(r#"{"findings": []}"#).run().assert(0, "clean");
+    }
+    let refs = main.git(&["for-each-ref", "--format=%(refname)", "refs/referee/"]);
+    let refs: Vec<&str> = refs.lines().collect();
+    let linked_base = format!("refs/referee/main/worktree/{id}/");
+    assert_eq!(
+        refs,
+        [
+            "refs/referee/main/contract".to_string(),
+            "refs/referee/main/round-1".to_string(),
+            format!("{linked_base}contract"),
+            format!("{linked_base}round-1"),
+        ]
+    );
+    for (repo, text, reference) in [
+        (
+            &main,
+            "fn main() {}",
+            "refs/referee/main/round-1".to_string(),
+        ),
+        (&linked, "fn linked() {}", format!("{linked_base}round-1")),
+    ] {
+        let out = repo.run(&["ledger", "verify"]);
+        assert_eq!(out.code, 0, "{}", out.stderr);
+        assert_eq!(repo.git(&["show", &format!("{reference}:src/a.rs")]), text);
+        let pinned = &rounds(repo)[0]["snapshot"];
+        assert_eq!(
+            repo.git(&["rev-parse", &reference]).trim(),
+            pinned.as_str().unwrap()
+        );
+        // The kept contract is the loop's own.
+        let out = repo.run(&["contract", "restore", "--loop", "main"]);
+        assert_eq!(out.code, 0, "{}", out.stderr);
+    }
+    // The linked worktree's refs are ordinary shared refs: `git gc` in the
+    // main worktree keeps its snapshots.
+    main.git(&["gc", "-q", "--prune=now"]);
+    let out = linked.run(&["ledger", "verify"]);
+    assert_eq!(out.code, 0, "{}", out.stderr);
+}
