@@ -202,6 +202,38 @@ pub struct Layout {
     pub object_format: String,
 }
 
+/// Why a folder is no git work tree: [`Git::not_a_work_tree`].
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct NotWorkTree {
+    /// What git printed (empty when it only answered "false").
+    pub git_said: String,
+    /// What to do, without the `hint: ` prefix.
+    pub hint: String,
+}
+
+impl NotWorkTree {
+    /// `: git says: …` (or nothing) then the hint line, to follow "`DIR`
+    /// is not inside a git work tree".
+    pub fn explain(&self) -> String {
+        let said = match self.git_said.is_empty() {
+            true => String::new(),
+            false => {
+                let lines: Vec<String> = self
+                    .git_said
+                    .trim()
+                    .lines()
+                    .map(|l| match l.trim_end() {
+                        "" => String::new(),
+                        l => format!("  {l}"),
+                    })
+                    .collect();
+                format!("; git says:\n{}", lines.join("\n"))
+            }
+        };
+        format!("{said}\nhint: {}", self.hint)
+    }
+}
+
 /// Layouts by work tree top, for the rest of the process.
 static LAYOUTS: std::sync::LazyLock<Mutex<HashMap<PathBuf, Layout>>> =
     std::sync::LazyLock::new(Default::default);
@@ -393,12 +425,32 @@ impl<'a> Git<'a> {
         Ok(git_dir.file_name().map(OsStr::to_os_string))
     }
 
-    /// Whether the folder is inside a git work tree. Err: git cannot be
-    /// used at all (missing, too old), which is not "no".
-    pub fn is_work_tree(&self) -> Result<bool, GitError> {
+    /// `None` when the folder is inside a git work tree; else why not, for
+    /// a person: what git said and what to do. A repository another user
+    /// owns is one git refuses ("dubious ownership", git 2.35.2): telling
+    /// that person to run `git init` would be wrong, so git's words come
+    /// first and the hint follows them. Err: git cannot be used at all.
+    pub fn not_a_work_tree(&self) -> Result<Option<NotWorkTree>, GitError> {
         match self.run(["rev-parse", "--is-inside-work-tree"]) {
-            Ok(out) => Ok(out.stdout.starts_with(b"true")),
-            Err(GitError::Failed { .. }) => Ok(false),
+            Ok(out) if out.stdout.starts_with(b"true") => Ok(None),
+            Ok(_) => Ok(Some(NotWorkTree {
+                git_said: String::new(),
+                hint: "run referee in the work tree, not in a bare repository or `.git` itself"
+                    .to_string(),
+            })),
+            Err(GitError::Failed { stderr, .. }) => {
+                // `safe.directory` is a config key: git prints it untranslated.
+                let hint = match stderr.contains("safe.directory") {
+                    true => {
+                        "git refuses a repository another user owns: run the `git config` line git gives above as the user who runs referee, or run referee as the repository's owner"
+                    }
+                    false => "run `git init` first",
+                };
+                Ok(Some(NotWorkTree {
+                    git_said: stderr,
+                    hint: hint.to_string(),
+                }))
+            }
             Err(err) => Err(err),
         }
     }
@@ -605,9 +657,9 @@ fn filter_overrides(listed: &[u8]) -> Result<Vec<OsString>, GitError> {
     Ok(args)
 }
 
-/// Whether `dir` is inside a git work tree: [`Git::is_work_tree`].
-pub fn is_work_tree(dir: &Path) -> Result<bool, GitError> {
-    Git::at(dir).is_work_tree()
+/// Why `dir` is no git work tree, if it is not: [`Git::not_a_work_tree`].
+pub fn not_a_work_tree(dir: &Path) -> Result<Option<NotWorkTree>, GitError> {
+    Git::at(dir).not_a_work_tree()
 }
 
 /// The commit id `rev` names in `repo`: [`Git::resolve_commit`].

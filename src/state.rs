@@ -151,13 +151,17 @@ impl State {
             return Ok(name);
         }
         let mut loops = self.loops()?;
+        let not_work_tree = match loops.is_empty() {
+            true => crate::git::not_a_work_tree(&self.repo)?,
+            false => None,
+        };
         match loops.len() {
             1 => Ok(loops.remove(0)),
-            0 if !crate::git::is_work_tree(&self.repo)? => Err(anyhow::anyhow!(
-                "no loop in `{}`, and `{}` is not inside a git work tree: referee snapshots rounds with git\n\
-                 hint: `git init` first, then `referee init --loop NAME`",
+            0 if let Some(why) = not_work_tree => Err(anyhow::anyhow!(
+                "no loop in `{}`, and `{}` is not inside a git work tree referee can use (it snapshots rounds with git){}",
                 self.root.display(),
-                shown(&self.repo)
+                shown(&self.repo),
+                why.explain()
             )),
             0 => Err(anyhow::anyhow!(
                 "no loop in `{}`\nhint: start one with `referee init --loop NAME`",

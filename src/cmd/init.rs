@@ -67,10 +67,11 @@ pub(super) fn write(
     let name = LoopName::parse(&name_text).map_err(|e| UsageError(format!("--loop: {e}")))?;
     apply_flags(&mut table, args, &name);
 
-    if !git::is_work_tree(&state.repo)? {
+    if let Some(why) = git::not_a_work_tree(&state.repo)? {
         anyhow::bail!(
-            "`{}` is not inside a git work tree: referee snapshots rounds with git\nhint: run `git init` first",
-            super::shown(&state.repo)
+            "`{}` is not inside a git work tree referee can use (it snapshots rounds with git){}",
+            super::shown(&state.repo),
+            why.explain()
         );
     }
     let base_rev = match table.get("base") {

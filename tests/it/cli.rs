@@ -146,6 +146,11 @@ fn outside_git_the_current_folder_is_named() {
         "{}",
         text(&out.stderr)
     );
+    assert!(
+        text(&out.stderr).ends_with("hint: run `git init` first\n"),
+        "{}",
+        text(&out.stderr)
+    );
 }
 
 #[test]

@@ -141,6 +141,32 @@ fn an_ignored_state_folder_or_frozen_file_does_not_break_record() {
 }
 
 #[test]
+fn a_repository_git_refuses_as_another_users_is_named_not_sent_to_git_init() {
+    // git's own test switch for a repository another user owns (as in a
+    // container that mounts the checkout): git 2.35.2 refuses it. referee
+    // said "not inside a git work tree" and "run `git init` first".
+    let repo = Repo::new();
+    for args in [&["init", "--loop", "l"][..], &["status"][..]] {
+        let out = repo
+            .referee_std()
+            .env("GIT_TEST_ASSUME_DIFFERENT_OWNER", "1")
+            .args(args)
+            .output()
+            .unwrap();
+        let stderr = text(&out.stderr);
+        assert_eq!(out.status.code(), Some(1), "{args:?}: {stderr}");
+        assert!(
+            stderr.contains("git says:\n  fatal: detected dubious ownership"),
+            "{args:?}: {stderr}"
+        );
+        assert!(stderr.contains("safe.directory"), "{args:?}: {stderr}");
+        assert!(!stderr.contains("git init"), "{args:?}: {stderr}");
+        assert!(!stderr.contains(" \n"), "trailing blanks: {stderr:?}");
+    }
+    assert!(!repo.join(".referee").exists());
+}
+
+#[test]
 fn no_fsmonitor_or_hook_the_repository_names_is_run() {
     let repo = with_loop();
     let outside = tempfile::tempdir().unwrap();
