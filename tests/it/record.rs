@@ -1114,3 +1114,31 @@ fn loops_of_one_name_in_two_worktrees_keep_their_own_refs() {
     let out = linked.run(&["ledger", "verify"]);
     assert_eq!(out.code, 0, "{}", out.stderr);
 }
+
+#[test]
+fn a_large_binary_file_is_named_in_the_patch_not_copied() {
+    // With `--binary`, the round's patch held every byte of a binary file
+    // as base85: a 50 MB file left in the work tree made 64 MB of evidence
+    // and of the reviewer's patch file.
+    let repo = Repo::with_loop("l", &[]);
+    let bytes: Vec<u8> = (0..2_000_000u32)
+        .map(|i| (i.wrapping_mul(2_654_435_761) >> 13) as u8)
+        .collect();
+    std::fs::write(repo.join("model.bin"), &bytes).unwrap();
+    repo.append("src/a.rs", "fn a() {}");
+    repo.record(r#"{"findings": []}"#).run().assert(0, "clean");
+    let patch =
+        std::fs::read_to_string(repo.join(".referee/ledgers/l/round-1/patch.diff")).unwrap();
+    assert!(patch.len() < 2_000, "{} bytes", patch.len());
+    let blob = repo.git(&["rev-parse", "--short", "refs/referee/l/round-1:model.bin"]);
+    assert!(
+        patch.contains(&format!(
+            "index 0000000..{}\nBinary files /dev/null and b/model.bin differ\n",
+            blob.trim()
+        )),
+        "{patch}"
+    );
+    assert!(patch.contains("+fn a() {}"), "{patch}");
+    let out = repo.run(&["ledger", "verify"]);
+    assert_eq!(out.code, 0, "{}", out.stderr);
+}
