@@ -22,6 +22,23 @@ pub struct State {
     pub named: bool,
 }
 
+/// The git folder the work tree `top` names itself: its `.git` folder, or
+/// the one its `.git` file points at (a linked worktree, a submodule, `git
+/// init --separate-git-dir`). `None` when it has neither: git was sent to
+/// it by `core.worktree` from a repository elsewhere.
+fn git_dir_at(top: &Path) -> Option<PathBuf> {
+    let dot_git = top.join(".git");
+    let meta = std::fs::symlink_metadata(&dot_git).ok()?;
+    if meta.is_dir() {
+        return Some(dot_git);
+    }
+    let text = std::fs::read_to_string(&dot_git).ok()?;
+    let named = text
+        .strip_prefix("gitdir: ")?
+        .trim_end_matches(['\n', '\r']);
+    Some(top.join(named))
+}
+
 impl State {
     /// Finds the state folder: `dir` if given, else `.referee/` at the top of
     /// the git work tree that holds the current folder. Refuses a layout
@@ -37,6 +54,23 @@ impl State {
     /// The state of `repo`, seen from `cwd`: `dir` (relative to `cwd`) or
     /// `.referee/` at the top of `repo`, refused when a link is in it.
     pub fn at(cwd: &Path, repo: PathBuf, dir: Option<&Path>) -> anyhow::Result<State> {
+        // Git's work tree holds the folder it was asked from, unless the
+        // repository's config moves it (`core.worktree`, which the writer
+        // can set): then referee would snapshot another folder, and keep
+        // its state there, while the work goes on here.
+        let canon = |p: &Path| std::fs::canonicalize(p).unwrap_or_else(|_| p.to_path_buf());
+        let moved = !canon(cwd).starts_with(canon(&repo))
+            || crate::git::Git::at(&repo).layout().is_some_and(|known| {
+                git_dir_at(&repo).map(|d| canon(&d)) != Some(canon(&known.git_dir))
+            });
+        if moved {
+            anyhow::bail!(
+                "git gives `{}` as the work tree of `{}`, not the folder its repository is in (`core.worktree` in the repository's config?); referee snapshots only that folder, and nothing was done\n\
+                 hint: `git config --get core.worktree` shows the setting; `git config --unset core.worktree` removes it",
+                repo.display(),
+                cwd.display()
+            );
+        }
         let root = match dir {
             Some(dir) if dir.is_absolute() => dir.to_path_buf(),
             Some(dir) => cwd.join(dir),

@@ -167,6 +167,43 @@ fn a_repository_git_refuses_as_another_users_is_named_not_sent_to_git_init() {
 }
 
 #[test]
+fn a_work_tree_moved_by_core_worktree_is_refused() {
+    // The writer can set `core.worktree` in `.git/config`: git then takes
+    // another folder for the work tree. With a copy of `.referee/` there,
+    // the loop went on against a decoy tree.
+    let repo = with_loop();
+    let decoy = tempfile::tempdir().unwrap();
+    let copy = Command::new("cp")
+        .args([
+            "-r",
+            &repo.join(".referee").to_string_lossy(),
+            &decoy.path().to_string_lossy(),
+        ])
+        .status()
+        .unwrap();
+    assert!(copy.success());
+    std::fs::write(decoy.path().join("decoy.rs"), "fn decoy() {}\n").unwrap();
+    let parent = repo.path().parent().unwrap().to_string_lossy().into_owned();
+    for place in [decoy.path().to_string_lossy().into_owned(), parent] {
+        repo.git(&["config", "core.worktree", &place]);
+        let out = record(repo.referee_std());
+        assert_eq!(out.code, 1, "{place}: {}", out.stderr);
+        assert!(
+            out.stderr
+                .contains(&format!("git gives `{place}` as the work tree of")),
+            "{}",
+            out.stderr
+        );
+        assert!(out.stderr.contains("core.worktree"), "{}", out.stderr);
+        assert_eq!(referee_refs(&repo), "");
+    }
+    assert!(!decoy.path().join(".referee/ledgers/l/round-1").exists());
+    // Without the setting the same round records.
+    repo.git(&["config", "--unset", "core.worktree"]);
+    assert_eq!(record(repo.referee_std()).code, 10);
+}
+
+#[test]
 fn no_fsmonitor_or_hook_the_repository_names_is_run() {
     let repo = with_loop();
     let outside = tempfile::tempdir().unwrap();
