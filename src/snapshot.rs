@@ -1374,46 +1374,39 @@ mod tests {
         );
     }
 
-    #[test]
-    fn a_missing_blob_the_patch_needs_fails_the_snapshot() {
-        // `write-tree --missing-ok` trusts the patch to read every blob
-        // that differs from `from`: an entry naming a blob the store lacks
-        // (kept by `skip-worktree` with no file in the work tree, so `add`
-        // leaves it) must fail the snapshot, never be stored as a tree.
-        let repo = Repo::new();
+    /// A snapshot of `repo` whose index names, for `path`, a blob the
+    /// store lacks (kept by `skip-worktree` with no file in the work tree,
+    /// so `add` leaves it): it must fail, naming the blob, never be stored
+    /// as a tree. `write-tree --missing-ok` trusts the patch to read every
+    /// blob that differs from `from`.
+    fn snapshot_with_a_missing_blob(repo: &Repo, path: &str) {
         let from = repo.git(&["rev-parse", "HEAD"]).trim().to_string();
         let ghost = "1234567890123456789012345678901234567890";
         repo.git(&[
             "update-index",
             "--add",
             "--cacheinfo",
-            &format!("100644,{ghost},ghost.txt"),
+            &format!("100644,{ghost},{path}"),
         ]);
-        repo.git(&["update-index", "--skip-worktree", "ghost.txt"]);
+        repo.git(&["update-index", "--skip-worktree", path]);
         let err = worktree_with_patch(repo.path(), EXCLUDE, None, &from)
             .expect_err("a snapshot naming a missing blob");
         assert!(err.to_string().contains(ghost), "{err}");
     }
 
     #[test]
+    fn a_missing_blob_the_patch_needs_fails_the_snapshot() {
+        snapshot_with_a_missing_blob(&Repo::new(), "ghost.txt");
+    }
+
+    #[test]
     fn a_missing_blob_of_a_binary_file_fails_the_snapshot() {
         // The patch no longer prints a binary file's bytes (no `--binary`),
-        // and `-diff` makes a file binary without looking at them. Git still reads the blob, and so still fails on a
-        // missing one: `write-tree --missing-ok` relies on that.
+        // and `-diff` makes a file binary without looking at them. Git
+        // still reads the blob, and so still fails on a missing one.
         let repo = Repo::new();
         repo.write(".gitattributes", "*.bin -diff\n");
-        let from = repo.git(&["rev-parse", "HEAD"]).trim().to_string();
-        let ghost = "1234567890123456789012345678901234567890";
-        repo.git(&[
-            "update-index",
-            "--add",
-            "--cacheinfo",
-            &format!("100644,{ghost},ghost.bin"),
-        ]);
-        repo.git(&["update-index", "--skip-worktree", "ghost.bin"]);
-        let err = worktree_with_patch(repo.path(), EXCLUDE, None, &from)
-            .expect_err("a snapshot naming a missing blob");
-        assert!(err.to_string().contains(ghost), "{err}");
+        snapshot_with_a_missing_blob(&repo, "ghost.bin");
     }
 
     #[test]
