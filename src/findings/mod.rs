@@ -114,6 +114,8 @@ pub enum FindingsError {
     Empty,
     #[error("input is not utf-8: invalid byte at offset {offset}")]
     NotUtf8 { offset: usize },
+    #[error("input starts as utf-16 but is not: invalid unit at byte offset {offset}")]
+    NotUtf16 { offset: usize },
     #[error("{format}: line {line} column {column}: {message}")]
     Syntax {
         format: Format,
@@ -189,16 +191,48 @@ pub(crate) const MAX_TITLE: usize = 300;
 /// Longest body kept (test output can be huge).
 pub(crate) const MAX_BODY: usize = 8000;
 
+/// The text of UTF-16 input, which starts with its byte order mark (what
+/// Windows PowerShell 5 writes for `>`); `None` for any other input.
+fn from_utf16(input: &[u8]) -> Option<Result<String, FindingsError>> {
+    let (little, body) = match input {
+        [0xFF, 0xFE, body @ ..] => (true, body),
+        [0xFE, 0xFF, body @ ..] => (false, body),
+        _ => return None,
+    };
+    let units = body.chunks(2).map(|pair| match (pair, little) {
+        ([a, b], true) => Ok(u16::from_le_bytes([*a, *b])),
+        ([a, b], false) => Ok(u16::from_be_bytes([*a, *b])),
+        _ => Err(()),
+    });
+    let mut text = String::with_capacity(body.len() / 2);
+    let mut offset = 2;
+    for decoded in char::decode_utf16(units.map_while(Result::ok)) {
+        match decoded {
+            Ok(ch) => {
+                text.push(ch);
+                offset += 2 * ch.len_utf16();
+            }
+            Err(_) => return Some(Err(FindingsError::NotUtf16 { offset })),
+        }
+    }
+    if body.len() % 2 == 1 {
+        return Some(Err(FindingsError::NotUtf16 { offset }));
+    }
+    Some(Ok(text))
+}
+
 /// Reads one reviewer output. `repo_root` is the absolute repository root,
 /// used only to make absolute paths repo-relative.
 pub fn parse(input: &[u8], format: Format, repo_root: &str) -> Result<Parsed, FindingsError> {
-    let text = match std::str::from_utf8(input) {
-        Ok(text) => text,
-        Err(err) => {
-            return Err(FindingsError::NotUtf8 {
-                offset: err.valid_up_to(),
-            });
+    let decoded;
+    let text = match from_utf16(input) {
+        Some(text) => {
+            decoded = text?;
+            decoded.as_str()
         }
+        None => std::str::from_utf8(input).map_err(|err| FindingsError::NotUtf8 {
+            offset: err.valid_up_to(),
+        })?,
     };
     let text = text.strip_prefix('\u{feff}').unwrap_or(text);
     if text.trim().is_empty() {

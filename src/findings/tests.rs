@@ -69,7 +69,7 @@ fn escaping_paths_are_flagged() {
 
 #[test]
 fn errors_name_the_position() {
-    let table: [(&[u8], Format, &str); 10] = [
+    let table: [(&[u8], Format, &str); 12] = [
         (
             b"[[]]",
             Format::Auto,
@@ -106,6 +106,16 @@ fn errors_name_the_position() {
             b"ok\xff\xfe",
             Format::Auto,
             "input is not utf-8: invalid byte at offset 2",
+        ),
+        (
+            b"\xff\xfe{\x00\x00\xdc",
+            Format::Auto,
+            "input starts as utf-16 but is not: invalid unit at byte offset 4",
+        ),
+        (
+            b"\xff\xfe{\x00\x22",
+            Format::Auto,
+            "input starts as utf-16 but is not: invalid unit at byte offset 4",
         ),
         (
             b"{\"version\": \"2.1.0\"}",
@@ -145,4 +155,34 @@ fn claude_results_need_structured_output() {
     .expect_err("an error")
     .to_string();
     assert!(err.contains("no structured review"), "{err}");
+}
+
+#[test]
+fn utf16_with_a_byte_order_mark_reads_as_its_text() {
+    // Windows PowerShell 5 writes `>` as UTF-16 with a byte order mark.
+    let text = "{\"findings\": [{\"id\": \"F1\", \"severity\": \"bug\", \"title\": \"naïve 🦀 check\", \"file\": \"src/a.rs\", \"line\": 1}]}\r\n";
+    let utf8 = parse(text.as_bytes(), Format::Auto, ROOT).expect("utf-8");
+    for little in [true, false] {
+        let mut bytes = match little {
+            true => vec![0xFF, 0xFE],
+            false => vec![0xFE, 0xFF],
+        };
+        for unit in text.encode_utf16() {
+            bytes.extend(match little {
+                true => unit.to_le_bytes(),
+                false => unit.to_be_bytes(),
+            });
+        }
+        assert_eq!(parse(&bytes, Format::Auto, ROOT).expect("utf-16"), utf8);
+    }
+    let tagged: Vec<u8> = [0xFF, 0xFE]
+        .into_iter()
+        .chain("[clean]\n".encode_utf16().flat_map(u16::to_le_bytes))
+        .collect();
+    assert!(
+        parse(&tagged, Format::Auto, ROOT)
+            .expect("tagged")
+            .findings
+            .is_empty()
+    );
 }
