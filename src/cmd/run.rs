@@ -43,8 +43,9 @@ pub fn run(state: &State, mut args: RunArgs) -> anyhow::Result<Exit> {
         };
         anyhow::bail!(
             "contract `{}` has no `[{missing}]` section: `referee run` needs a writer and a reviewer\n\
-             hint: `referee init --writer claude --reviewer codex` (before round 1), or drive the loop yourself with `referee record`",
-            super::shown(&lp.loaded.path)
+             hint: before round 1, add the sections by hand (docs/presets.md) or write the contract again: `referee init --loop {} --writer claude --reviewer codex --force`; or drive the loop yourself with `referee record`",
+            super::shown(&lp.loaded.path),
+            lp.name
         );
     };
     preflight(&lp, &writer, &reviewer)?;

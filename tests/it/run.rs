@@ -669,3 +669,28 @@ fn on_a_terminal_each_call_gets_a_live_status_line() {
     );
     assert!(screen.contains("stop: clean"), "{screen}");
 }
+
+#[test]
+fn run_without_agents_gives_an_init_command_that_works() {
+    // The hint said `referee init --writer claude --reviewer codex`, which
+    // `init` refuses while the contract exists (it needs `--force`).
+    let repo = Repo::with_loop("l", &[]);
+    let out = repo.run(&["run", "--task", "fix it"]);
+    assert_eq!(out.code, 1, "{}", out.stderr);
+    assert!(
+        out.stderr.contains("has no `[writer]` section"),
+        "{}",
+        out.stderr
+    );
+    let hinted = out
+        .stderr
+        .split("write the contract again: `")
+        .nth(1)
+        .and_then(|rest| rest.split('`').next())
+        .unwrap_or_else(|| panic!("no command in: {}", out.stderr));
+    let args: Vec<&str> = hinted.split_whitespace().skip(1).collect();
+    assert_eq!(args[..2], ["init", "--loop"], "{hinted}");
+    let out = repo.run(&args);
+    assert_eq!(out.code, 0, "{hinted}: {}", out.stderr);
+    assert!(repo.read(".referee/contracts/l.toml").contains("[writer]"));
+}
