@@ -64,6 +64,23 @@ pub fn run(state: &State, args: LoopArgs) -> anyhow::Result<Exit> {
         .rev()
         .find(|r| r.kind == crate::ledger::Kind::Approve)
         .map(|r| r.by.clone());
+    // No round rows, yet snapshot refs that hold rounds: the ledger was
+    // removed or replaced since (the writer can delete files, and a fresh
+    // ledger starts the loop over). Asked of git only then.
+    let lost_rounds: Vec<u32> = match history
+        .rows
+        .iter()
+        .any(|r| r.kind == crate::ledger::Kind::Round)
+    {
+        true => Vec::new(),
+        false => {
+            let mut rounds: Vec<u32> = crate::snapshot::round_refs(&lp.repo, name)?
+                .into_keys()
+                .collect();
+            rounds.sort_unstable();
+            rounds
+        }
+    };
     let driving = super::round::driving(&lp);
     let driven_by_run = c.writer.is_some() && c.reviewer.is_some();
     let next = match history.standing() {
@@ -169,6 +186,7 @@ pub fn run(state: &State, args: LoopArgs) -> anyhow::Result<Exit> {
             })),
             "open": findings,
             "skipped": skipped_json,
+            "lost_rounds": lost_rounds,
             "next": next,
         });
         super::emit_json(&value)?;
@@ -272,6 +290,20 @@ pub fn run(state: &State, args: LoopArgs) -> anyhow::Result<Exit> {
                     .map_or_else(|| "?".to_string(), |n| n.to_string())
             );
         }
+    }
+    if let Some(last) = lost_rounds.last() {
+        let reference = crate::snapshot::round_ref(&lp.repo, name, *last)?;
+        let _ = writeln!(
+            out,
+            "warning: the ledger `{}` has no rounds, but this loop's snapshot refs hold {}: the ledger was removed or replaced since they were recorded\n\
+             hint: `git log --oneline {reference}` shows them; a ledger you committed comes back with `git checkout -- {}`",
+            crate::state::shown(lp.store.path()),
+            match lost_rounds.len() {
+                1 => format!("round {last}"),
+                n => format!("{n} rounds (up to {last})"),
+            },
+            crate::state::shown(lp.store.path().parent().unwrap_or(lp.store.path())),
+        );
     }
     let _ = writeln!(out, "next: {next}");
     super::emit(&out)?;

@@ -1142,3 +1142,33 @@ fn a_large_binary_file_is_named_in_the_patch_not_copied() {
     let out = repo.run(&["ledger", "verify"]);
     assert_eq!(out.code, 0, "{}", out.stderr);
 }
+
+#[test]
+fn status_names_rounds_whose_ledger_is_gone() {
+    // A writer can delete `.referee/ledgers/`: the loop then read as not
+    // started, with nothing said of the rounds its snapshot refs still hold.
+    let repo = Repo::with_loop("l", &[]);
+    repo.append("src/a.rs", "fn a() {}");
+    repo.record(&native(&[("F1", "bug")])).run().assert(10, "");
+    let status: Value = serde_json::from_str(&repo.run(&["status", "--json"]).stdout).unwrap();
+    assert_eq!(status["lost_rounds"], serde_json::json!([]));
+
+    std::fs::remove_dir_all(repo.join(".referee/ledgers")).unwrap();
+    let out = repo.run(&["status"]);
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    assert!(
+        out.stdout.contains(
+            "warning: the ledger `.referee/ledgers/l.csv` has no rounds, but this loop's snapshot refs hold round 1"
+        ),
+        "{}",
+        out.stdout
+    );
+    assert!(
+        out.stdout
+            .contains("`git log --oneline refs/referee/l/round-1`"),
+        "{}",
+        out.stdout
+    );
+    let status: Value = serde_json::from_str(&repo.run(&["status", "--json"]).stdout).unwrap();
+    assert_eq!(status["lost_rounds"], serde_json::json!([1]));
+}
