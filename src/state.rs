@@ -22,13 +22,14 @@ pub struct State {
     pub named: bool,
 }
 
-/// The git folder the work tree `top` names itself: its `.git` folder, or
-/// the one its `.git` file points at (a linked worktree, a submodule, `git
-/// init --separate-git-dir`). `None` when it has neither: git was sent to
-/// it by `core.worktree` from a repository elsewhere.
+/// The git folder the work tree `top` names itself: its `.git` folder (or
+/// the folder a `.git` link points at), or the one its `.git` file names
+/// (a linked worktree, a submodule, `git init --separate-git-dir`). `None`
+/// when it has neither: git was sent to it by `core.worktree` from a
+/// repository elsewhere.
 fn git_dir_at(top: &Path) -> Option<PathBuf> {
     let dot_git = top.join(".git");
-    let meta = std::fs::symlink_metadata(&dot_git).ok()?;
+    let meta = std::fs::metadata(&dot_git).ok()?;
     if meta.is_dir() {
         return Some(dot_git);
     }

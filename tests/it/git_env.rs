@@ -201,6 +201,15 @@ fn a_work_tree_moved_by_core_worktree_is_refused() {
     // Without the setting the same round records.
     repo.git(&["config", "--unset", "core.worktree"]);
     assert_eq!(record(repo.referee_std()).code, 10);
+
+    // A `.git` that is a link to the git folder is the repository's own.
+    let linked = with_loop();
+    let moved = tempfile::tempdir().unwrap();
+    let git_dir = moved.path().join("git");
+    std::fs::rename(linked.join(".git"), &git_dir).unwrap();
+    std::os::unix::fs::symlink(&git_dir, linked.join(".git")).unwrap();
+    let out = record(linked.referee_std());
+    assert_eq!(out.code, 10, "{}", out.stderr);
 }
 
 #[test]
