@@ -114,7 +114,9 @@ pub enum FindingsError {
     Empty,
     #[error("input is not utf-8: invalid byte at offset {offset}")]
     NotUtf8 { offset: usize },
-    #[error("input starts as utf-16 but is not: invalid unit at byte offset {offset}")]
+    #[error(
+        "input is not utf-8, nor the utf-16 its byte order mark says: invalid unit at byte offset {offset}"
+    )]
     NotUtf16 { offset: usize },
     #[error("{format}: line {line} column {column}: {message}")]
     Syntax {

@@ -69,7 +69,7 @@ fn escaping_paths_are_flagged() {
 
 #[test]
 fn errors_name_the_position() {
-    let table: [(&[u8], Format, &str); 12] = [
+    let table: [(&[u8], Format, &str); 13] = [
         (
             b"[[]]",
             Format::Auto,
@@ -110,12 +110,17 @@ fn errors_name_the_position() {
         (
             b"\xff\xfe{\x00\x00\xdc",
             Format::Auto,
-            "input starts as utf-16 but is not: invalid unit at byte offset 4",
+            "input is not utf-8, nor the utf-16 its byte order mark says: invalid unit at byte offset 4",
+        ),
+        (
+            b"\xff\xfe{\"findings\": []}\n",
+            Format::Auto,
+            "input is not utf-8, nor the utf-16 its byte order mark says: invalid unit at byte offset 18",
         ),
         (
             b"\xff\xfe{\x00\x22",
             Format::Auto,
-            "input starts as utf-16 but is not: invalid unit at byte offset 4",
+            "input is not utf-8, nor the utf-16 its byte order mark says: invalid unit at byte offset 4",
         ),
         (
             b"{\"version\": \"2.1.0\"}",

@@ -124,7 +124,7 @@ fn a_huge_responses_file_is_refused_with_bounded_memory() {
 fn a_review_that_is_not_utf8_is_refused_and_records_nothing() {
     let f = Driven::new();
     f.file("writer-1.sh", "echo 'fn a() { 2 }' > src/a.rs\n")
-        .file("reviewer-1.print", b"\xff\xfe{\"findings\": []}\n");
+        .file("reviewer-1.print", b"\xc3({\"findings\": []}\n");
     let out = referee(&f.repo, &["run", "--task", "t"]);
     assert_eq!(out.code, 1, "{}", out.stdout);
     assert!(
