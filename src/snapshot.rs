@@ -63,6 +63,11 @@ pub enum SnapshotError {
     },
     #[error("`{rev}` names no commit or tree in `{repo}`")]
     NoTree { rev: String, repo: PathBuf },
+    #[error(
+        "`{path}` is a git repository inside the work tree with no commit (a `git init` in that folder?): git cannot take it into a snapshot, so nothing was recorded\n\
+         hint: remove `{path}.git`, commit in it, or list `{path}` in `.gitignore`; then record again"
+    )]
+    EmbeddedWithoutCommit { path: String },
 }
 
 /// The identity of snapshot commits: fixed, so snapshots work on machines
@@ -536,7 +541,7 @@ fn worktree_tree_at<R>(
     .map(OsString::from)
     .to_vec();
     args.extend(exclude.iter().flat_map(|d| excluding(d)));
-    git.run(&args)?;
+    git.run(&args).map_err(embedded_without_commit)?;
     if depth < MAX_SUBMODULE_DEPTH && repo.join(".gitmodules").is_file() {
         dirty_submodules(git, depth)?;
     }
@@ -545,6 +550,26 @@ fn worktree_tree_at<R>(
     }
 
     finish(git)
+}
+
+/// `git add`'s refusal of a git repository inside the work tree that has
+/// no commit (a `git init` the writer or a scaffolding tool ran in a
+/// folder), told as what it is and what to do; any other error as it
+/// came. Git says it as `error: 'sub/' does not have a commit checked out`
+/// (an English build; another language falls back to git's own words).
+fn embedded_without_commit(err: GitError) -> SnapshotError {
+    let found = match &err {
+        GitError::Failed { stderr, .. } => stderr.lines().find_map(|line| {
+            let rest = line.strip_prefix("error: '")?;
+            let (path, tail) = rest.split_once('\'')?;
+            (tail == " does not have a commit checked out").then(|| path.to_string())
+        }),
+        _ => None,
+    };
+    match found {
+        Some(path) => SnapshotError::EmbeddedWithoutCommit { path },
+        None => err.into(),
+    }
 }
 
 /// The two pathspecs that keep `git add` off the repo-relative `path` and
@@ -1407,6 +1432,30 @@ mod tests {
         let repo = Repo::new();
         repo.write(".gitattributes", "*.bin -diff\n");
         snapshot_with_a_missing_blob(&repo, "ghost.bin");
+    }
+
+    #[test]
+    fn a_repository_with_no_commit_inside_the_work_tree_is_named() {
+        // `git add` refuses it ("does not have a commit checked out"), and
+        // every round failed with git's "adding files failed".
+        let repo = Repo::new();
+        repo.write("vendor/tool/main.rs", "fn main() {}\n");
+        repo.git(&["-C", "vendor/tool", "init", "-q"]);
+        let err = worktree_tree(repo.path(), EXCLUDE).expect_err("refused");
+        assert!(
+            err.to_string().starts_with(
+                "`vendor/tool/` is a git repository inside the work tree with no commit"
+            ),
+            "{err}"
+        );
+        assert!(
+            err.to_string().contains("remove `vendor/tool/.git`"),
+            "{err}"
+        );
+        // Ignored, it is left out like any ignored folder.
+        repo.write(".gitignore", "vendor/tool/\n");
+        let tree = worktree_tree(repo.path(), EXCLUDE).expect("tree");
+        assert_eq!(repo.ls_tree(&tree), [".gitignore", "README.md"]);
     }
 
     #[test]
