@@ -282,11 +282,6 @@ impl<'a> Git<'a> {
         self.repo
     }
 
-    /// The variables [`Git::env`] set.
-    pub fn vars(&self) -> &'a [(&'a str, &'a OsStr)] {
-        self.env
-    }
-
     /// Runs `git ARGS`; returns its output when it exits 0.
     pub fn run<I, S>(&self, args: I) -> Result<Output, GitError>
     where

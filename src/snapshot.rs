@@ -424,10 +424,8 @@ pub fn worktree_with_patch(
     exclude: &[&str],
     frozen: Option<Frozen<'_>>,
     from: &str,
-    attrs: Option<&str>,
 ) -> Result<(String, Patch), SnapshotError> {
-    let (tree, (), patch) =
-        worktree_with_patch_then(repo, exclude, frozen, from, attrs, |_| Ok(()))?;
+    let (tree, (), patch) = worktree_with_patch_then(repo, exclude, frozen, from, |_| Ok(()))?;
     Ok((tree, patch))
 }
 
@@ -439,11 +437,10 @@ pub fn worktree_with_patch_then<T: Send>(
     exclude: &[&str],
     frozen: Option<Frozen<'_>>,
     from: &str,
-    attrs: Option<&str>,
     then: impl FnOnce(&str) -> Result<T, SnapshotError> + Send,
 ) -> Result<(String, T, Patch), SnapshotError> {
     worktree_tree_at(repo, exclude, frozen, 0, |git| {
-        tree_and_patch(git, from, attrs, then)
+        tree_and_patch(git, from, then)
     })
 }
 
@@ -605,14 +602,8 @@ fn excluding(path: &str) -> [OsString; 2] {
 fn tree_and_patch<T: Send>(
     git: Git<'_>,
     from: &str,
-    attrs: Option<&str>,
     then: impl FnOnce(&str) -> Result<T, SnapshotError> + Send,
 ) -> Result<(String, T, Patch), SnapshotError> {
-    let mut env = git.vars().to_vec();
-    if let Some(attrs) = attrs {
-        env.push((ATTR_SOURCE, OsStr::new(attrs)));
-    }
-    let lister = git.env(&env);
     // `diff-index --cached` only reads the index; `write-tree` rewrites it
     // (its cache tree) by renaming a new file over it, so the reader sees
     // the same entries either way.
@@ -626,7 +617,7 @@ fn tree_and_patch<T: Send>(
     // an entry that does not is `from`'s own blob. Whatever `then` makes
     // of the tree (a commit, no ref) is left unused when the patch fails.
     let (made, listed) = std::thread::scope(|scope| {
-        let listed = scope.spawn(|| lister.run(listing_args(&["diff-index", "--cached"], &[from])));
+        let listed = scope.spawn(|| git.run(listing_args(&["diff-index", "--cached"], &[from])));
         let made = git
             .run(["write-tree", "--missing-ok"])
             .map_err(SnapshotError::from)
@@ -938,32 +929,11 @@ pub fn changed_paths(
     Ok(paths)
 }
 
-/// The patch from `from` to `to` (commits, refs or trees), with the
-/// `.gitattributes` of `attrs` (see [`ATTR_SOURCE`]).
-pub fn diff(
-    repo: &Path,
-    from: &str,
-    to: &str,
-    attrs: Option<&str>,
-) -> Result<Patch, SnapshotError> {
-    let env: Vec<(&str, &OsStr)> = attrs
-        .map(|attrs| (ATTR_SOURCE, OsStr::new(attrs)))
-        .into_iter()
-        .collect();
-    let out = Git::at(repo)
-        .env(&env)
-        .run(listing_args(&["diff-tree"], &[from, to]))?;
+/// The patch from `from` to `to` (commits, refs or trees).
+pub fn diff(repo: &Path, from: &str, to: &str) -> Result<Patch, SnapshotError> {
+    let out = Git::at(repo).run(listing_args(&["diff-tree"], &[from, to]))?;
     parse_listing(out.stdout)
 }
-
-/// The variable that makes git read `.gitattributes` from a commit or tree
-/// instead of the work tree (git 2.40; an older git ignores it). A round's
-/// patch is listed with the loop's base as that source: the attributes
-/// the person started the loop with decide which files show as binary, so
-/// a writer's `*.rs -diff` in `.gitattributes` cannot turn its own
-/// changes into `Binary files … differ` for the reviewer (the attributes
-/// file's own change still shows).
-const ATTR_SOURCE: &str = "GIT_ATTR_SOURCE";
 
 /// A diff command that lists the numstat records and the patch in one
 /// pass: `git -c core.quotePath=false COMMAND… DIFF_FLAGS --numstat -z -p
@@ -1444,7 +1414,7 @@ mod tests {
             &format!("100644,{ghost},{path}"),
         ]);
         repo.git(&["update-index", "--skip-worktree", path]);
-        let err = worktree_with_patch(repo.path(), EXCLUDE, None, &from, None)
+        let err = worktree_with_patch(repo.path(), EXCLUDE, None, &from)
             .expect_err("a snapshot naming a missing blob");
         assert!(err.to_string().contains(ghost), "{err}");
     }
@@ -1486,36 +1456,6 @@ mod tests {
         repo.write(".gitignore", "vendor/tool/\n");
         let tree = worktree_tree(repo.path(), EXCLUDE).expect("tree");
         assert_eq!(repo.ls_tree(&tree), [".gitignore", "README.md"]);
-    }
-
-    #[test]
-    fn the_patch_reads_the_attributes_it_is_given() {
-        // `diff` (the Stop hook's patch) and the snapshot's own listing
-        // both take `.gitattributes` from `attrs` when given one.
-        let repo = Repo::new();
-        let base = repo.git(&["rev-parse", "HEAD"]).trim().to_string();
-        repo.write(".gitattributes", "*.rs -diff\n");
-        repo.write("a.rs", "fn hidden() {}\n");
-        let (tree, listed) =
-            worktree_with_patch(repo.path(), EXCLUDE, None, &base, Some(&base)).expect("snapshot");
-        let (_, plain) =
-            worktree_with_patch(repo.path(), EXCLUDE, None, &base, None).expect("snapshot");
-        let text = |p: &Patch| String::from_utf8_lossy(&p.text).into_owned();
-        assert!(
-            text(&listed).contains("+fn hidden() {}"),
-            "{}",
-            text(&listed)
-        );
-        assert!(
-            text(&plain).contains("Binary files /dev/null and b/a.rs differ"),
-            "{}",
-            text(&plain)
-        );
-        assert_eq!(
-            diff(repo.path(), &base, &tree, Some(&base)).expect("diff"),
-            listed
-        );
-        assert_eq!(diff(repo.path(), &base, &tree, None).expect("diff"), plain);
     }
 
     #[test]
@@ -1848,7 +1788,7 @@ mod tests {
         repo.write("tab\tand \"quote\".txt", "odd\n");
         let second = repo.take(2, Some(&first.commit));
 
-        let patch = diff(repo.path(), &first.commit, &second.commit, None).expect("diff");
+        let patch = diff(repo.path(), &first.commit, &second.commit).expect("diff");
         assert_eq!(
             patch.files,
             [
@@ -1941,9 +1881,9 @@ mod tests {
 
         for from in [first.commit.as_str(), crate::git::EMPTY_TREE] {
             let (tree, patch) =
-                worktree_with_patch(repo.path(), EXCLUDE, None, from, None).expect("snapshot");
+                worktree_with_patch(repo.path(), EXCLUDE, None, from).expect("snapshot");
             assert_eq!(tree, worktree_tree(repo.path(), EXCLUDE).expect("tree"));
-            assert_eq!(patch, diff(repo.path(), from, &tree, None).expect("diff"));
+            assert_eq!(patch, diff(repo.path(), from, &tree).expect("diff"));
 
             // Each part as git prints it alone (`-U3` implies `-p`: the
             // numstat-only call leaves the pinned flags out).
@@ -1965,7 +1905,7 @@ mod tests {
             );
         }
         let (_, patch) =
-            worktree_with_patch(repo.path(), EXCLUDE, None, &first.commit, None).expect("snapshot");
+            worktree_with_patch(repo.path(), EXCLUDE, None, &first.commit).expect("snapshot");
         assert_eq!(
             patch.files,
             [
@@ -2010,7 +1950,7 @@ mod tests {
         std::fs::remove_file(repo.path().join("a.txt")).expect("rm");
         repo.write("b.txt", body.replace("line 5\n", "line five\n"));
         let second = repo.take(2, Some(&first.commit));
-        let patch = diff(repo.path(), &first.tree, &second.tree, None).expect("diff");
+        let patch = diff(repo.path(), &first.tree, &second.tree).expect("diff");
         assert_eq!(patch.files, ["a.txt", "b.txt"]);
         assert_eq!((patch.added, patch.removed), (1, 1));
     }
@@ -2024,7 +1964,7 @@ mod tests {
         repo.write("README.md", "");
         let second = repo.take(2, Some(&first.commit));
 
-        let patch = diff(repo.path(), &first.commit, &second.commit, None).expect("diff");
+        let patch = diff(repo.path(), &first.commit, &second.commit).expect("diff");
         assert_eq!((patch.added, patch.removed), (2, 2));
         assert_eq!(patch.files, ["README.md", "f.txt"]);
         let text = String::from_utf8(patch.text.clone()).expect("utf-8");
@@ -2035,11 +1975,11 @@ mod tests {
         assert!(text.contains("-b\n+B\n c\n+d\n"), "{text}");
 
         // From the empty tree (a loop whose base has no commits).
-        let all = diff(repo.path(), crate::git::EMPTY_TREE, &first.tree, None).expect("diff");
+        let all = diff(repo.path(), crate::git::EMPTY_TREE, &first.tree).expect("diff");
         assert_eq!((all.added, all.removed), (4, 0));
         assert_eq!(all.files, ["README.md", "f.txt"]);
 
-        let none = diff(repo.path(), &second.commit, &second.tree, None).expect("diff");
+        let none = diff(repo.path(), &second.commit, &second.tree).expect("diff");
         assert_eq!(none, Patch::default());
     }
 
@@ -2053,7 +1993,7 @@ mod tests {
         repo.write("ü.txt", "y\n");
         repo.write("pic.dat", [0u8, 159, 146, 150]);
         let second = repo.take(2, Some(&first.commit));
-        let plain = diff(repo.path(), &first.commit, &second.commit, None).expect("diff");
+        let plain = diff(repo.path(), &first.commit, &second.commit).expect("diff");
 
         for (key, value) in [
             ("diff.noprefix", "true"),
@@ -2072,7 +2012,7 @@ mod tests {
             repo.git(&["config", key, value]);
         }
         repo.write(".git/info/attributes", "*.dat diff=dat\n*.txt diff=dat\n");
-        let configured = diff(repo.path(), &first.commit, &second.commit, None).expect("diff");
+        let configured = diff(repo.path(), &first.commit, &second.commit).expect("diff");
         assert_eq!(
             String::from_utf8_lossy(&configured.text),
             String::from_utf8_lossy(&plain.text)
@@ -2156,7 +2096,7 @@ mod tests {
             .expect_err("bad parent");
         assert!(err.to_string().contains("`git commit-tree"), "{err}");
 
-        let err = diff(repo.path(), "HEAD", "no-such-rev", None).expect_err("bad rev");
+        let err = diff(repo.path(), "HEAD", "no-such-rev").expect_err("bad rev");
         assert!(
             err.to_string()
                 .contains("`git -c core.quotePath=false diff-tree"),

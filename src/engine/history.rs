@@ -46,13 +46,7 @@ impl Loop {
         from: &str,
     ) -> Result<(String, crate::snapshot::Patch), crate::snapshot::SnapshotError> {
         let exclude: Vec<&str> = self.exclude.iter().map(String::as_str).collect();
-        crate::snapshot::worktree_with_patch(
-            &self.repo,
-            &exclude,
-            self.frozen_files(),
-            from,
-            Some(&self.contract().base),
-        )
+        crate::snapshot::worktree_with_patch(&self.repo, &exclude, self.frozen_files(), from)
     }
 
     /// [`Loop::worktree_with_patch`], with `then` called on the tree as soon
@@ -68,7 +62,6 @@ impl Loop {
             &exclude,
             self.frozen_files(),
             from,
-            Some(&self.contract().base),
             then,
         )
     }

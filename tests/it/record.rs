@@ -1172,31 +1172,3 @@ fn status_names_rounds_whose_ledger_is_gone() {
     let status: Value = serde_json::from_str(&repo.run(&["status", "--json"]).stdout).unwrap();
     assert_eq!(status["lost_rounds"], serde_json::json!([1]));
 }
-
-#[test]
-fn the_writers_gitattributes_cannot_hide_a_change_from_the_patch() {
-    // A line in `.gitattributes` (`*.rs -diff`) made every change to a Rust
-    // file read `Binary files … differ`: the reviewer saw none of them.
-    // The patch now reads the attributes the loop's base has.
-    let repo = Repo::new();
-    repo.write(".gitattributes", "*.lock -diff\n");
-    repo.write("deps.lock", "a 1\n");
-    repo.git(&["add", "-A"]);
-    repo.git(&["commit", "-q", "-m", "attributes"]);
-    repo.init_loop("l", &[]);
-    repo.write(".gitattributes", "*.lock -diff\n*.rs -diff\n");
-    repo.write("src/a.rs", "fn hidden() {}\n");
-    repo.write("deps.lock", "a 2\n");
-    repo.record(r#"{"findings": []}"#).run().assert(0, "clean");
-    let patch =
-        std::fs::read_to_string(repo.join(".referee/ledgers/l/round-1/patch.diff")).unwrap();
-    assert!(patch.contains("+fn hidden() {}"), "{patch}");
-    assert!(patch.contains("+*.rs -diff"), "{patch}");
-    // The person's own attributes still decide: their lock file is binary.
-    assert!(
-        patch.contains("Binary files a/deps.lock and b/deps.lock differ"),
-        "{patch}"
-    );
-    let rows = rounds(&repo);
-    assert_eq!(rows[0]["diff_added"], 2, "{patch}");
-}
