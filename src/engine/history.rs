@@ -147,6 +147,11 @@ pub struct RoundState {
     /// by every round: `absent` for a file that did not exist.
     #[serde(default, skip_serializing_if = "std::collections::BTreeMap::is_empty")]
     pub pinned: std::collections::BTreeMap<String, String>,
+    /// A `.gitattributes` file changed in this round or an earlier one:
+    /// the patch is listed with the base's attributes from then on (see
+    /// `engine::finish`).
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub attributes_changed: bool,
 }
 
 /// Where the loop stands for the next `record`.

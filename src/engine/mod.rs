@@ -231,6 +231,7 @@ fn record_opened<'a>(
         None => commit(lp, &history, &tree)?,
     };
     let from = previous_snapshot(lp, &history);
+    let patch = with_base_attributes(lp, &history, &from, &tree, patch)?;
     finish(lp, locked, &history, Snapped { snap, from, patch }, sub)
 }
 
@@ -254,7 +255,40 @@ pub fn snap(
 ) -> anyhow::Result<Snapped> {
     let snap = commit(lp, history, &tree)?;
     let from = previous_snapshot(lp, history);
+    let patch = with_base_attributes(lp, history, &from, &tree, patch)?;
     Ok(Snapped { snap, from, patch })
+}
+
+/// Whether a `.gitattributes` file differs from the base's: this round's
+/// patch touches one, or an earlier round's did.
+fn attributes_changed(history: &History, patch: &snapshot::Patch) -> bool {
+    history
+        .last
+        .as_ref()
+        .is_some_and(|(_, last)| last.attributes_changed)
+        || patch
+            .files
+            .iter()
+            .any(|f| f == ".gitattributes" || f.ends_with("/.gitattributes"))
+}
+
+/// The round's patch as the base's `.gitattributes` show it, once any
+/// attributes file differs from the base's. The patch shows each file as
+/// the work tree's attributes say, and the writer can edit them: `*.rs
+/// -diff` made every Rust change read `Binary files … differ`, unseen by
+/// the reviewer and uncounted. Listed again only then: git reading
+/// attributes from a tree costs about 140 µs per changed file.
+fn with_base_attributes(
+    lp: &Loop,
+    history: &History,
+    from: &str,
+    tree: &str,
+    patch: snapshot::Patch,
+) -> Result<snapshot::Patch, snapshot::SnapshotError> {
+    match attributes_changed(history, &patch) {
+        true => snapshot::diff_with_attributes(&lp.repo, from, tree, &lp.contract().base),
+        false => Ok(patch),
+    }
 }
 
 /// Writes `tree` as the next round's snapshot commit, whose parent is
@@ -308,6 +342,7 @@ pub fn finish<'a>(
 ) -> anyhow::Result<Recorded> {
     let contract = ensure_contract_unchanged(lp)?;
     let round = history.round() + 1;
+    let attributes_changed = attributes_changed(history, &snapped.patch);
     let terms = Terms::of(&history.contract, history.max_rounds)
         .map_err(|e| anyhow::anyhow!("contract field `scope`: {e}"))?;
     let patch_text = redact(&snapped.patch.text).into_owned();
@@ -356,6 +391,7 @@ pub fn finish<'a>(
         None => history::file_pins(lp),
     };
     let mut state = round_state(lp, pinned, round, &snapped, decision, &outcome, &sub);
+    state.attributes_changed = attributes_changed;
     state.out_of_scope_added = added_paths(&state.out_of_scope, &parsed_patch);
     let findings_sha256 = sub
         .review
@@ -572,6 +608,7 @@ fn round_state(
         registry: decision.registry,
         judge: outcome.judge.clone(),
         pinned,
+        attributes_changed: false,
     };
     state.exit = i32::from(exit_of(&state).code());
     state

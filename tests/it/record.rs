@@ -1172,3 +1172,41 @@ fn status_names_rounds_whose_ledger_is_gone() {
     let status: Value = serde_json::from_str(&repo.run(&["status", "--json"]).stdout).unwrap();
     assert_eq!(status["lost_rounds"], serde_json::json!([1]));
 }
+
+#[test]
+fn the_writers_gitattributes_cannot_hide_a_change_from_the_patch() {
+    // A line in `.gitattributes` (`*.rs -diff`) made every change to a Rust
+    // file read `Binary files … differ`: the reviewer saw none of them.
+    // Once an attributes file differs from the base's, the patch is listed
+    // with the base's attributes, in that round and every later one.
+    let repo = Repo::new();
+    repo.write(".gitattributes", "*.lock -diff\n");
+    repo.write("deps.lock", "a 1\n");
+    repo.git(&["add", "-A"]);
+    repo.git(&["commit", "-q", "-m", "attributes"]);
+    repo.init_loop("l", &[]);
+    repo.write(".gitattributes", "*.lock -diff\n*.rs -diff\n");
+    repo.write("src/a.rs", "fn hidden() {}\n");
+    repo.write("deps.lock", "a 2\n");
+    repo.record(&native(&[("F1", "bug")])).run().assert(10, "");
+    let patch = |n: u32| {
+        std::fs::read_to_string(repo.join(&format!(".referee/ledgers/l/round-{n}/patch.diff")))
+            .unwrap()
+    };
+    let first = patch(1);
+    assert!(first.contains("+fn hidden() {}"), "{first}");
+    assert!(first.contains("+*.rs -diff"), "{first}");
+    // The person's own attributes still decide: their lock file is binary.
+    assert!(
+        first.contains("Binary files a/deps.lock and b/deps.lock differ"),
+        "{first}"
+    );
+    assert_eq!(rounds(&repo)[0]["diff_added"], 2, "{first}");
+
+    // Round 2 leaves `.gitattributes` alone; the flag carries.
+    repo.write("src/a.rs", "fn hidden() {}\nfn more() {}\n");
+    repo.record(r#"{"findings": []}"#).run().assert(0, "clean");
+    let second = patch(2);
+    assert!(second.contains("+fn more() {}"), "{second}");
+    assert_eq!(rounds(&repo)[1]["diff_added"], 1, "{second}");
+}

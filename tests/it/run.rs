@@ -694,3 +694,24 @@ fn run_without_agents_gives_an_init_command_that_works() {
     assert_eq!(out.code, 0, "{hinted}: {}", out.stderr);
     assert!(repo.read(".referee/contracts/l.toml").contains("[writer]"));
 }
+
+#[test]
+fn the_reviewer_sees_changes_the_writers_gitattributes_would_hide() {
+    // `run` hands the reviewer the round's patch: with `*.rs -diff` added
+    // by the writer it read `Binary files … differ` for every Rust change.
+    let f = Fake::new("max_rounds = 2", "", "");
+    f.file(
+        "writer-1.sh",
+        "printf '*.rs -diff\\n' > .gitattributes\necho 'fn hidden() {}' >> src/auth.rs\n",
+    )
+    .file(
+        "reviewer-1.sh",
+        "cp \"$REFEREE_PATCH_FILE\" \"$FAKE_DIR/seen.patch\"\n",
+    )
+    .file("reviewer-1.print", CLEAN);
+    let (code, stdout, stderr) = f.run(&["--task", "t"]);
+    assert_eq!(code, 0, "{stdout}{stderr}");
+    let seen = std::fs::read_to_string(f.script.path().join("seen.patch")).unwrap();
+    assert!(seen.contains("+fn hidden() {}"), "{seen}");
+    assert!(!seen.contains("Binary files"), "{seen}");
+}
