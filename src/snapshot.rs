@@ -64,8 +64,8 @@ pub enum SnapshotError {
     #[error("`{rev}` names no commit or tree in `{repo}`")]
     NoTree { rev: String, repo: PathBuf },
     #[error(
-        "`{path}` is a git repository inside the work tree with no commit (a `git init` in that folder?): git cannot take it into a snapshot, so nothing was recorded\n\
-         hint: remove `{path}.git`, commit in it, or list `{path}` in `.gitignore`; then record again"
+        "`{path}/` is a git repository inside the work tree with no commit (a `git init` in that folder?): git cannot take it into a snapshot, so nothing was recorded\n\
+         hint: remove `{path}/.git`, commit in it, or list `{path}/` in `.gitignore`; then record again"
     )]
     EmbeddedWithoutCommit { path: String },
 }
@@ -562,7 +562,9 @@ fn embedded_without_commit(err: GitError) -> SnapshotError {
         GitError::Failed { stderr, .. } => stderr.lines().find_map(|line| {
             let rest = line.strip_prefix("error: '")?;
             let (path, tail) = rest.split_once('\'')?;
-            (tail == " does not have a commit checked out").then(|| path.to_string())
+            // Git names the folder with its slash (`'sub/'`); kept without.
+            (tail == " does not have a commit checked out")
+                .then(|| path.trim_end_matches('/').to_string())
         }),
         _ => None,
     };

@@ -149,7 +149,7 @@ pub struct RoundState {
     pub pinned: std::collections::BTreeMap<String, String>,
     /// A `.gitattributes` file changed in this round or an earlier one:
     /// the patch is listed with the base's attributes from then on (see
-    /// `engine::finish`).
+    /// `engine::with_base_attributes`).
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub attributes_changed: bool,
 }
