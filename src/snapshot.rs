@@ -444,10 +444,7 @@ pub fn worktree_with_patch_then<T: Send>(
     })
 }
 
-/// Fills a temporary index with the working tree (a copy of the user's
-/// index, flags cleared, `git add -A` leaving out `exclude` and the
-/// `frozen` files, which are put back as `frozen.from` has them; dirty
-/// submodules as commits) and hands `finish` the git that reads it.
+/// [`fill_at`], then `finish` handed the git that reads the index filled.
 fn worktree_tree_at<R>(
     repo: &Path,
     exclude: &[&str],
@@ -455,6 +452,66 @@ fn worktree_tree_at<R>(
     depth: u32,
     finish: impl FnOnce(Git<'_>) -> Result<R, SnapshotError>,
 ) -> Result<R, SnapshotError> {
+    fill_at(repo, exclude, frozen, depth)?.with_git(finish)
+}
+
+/// A temporary index filled with the working tree, as a snapshot takes it
+/// ([`fill`]); removed when dropped. What a snapshot does next (its tree,
+/// its patch) reads it.
+#[derive(Debug)]
+pub struct Filled {
+    repo: PathBuf,
+    index: tempfile::TempPath,
+    own_index: bool,
+}
+
+impl Filled {
+    /// `f` handed the git that reads this index.
+    fn with_git<R>(&self, f: impl FnOnce(Git<'_>) -> R) -> R {
+        let env = [("GIT_INDEX_FILE", self.index.as_os_str())];
+        let git = Git::at(&self.repo).env(&env);
+        f(match self.own_index {
+            true => git.own_index(),
+            false => git,
+        })
+    }
+
+    /// The tree of this index (stored), what `then` makes of it, and the
+    /// patch from `from` (a commit or tree) to it, as
+    /// [`worktree_with_patch_then`] gives them.
+    pub fn tree_and_patch_then<T: Send>(
+        &self,
+        from: &str,
+        then: impl FnOnce(&str) -> Result<T, SnapshotError> + Send,
+    ) -> Result<(String, T, Patch), SnapshotError> {
+        self.with_git(|git| tree_and_patch(git, from, then))
+    }
+}
+
+/// The first half of a snapshot, which needs nothing but the work tree:
+/// a temporary index filled with it. `record` fills it while it takes the
+/// loop's lock and reads its history, and stores the tree once it knows
+/// the round (see [`Filled::tree_and_patch_then`]). Nothing is kept until
+/// then but the blobs `git add` stored, objects no ref names (as an
+/// undone `git add` leaves them).
+pub fn fill(
+    repo: &Path,
+    exclude: &[&str],
+    frozen: Option<Frozen<'_>>,
+) -> Result<Filled, SnapshotError> {
+    fill_at(repo, exclude, frozen, 0)
+}
+
+/// Fills a temporary index with the working tree (a copy of the user's
+/// index, flags cleared, `git add -A` leaving out `exclude` and the
+/// `frozen` files, which are put back as `frozen.from` has them; dirty
+/// submodules as commits).
+fn fill_at(
+    repo: &Path,
+    exclude: &[&str],
+    frozen: Option<Frozen<'_>>,
+    depth: u32,
+) -> Result<Filled, SnapshotError> {
     let tmp_name = temp_index_name();
     // `--git-path index` is `index` in the work tree's git folder once
     // `GIT_INDEX_FILE` is gone (git.rs removes it), and so is any name
@@ -511,10 +568,10 @@ fn worktree_tree_at<R>(
         .as_deref()
         .zip(hash_len(&format))
         .and_then(|(bytes, len)| index::read(bytes, len));
-    let env = [("GIT_INDEX_FILE", tmp.as_os_str())];
-    let git = match (copied, &read) {
-        (false, _) | (true, Some(_)) => Git::at(repo).env(&env).own_index(),
-        (true, None) => Git::at(repo).env(&env),
+    let filled = Filled {
+        repo: repo.to_path_buf(),
+        own_index: !copied || read.is_some(),
+        index: tmp,
     };
 
     let mut exclude: Vec<&str> = exclude
@@ -525,11 +582,26 @@ fn worktree_tree_at<R>(
     if let Some(f) = &frozen {
         exclude.extend(f.paths.iter().map(String::as_str));
     }
+    filled.with_git(|git| fill_index(git, &exclude, copied.then_some(read), frozen, depth))?;
+    Ok(filled)
+}
+
+/// Runs what fills the index `git` names: the copy prepared (`copied`,
+/// with what the reader read of it), then `git add -A` without `exclude`,
+/// dirty submodules and the frozen files put back.
+fn fill_index(
+    git: Git<'_>,
+    exclude: &[&str],
+    copied: Option<Option<index::Index>>,
+    frozen: Option<Frozen<'_>>,
+    depth: u32,
+) -> Result<(), SnapshotError> {
     // The copied index may track files under an excluded directory; `add`
     // with an exclude pathspec would leave them in, so drop them first.
-    if copied {
-        prepare_index(git, &exclude, read)?;
+    if let Some(read) = copied {
+        prepare_index(git, exclude, read)?;
     }
+    let repo = git.repo();
     let mut args: Vec<OsString> = [
         "-c",
         "advice.addEmbeddedRepo=false",
@@ -548,8 +620,7 @@ fn worktree_tree_at<R>(
     if let Some(f) = &frozen {
         put_back(git, f)?;
     }
-
-    finish(git)
+    Ok(())
 }
 
 /// `git add`'s refusal of a git repository inside the work tree that has

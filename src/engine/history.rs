@@ -66,6 +66,13 @@ impl Loop {
         )
     }
 
+    /// The first half of this loop's next snapshot: a temporary index
+    /// filled with the working tree (see `snapshot::fill`).
+    pub fn fill(&self) -> Result<crate::snapshot::Filled, crate::snapshot::SnapshotError> {
+        let exclude: Vec<&str> = self.exclude.iter().map(String::as_str).collect();
+        crate::snapshot::fill(&self.repo, &exclude, self.frozen_files())
+    }
+
     /// The tree `rev` would snapshot to.
     pub fn tree_of(&self, rev: &str) -> Result<String, crate::snapshot::SnapshotError> {
         let exclude: Vec<&str> = self.exclude.iter().map(String::as_str).collect();

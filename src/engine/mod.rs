@@ -125,11 +125,17 @@ pub fn exit_of(state: &RoundState) -> Exit {
 /// thread while this one takes the lock and reads the loop's history: on a
 /// large review the two take about as long. An error making the submission
 /// is the one reported, as when it was made first.
+///
+/// The snapshot's first half, the work tree added to a temporary index,
+/// needs neither, and runs on a third thread from the start (`git add` is
+/// most of a round in a large repository); its tree is stored only once
+/// the submission is known good and no retry was answered.
 pub fn record(
     lp: &Loop,
     make: impl FnOnce() -> anyhow::Result<Submission> + Send,
 ) -> anyhow::Result<Recorded> {
     std::thread::scope(|scope| {
+        let filled = scope.spawn(|| lp.fill());
         // Everything recorded is redacted; the rules compile while git
         // takes the snapshot.
         scope.spawn(crate::redact::warm);
@@ -137,7 +143,7 @@ pub fn record(
         let opened = open(lp);
         let sub = joined(made)?;
         let (locked, history) = opened?;
-        record_opened(lp, locked, history, sub)
+        record_opened(lp, locked, history, sub, || joined(filled))
     })
 }
 
@@ -160,6 +166,7 @@ fn record_opened<'a>(
     locked: Locked<'a>,
     history: History,
     sub: Submission,
+    filled: impl FnOnce() -> Result<snapshot::Filled, snapshot::SnapshotError>,
 ) -> anyhow::Result<Recorded> {
     if let Some(key) = sub.idempotency_key.as_deref()
         && let Some(row) = history
@@ -176,13 +183,13 @@ fn record_opened<'a>(
         });
     }
 
-    // The snapshot only once the submission is known good and no retry
-    // was answered: a bad review records nothing and costs no snapshot.
+    // The snapshot's tree only once the submission is known good and no
+    // retry was answered: a bad review records nothing and stores no tree.
     // Its commit is written as soon as its tree is, while git lists the
     // patch; not for the last round's tree, which may be a retry.
     let last_tree = history.last.as_ref().map(|(_, s)| s.snapshot.tree.as_str());
     let (tree, made, patch) =
-        lp.worktree_with_patch_then(&previous_snapshot(lp, &history), |tree| {
+        filled()?.tree_and_patch_then(&previous_snapshot(lp, &history), |tree| {
             match Some(tree) == last_tree {
                 true => Ok(None),
                 false => commit(lp, &history, tree).map(Some),

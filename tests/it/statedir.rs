@@ -503,6 +503,30 @@ fn temporary_indexes_of_dead_calls_are_removed_by_the_next_snapshot() {
     );
 }
 
+/// The work tree is added to a temporary index while the review is still
+/// being read; a review that fails to parse records nothing, and leaves no
+/// temporary index, no snapshot ref and the user's index as it was.
+#[test]
+fn a_bad_review_leaves_no_temporary_index_and_no_ref() {
+    let repo = manual("l");
+    repo.write("src/a.rs", "fn a() { 2 }\n");
+    let index = std::fs::read(repo.join(".git/index")).unwrap();
+    let out = record(&repo, "l", r#"{"findings":[{"id":"F1"}"#);
+    assert_eq!(out.code, 1, "{}", out.stderr);
+    assert!(
+        out.stderr.contains("nothing was recorded"),
+        "{}",
+        out.stderr
+    );
+    assert_eq!(referee_indexes(&repo), Vec::<String>::new());
+    assert_eq!(repo.git(&["for-each-ref", "refs/referee/"]), "");
+    assert_eq!(std::fs::read(repo.join(".git/index")).unwrap(), index);
+    // The next, good review records round 1 with the file as it is.
+    assert_eq!(record(&repo, "l", BUG).code, 10);
+    let shown = repo.git(&["show", "refs/referee/l/round-1:src/a.rs"]);
+    assert_eq!(shown, "fn a() { 2 }\n");
+}
+
 /// `record` killed with its git commands at random moments: the next
 /// `record` leaves no temporary index or index lock of theirs in `.git`.
 #[test]
