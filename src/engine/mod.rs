@@ -481,15 +481,21 @@ pub fn finish<'a>(
         .as_deref()
         .map(crate::ledger::row::one_line)
         .unwrap_or_default();
-    let kept = storing.map(|s| s.finish(contract)).transpose()?;
-    // The round's ref moves only here, under the lock, right before its row.
-    snapshot::publish(
-        &lp.repo,
-        &snapped.snap,
-        &message,
-        kept.as_ref(),
-        Some(publishing),
-    )?;
+    // The evidence is made durable while git stores the contract and moves
+    // the refs: both are waits (fsyncs, a process).
+    std::thread::scope(|scope| -> anyhow::Result<()> {
+        let sealed = scope.spawn(|| evidence.seal());
+        let kept = storing.map(|s| s.finish(contract)).transpose()?;
+        // The round's ref moves only here, under the lock, right before its row.
+        snapshot::publish(
+            &lp.repo,
+            &snapped.snap,
+            &message,
+            kept.as_ref(),
+            Some(publishing),
+        )?;
+        Ok(joined(sealed)?)
+    })?;
     let row = locked.append(draft, Some(evidence))?;
     Ok(Recorded {
         row,

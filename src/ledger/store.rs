@@ -598,6 +598,8 @@ pub struct Evidence {
     /// The sha256 of each file written through [`Evidence::add`], so the
     /// digest need not read them back.
     hashed: std::sync::Mutex<std::collections::BTreeMap<String, String>>,
+    /// The files [`Evidence::seal`] made durable and read-only already.
+    sealed: std::sync::Mutex<std::collections::BTreeSet<String>>,
 }
 
 impl Evidence {
@@ -628,6 +630,7 @@ impl Evidence {
             dir,
             base: store.base.clone(),
             hashed: std::sync::Mutex::default(),
+            sealed: std::sync::Mutex::default(),
         })
     }
 
@@ -680,14 +683,17 @@ impl Evidence {
         Ok(())
     }
 
-    /// Moves the staged folder to `dest` and returns its digest. An orphan at
-    /// `dest` (a crash after its rename, before its row) is moved aside, never
-    /// deleted.
-    fn commit(mut self, dest: &Path) -> Result<String, StoreError> {
-        let known = self.hashed.lock().map(|h| h.clone()).unwrap_or_default();
+    /// Makes every file staged so far durable (fsync) and read-only, as
+    /// [`Evidence::commit`] does first, so that the waits can overlap: a
+    /// round seals its evidence while git moves its ref. A file staged
+    /// after this is sealed by the commit.
+    pub fn seal(&self) -> Result<(), StoreError> {
         let staged = self.dir.path();
-        let digest = digest_dir_with(staged, &known)?;
         for file in list_files(staged)? {
+            let done = self.sealed.lock().is_ok_and(|s| s.contains(&file));
+            if done {
+                continue;
+            }
             let path = staged.join(&file);
             let f = OpenOptions::new()
                 .read(true)
@@ -698,7 +704,21 @@ impl Evidence {
             let mut perms = f.metadata().map_err(io(&path))?.permissions();
             perms.set_readonly(true);
             f.set_permissions(perms).map_err(io(&path))?;
+            if let Ok(mut sealed) = self.sealed.lock() {
+                sealed.insert(file);
+            }
         }
+        Ok(())
+    }
+
+    /// Moves the staged folder to `dest` and returns its digest. An orphan at
+    /// `dest` (a crash after its rename, before its row) is moved aside, never
+    /// deleted.
+    fn commit(mut self, dest: &Path) -> Result<String, StoreError> {
+        let known = self.hashed.lock().map(|h| h.clone()).unwrap_or_default();
+        let staged = self.dir.path();
+        let digest = digest_dir_with(staged, &known)?;
+        self.seal()?;
         if statefs::check(&self.base, dest)?.is_some() {
             let parent = dest.parent().unwrap_or(Path::new("."));
             let orphans = parent.join(".orphans");
@@ -1007,6 +1027,36 @@ mod tests {
         assert_eq!(got, Ok((rows as usize, Some(good.len() as u64))));
         assert_eq!(copied, Ok(good.len() as u64));
         assert_eq!(out, good);
+    }
+
+    /// Evidence sealed early (while git moves the round's refs) and a file
+    /// staged after that: the row's folder has every file, each read-only,
+    /// and its digest is the folder's.
+    #[test]
+    fn evidence_staged_after_the_seal_is_sealed_by_the_commit() {
+        use crate::ledger::{Counts, Verdict};
+        use std::os::unix::fs::PermissionsExt;
+        let dir = tempfile::tempdir().unwrap();
+        let base = dir.path().join("ledgers");
+        let store = Store::new(base.join("l.csv"), base.join("l"), "");
+        let mut locked = store.lock().unwrap();
+        let evidence = Evidence::stage(&store).unwrap();
+        evidence.add("patch.diff", b"+x\n").unwrap();
+        evidence.seal().unwrap();
+        evidence.add("state.json", b"{}\n").unwrap();
+        let mut d = Draft::new(Kind::Round, 1, "2026-01-02T03:04:05Z");
+        d.counts = Some(Counts::default());
+        d.verdict = Some(Verdict::Continue);
+        let row = locked.append(d, Some(evidence)).unwrap();
+        let folder = store.evidence_dir(1);
+        for name in ["patch.diff", "state.json"] {
+            let mode = std::fs::metadata(folder.join(name))
+                .unwrap()
+                .permissions()
+                .mode();
+            assert_eq!(mode & 0o222, 0, "{name} is writable: {mode:o}");
+        }
+        assert_eq!(Some(row.evidence_sha256), store.evidence_digest(1).unwrap());
     }
 
     /// The listing's digest is the folder's digest, and it names each
