@@ -188,6 +188,8 @@ fn record_opened<'a>(
     // Its commit is written as soon as its tree is, while git lists the
     // patch; not for the last round's tree, which may be a retry.
     let last_tree = history.last.as_ref().map(|(_, s)| s.snapshot.tree.as_str());
+    // The round's last git commands load while `git add` still runs.
+    let ahead = Ahead::start(lp, &history)?;
     let (tree, made, patch) =
         filled()?.tree_and_patch_then(&previous_snapshot(lp, &history), |tree| {
             match Some(tree) == last_tree {
@@ -239,7 +241,13 @@ fn record_opened<'a>(
     };
     let from = previous_snapshot(lp, &history);
     let patch = with_base_attributes(lp, &history, &from, &tree, patch)?;
-    finish(lp, locked, &history, Snapped { snap, from, patch }, sub)
+    let snapped = Snapped {
+        snap,
+        from,
+        patch,
+        ahead: Some(ahead),
+    };
+    finish(lp, locked, &history, snapped, sub)
 }
 
 /// The working tree's snapshot tree and the patch to it from
@@ -263,7 +271,12 @@ pub fn snap(
     let snap = commit(lp, history, &tree)?;
     let from = previous_snapshot(lp, history);
     let patch = with_base_attributes(lp, history, &from, &tree, patch)?;
-    Ok(Snapped { snap, from, patch })
+    Ok(Snapped {
+        snap,
+        from,
+        patch,
+        ahead: None,
+    })
 }
 
 /// Whether a `.gitattributes` file differs from the base's: this round's
@@ -314,7 +327,7 @@ fn commit(
         round,
         parent,
         tree,
-        &format!("referee: loop {} round {round}", lp.name),
+        &round_message(lp, round),
     )
 }
 
@@ -333,6 +346,39 @@ pub struct Snapped {
     /// The commit or tree the patch starts from.
     pub from: String,
     pub patch: Patch,
+    /// The round's last git commands, if they were started already.
+    pub ahead: Option<Ahead>,
+}
+
+/// The round's last git commands, started ahead so that they have loaded
+/// by the time the round needs them: `git update-ref`, and at round 1 the
+/// `git hash-object` that keeps the contract (the bytes [`finish`] checks,
+/// for `contract restore`, pinned by the round's ref). Dropped unused, they
+/// move no ref (the second stores the empty blob, which nothing names).
+pub struct Ahead {
+    publishing: snapshot::Publishing,
+    storing: Option<snapshot::Storing>,
+}
+
+impl Ahead {
+    /// Started for the round after `history`.
+    pub fn start(lp: &Loop, history: &History) -> anyhow::Result<Ahead> {
+        let message = round_message(lp, history.round() + 1);
+        let publishing = snapshot::Publishing::start(&lp.repo, &message)?;
+        let storing = match history.last {
+            None => Some(snapshot::Storing::start(&lp.repo, lp.name.as_str())?),
+            Some(_) => None,
+        };
+        Ok(Ahead {
+            publishing,
+            storing,
+        })
+    }
+}
+
+/// The message of round `round`'s snapshot commit and ref updates.
+fn round_message(lp: &Loop, round: u32) -> String {
+    format!("referee: loop {} round {round}", lp.name)
 }
 
 /// Decides the round and commits it: evidence, then the row. `locked` is
@@ -344,7 +390,7 @@ pub fn finish<'a>(
     lp: &'a Loop,
     mut locked: Locked<'a>,
     history: &History,
-    snapped: Snapped,
+    mut snapped: Snapped,
     mut sub: Submission,
 ) -> anyhow::Result<Recorded> {
     let contract = ensure_contract_unchanged(lp)?;
@@ -406,15 +452,13 @@ pub fn finish<'a>(
         .map(|r| r.sha256.clone())
         .unwrap_or_default();
 
-    let message = format!("referee: loop {} round {round}", lp.name);
-    // The round's last git commands start up while the evidence is
-    // written: `git update-ref`, and at round 1 the `git hash-object` that
-    // keeps the contract (the bytes just checked, for `contract restore`,
-    // pinned by the round's ref).
-    let publishing = snapshot::Publishing::start(&lp.repo, &message)?;
-    let storing = match history.last {
-        None => Some(snapshot::Storing::start(&lp.repo, lp.name.as_str())?),
-        Some(_) => None,
+    let message = round_message(lp, round);
+    let Ahead {
+        publishing,
+        storing,
+    } = match snapped.ahead.take() {
+        Some(ahead) => ahead,
+        None => Ahead::start(lp, history)?,
     };
     let evidence = Evidence::stage(&lp.store)?;
     // The review (its raw bytes and its findings) is redacted and written on
