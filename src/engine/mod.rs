@@ -154,6 +154,13 @@ fn joined<T>(handle: std::thread::ScopedJoinHandle<'_, T>) -> T {
         .unwrap_or_else(|panic| std::panic::resume_unwind(panic))
 }
 
+/// What a thread returned; its panic goes on in this thread.
+fn joined_thread<T>(handle: std::thread::JoinHandle<T>) -> T {
+    handle
+        .join()
+        .unwrap_or_else(|panic| std::panic::resume_unwind(panic))
+}
+
 /// The loop's lock and its history read under it.
 fn open(lp: &Loop) -> anyhow::Result<(Locked<'_>, History)> {
     let mut locked = lp.store.lock()?;
@@ -394,6 +401,16 @@ pub fn finish<'a>(
     mut sub: Submission,
 ) -> anyhow::Result<Recorded> {
     let contract = ensure_contract_unchanged(lp)?;
+    let Ahead {
+        publishing,
+        storing,
+    } = match snapped.ahead.take() {
+        Some(ahead) => ahead,
+        None => Ahead::start(lp, history)?,
+    };
+    // At round 1 the contract (the bytes just checked) is stored while the
+    // round is decided and its evidence written.
+    let storing = storing.map(|s| std::thread::spawn(move || s.finish(contract)));
     let round = history.round() + 1;
     let attributes_changed = attributes_changed(history, &snapped.patch);
     let terms = Terms::of(&history.contract, history.max_rounds)
@@ -453,13 +470,6 @@ pub fn finish<'a>(
         .unwrap_or_default();
 
     let message = round_message(lp, round);
-    let Ahead {
-        publishing,
-        storing,
-    } = match snapped.ahead.take() {
-        Some(ahead) => ahead,
-        None => Ahead::start(lp, history)?,
-    };
     let evidence = Evidence::stage(&lp.store)?;
     // The review (its raw bytes and its findings) is redacted and written on
     // a second thread while this one redacts and writes the round's state:
@@ -529,7 +539,7 @@ pub fn finish<'a>(
     // the refs: both are waits (fsyncs, a process).
     std::thread::scope(|scope| -> anyhow::Result<()> {
         let sealed = scope.spawn(|| evidence.seal());
-        let kept = storing.map(|s| s.finish(contract)).transpose()?;
+        let kept = storing.map(joined_thread).transpose()?;
         // The round's ref moves only here, under the lock, right before its row.
         snapshot::publish(
             &lp.repo,
