@@ -426,23 +426,8 @@ pub fn worktree_with_patch(
     frozen: Option<Frozen<'_>>,
     from: &str,
 ) -> Result<(String, Patch), SnapshotError> {
-    let (tree, (), patch) = worktree_with_patch_then(repo, exclude, frozen, from, |_| Ok(()))?;
+    let (tree, (), patch) = fill(repo, exclude, frozen)?.tree_and_patch_then(from, |_| Ok(()))?;
     Ok((tree, patch))
-}
-
-/// [`worktree_with_patch`], and `then` called with the tree's id as soon as
-/// `git write-tree` has stored it, while the patch is still being listed
-/// (a round writes its snapshot commit there).
-pub fn worktree_with_patch_then<T: Send>(
-    repo: &Path,
-    exclude: &[&str],
-    frozen: Option<Frozen<'_>>,
-    from: &str,
-    then: impl FnOnce(&str) -> Result<T, SnapshotError> + Send,
-) -> Result<(String, T, Patch), SnapshotError> {
-    worktree_tree_at(repo, exclude, frozen, 0, |git| {
-        tree_and_patch(git, from, then)
-    })
 }
 
 /// [`fill_at`], then `finish` handed the git that reads the index filled.
@@ -477,9 +462,11 @@ impl Filled {
         })
     }
 
-    /// The tree of this index (stored), what `then` makes of it, and the
-    /// patch from `from` (a commit or tree) to it, as
-    /// [`worktree_with_patch_then`] gives them.
+    /// The tree of this index (stored), and the patch from `from` (a
+    /// commit or tree) to it, as [`worktree_with_patch`] gives them; `then`
+    /// is called with the tree's id as soon as `git write-tree` has stored
+    /// it, while the patch is still being listed (a round writes its
+    /// snapshot commit there).
     pub fn tree_and_patch_then<T: Send>(
         &self,
         from: &str,

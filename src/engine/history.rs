@@ -49,23 +49,6 @@ impl Loop {
         crate::snapshot::worktree_with_patch(&self.repo, &exclude, self.frozen_files(), from)
     }
 
-    /// [`Loop::worktree_with_patch`], with `then` called on the tree as soon
-    /// as it is stored (see `snapshot::worktree_with_patch_then`).
-    pub fn worktree_with_patch_then<T: Send>(
-        &self,
-        from: &str,
-        then: impl FnOnce(&str) -> Result<T, crate::snapshot::SnapshotError> + Send,
-    ) -> Result<(String, T, crate::snapshot::Patch), crate::snapshot::SnapshotError> {
-        let exclude: Vec<&str> = self.exclude.iter().map(String::as_str).collect();
-        crate::snapshot::worktree_with_patch_then(
-            &self.repo,
-            &exclude,
-            self.frozen_files(),
-            from,
-            then,
-        )
-    }
-
     /// The first half of this loop's next snapshot: a temporary index
     /// filled with the working tree (see `snapshot::fill`).
     pub fn fill(&self) -> Result<crate::snapshot::Filled, crate::snapshot::SnapshotError> {
