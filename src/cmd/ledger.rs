@@ -20,13 +20,8 @@ pub fn show(state: &State, args: LedgerShowArgs) -> anyhow::Result<Exit> {
         // Written row by row from the rows as read: neither the rows nor the
         // document are ever held whole.
         let mut json = report::ledger::JsonRows::new(std::io::stdout().lock());
-        let mut written = Ok(());
-        let torn = store.each_row(|row| {
-            if written.is_ok() {
-                written = json.row(row);
-            }
-        })?;
-        written?;
+        let format = json.format();
+        let torn = store.each_row_formatted(format, |rows| json.formatted(rows))??;
         json.finish()?;
         torn
     } else if format == LedgerFormat::Csv {

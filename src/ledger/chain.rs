@@ -168,6 +168,19 @@ fn each_row_read(
     }
 }
 
+/// Hands each row of `bytes`, whole lines of a ledger, to `f` with its
+/// number: the first line is the header when `rows_before` is `None`, else
+/// the row after `rows_before` rows. Lines after the last line break are
+/// not read.
+pub fn each_view_in(
+    bytes: &[u8],
+    rows_before: Option<usize>,
+    mut f: impl FnMut(usize, &RowRef<'_>) -> Result<(), ChainError>,
+) -> Result<(), ChainError> {
+    let mut lines = Lines { rows: rows_before };
+    lines.each(bytes, false, &mut |n, row, _| f(n, &row))
+}
+
 /// The ledger's lines in order: the header first, then rows, numbered from 1.
 #[derive(Default)]
 struct Lines {

@@ -178,6 +178,90 @@ impl Store {
         Ok(torn)
     }
 
+    /// Checks every row (as [`Store::each_row`]), then has `format` turn
+    /// each into bytes and hands them to `write` in the ledger's order. The
+    /// rows are formatted a chunk of lines at a time, every other chunk on
+    /// a second thread (formatting is most of `ledger show --format json`),
+    /// and never held whole: at most two chunks are in hand. Nothing is
+    /// written unless every row reads. The inner result is `write`'s: a
+    /// closed pipe is no fault of the ledger's.
+    pub fn each_row_formatted(
+        &self,
+        format: impl Fn(&RowRef<'_>, &mut Vec<u8>) + Sync,
+        mut write: impl FnMut(&[u8]) -> std::io::Result<()>,
+    ) -> Result<std::io::Result<Option<chain::Torn>>, StoreError> {
+        use std::io::Read as _;
+        self.check_base()?;
+        let Some(mut file) = statefs::open_read(&self.base, &self.ledger)? else {
+            return Ok(Ok(None));
+        };
+        file.lock_shared().map_err(io(&self.ledger))?;
+        let (committed, torn) = self.check_whole(&mut file)?;
+        file.seek(SeekFrom::Start(0)).map_err(io(&self.ledger))?;
+        let mut chunks = Chunks {
+            read: (&mut file).take(committed),
+            carry: Vec::new(),
+            rows: None,
+        };
+        let formatted = |bytes: &[u8], rows_before: Option<usize>, out: &mut Vec<u8>| {
+            out.clear();
+            chain::each_view_in(bytes, rows_before, |_, row| {
+                format(row, out);
+                Ok(())
+            })
+            .map_err(|cause| self.chain(cause))
+        };
+        // Every other chunk goes to the second thread with an output buffer,
+        // and comes back with both: four buffers in all, reused.
+        type Work = (Vec<u8>, Option<usize>, Vec<u8>);
+        type Done = (Vec<u8>, Result<Vec<u8>, StoreError>);
+        std::thread::scope(|scope| {
+            let (to_second, work) = std::sync::mpsc::sync_channel::<Work>(1);
+            let (done, from_second) = std::sync::mpsc::sync_channel::<Done>(1);
+            let formatted = &formatted;
+            scope.spawn(move || {
+                for (input, rows_before, mut out) in work {
+                    let result = formatted(&input, rows_before, &mut out).map(|()| out);
+                    if done.send((input, result)).is_err() {
+                        return;
+                    }
+                }
+            });
+            let (mut input, mut out) = (Vec::new(), Vec::new());
+            let mut spare = Some((Vec::new(), Vec::new()));
+            let stopped =
+                || io(&self.ledger)(std::io::Error::other("the thread formatting rows stopped"));
+            while let Some(rows_before) = chunks.next(&mut input).map_err(io(&self.ledger))? {
+                let (mut theirs, their_out) = spare.take().ok_or_else(stopped)?;
+                let more = match chunks.next(&mut theirs).map_err(io(&self.ledger))? {
+                    Some(their_rows) => {
+                        to_second
+                            .send((theirs, their_rows, their_out))
+                            .map_err(|_| stopped())?;
+                        true
+                    }
+                    None => {
+                        spare = Some((theirs, their_out));
+                        false
+                    }
+                };
+                formatted(&input, rows_before, &mut out)?;
+                if let Err(e) = write(&out) {
+                    return Ok(Err(e));
+                }
+                if more {
+                    let (theirs, result) = from_second.recv().map_err(|_| stopped())?;
+                    let their_out = result?;
+                    if let Err(e) = write(&their_out) {
+                        return Ok(Err(e));
+                    }
+                    spare = Some((theirs, their_out));
+                }
+            }
+            Ok(Ok(torn))
+        })
+    }
+
     /// Checks every row (as [`Store::each_row`]), then copies the committed
     /// bytes (header and rows, as they are in the file) to `out`: nothing
     /// is written unless every row reads. The inner result is `out`'s: a
@@ -587,6 +671,48 @@ fn write_or_undo(
     }
 }
 
+/// A ledger's committed bytes read in chunks of whole lines (about 256 KiB,
+/// or one longer line) into buffers the caller keeps and reuses, each with
+/// the number of rows before it (`None` for the first chunk, which holds
+/// the header).
+struct Chunks<R> {
+    read: R,
+    /// Bytes read past the last whole line.
+    carry: Vec<u8>,
+    rows: Option<usize>,
+}
+
+impl<R: std::io::Read> Chunks<R> {
+    const SIZE: usize = 256 << 10;
+
+    /// The next chunk, in `buf` (its old bytes dropped); `None` at the end.
+    fn next(&mut self, buf: &mut Vec<u8>) -> std::io::Result<Option<Option<usize>>> {
+        buf.clear();
+        buf.append(&mut self.carry);
+        loop {
+            let want = Self::SIZE.max(buf.len());
+            let n = (&mut self.read).take(want as u64).read_to_end(buf)?;
+            let end = match memchr::memrchr(b'\n', buf) {
+                Some(last) if n == 0 || buf.len() >= Self::SIZE => last + 1,
+                // Read on until a chunk's worth, or the end.
+                _ if n > 0 => continue,
+                // The end, with no whole line left (the committed bytes
+                // end with one, so nothing is left at all).
+                _ => return Ok(None),
+            };
+            self.carry.extend_from_slice(&buf[end..]);
+            buf.truncate(end);
+            let before = self.rows;
+            let lines = memchr::memchr_iter(b'\n', buf).count();
+            self.rows = Some(match before {
+                None => lines.saturating_sub(1),
+                Some(rows) => rows + lines,
+            });
+            return Ok(Some(before));
+        }
+    }
+}
+
 /// A round's evidence, staged in a private folder until the row commits it.
 /// The folder is a [`tempfile::TempDir`]: removed when dropped, unless
 /// [`Evidence::commit`] renamed it into place.
@@ -954,6 +1080,10 @@ mod tests {
             d.counts = Some(Counts::default());
             d.verdict = Some(Verdict::Continue);
             d.reason = format!("round {rows}: a reason long enough to fill the file");
+            if rows == 5 {
+                // A line longer than a chunk of the formatting pass.
+                d.reason = "a very long reason ".repeat(20_000);
+            }
             let row = Row::seal(d, &prev, "");
             prev = row.row_sha256.clone();
             good.extend(chain::write_record(&row.fields()));
@@ -962,9 +1092,35 @@ mod tests {
         let seen = |bytes: &[u8]| {
             std::fs::write(store.path(), bytes).unwrap();
             let mut n = 0;
+            let mut by_row = Vec::new();
+            let line = |row: &RowRef<'_>| format!("{} {}\n", row.round, row.reason.len());
             let got = store
-                .each_row(|_| n += 1)
+                .each_row(|row| {
+                    n += 1;
+                    by_row.extend_from_slice(line(row).as_bytes());
+                })
                 .map(|torn| (n, torn.map(|t| t.offset)));
+            // Formatted on two threads: the same rows in the same order,
+            // and the same answer.
+            let mut formatted = Vec::new();
+            let two = store.each_row_formatted(
+                |row, out| out.extend_from_slice(line(row).as_bytes()),
+                |bytes| {
+                    formatted.extend_from_slice(bytes);
+                    Ok(())
+                },
+            );
+            match (&got, two) {
+                (Ok((_, torn)), Ok(Ok(two))) => {
+                    assert_eq!(two.map(|t| t.offset), *torn);
+                    assert_eq!(formatted, by_row);
+                }
+                (Err(one), Err(two)) => {
+                    assert_eq!(one.to_string(), two.to_string());
+                    assert!(formatted.is_empty());
+                }
+                (one, two) => panic!("{one:?} but formatted: {two:?}"),
+            }
             let mut out = Vec::new();
             let copied = store.copy_committed(&mut out).map(|r| r.unwrap().0);
             (

@@ -231,30 +231,42 @@ impl<W: std::io::Write> JsonRows<W> {
     }
 
     pub fn row(&mut self, row: &RowRef<'_>) -> std::io::Result<()> {
-        let out = &mut self.buf;
-        out.extend_from_slice(if self.written == 0 {
-            b"[\n  {\n"
-        } else {
-            b",\n  {\n"
-        });
-        self.written += 1;
-        for (key, value) in self.keys.iter().zip(row.values()) {
-            out.extend_from_slice(key);
-            match value {
-                Field::Text("") | Field::Number(None) | Field::Cost(None) => {
-                    out.extend_from_slice(b"null");
-                }
-                Field::Number(Some(n)) => write_u64(out, n),
-                Field::Cost(Some(c)) => write_cost(out, c),
-                Field::Text(text) => write_text(out, text),
-            }
+        let at = self.buf.len();
+        format_row(&self.keys, row, &mut self.buf);
+        if self.written == 0 {
+            self.buf[at..at + 2].copy_from_slice(b"[\n");
         }
-        out.extend_from_slice(b"\n  }");
+        self.written += 1;
         if self.buf.len() >= JSON_CHUNK {
             self.out.write_all(&self.buf)?;
             self.buf.clear();
         }
         Ok(())
+    }
+
+    /// Rows [`JsonRows::format`] formatted, in order: as many as `rows`
+    /// holds, each after a `,\n` (the first one's becomes the `[`).
+    pub fn formatted(&mut self, rows: &[u8]) -> std::io::Result<()> {
+        let Some(rest) = rows.strip_prefix(b",\n") else {
+            return Ok(());
+        };
+        if self.written == 0 {
+            self.buf.extend_from_slice(b"[\n");
+        } else {
+            self.buf.extend_from_slice(b",\n");
+        }
+        self.written += 1;
+        self.out.write_all(&self.buf)?;
+        self.buf.clear();
+        self.out.write_all(rest)
+    }
+
+    /// A function that appends `row` to a buffer as [`JsonRows::row`]
+    /// writes it, after a `,\n`, for [`JsonRows::formatted`]: rows may be
+    /// formatted on other threads.
+    pub fn format(&self) -> impl Fn(&RowRef<'_>, &mut Vec<u8>) + Sync + use<W> {
+        let keys = self.keys.clone();
+        move |row, out| format_row(&keys, row, out)
     }
 
     pub fn finish(mut self) -> std::io::Result<()> {
@@ -263,6 +275,23 @@ impl<W: std::io::Write> JsonRows<W> {
         self.out.write_all(&self.buf)?;
         self.out.flush()
     }
+}
+
+/// `row` as a JSON object after `,\n`, its keys from [`JsonRows`].
+fn format_row(keys: &[Vec<u8>], row: &RowRef<'_>, out: &mut Vec<u8>) {
+    out.extend_from_slice(b",\n  {\n");
+    for (key, value) in keys.iter().zip(row.values()) {
+        out.extend_from_slice(key);
+        match value {
+            Field::Text("") | Field::Number(None) | Field::Cost(None) => {
+                out.extend_from_slice(b"null");
+            }
+            Field::Number(Some(n)) => write_u64(out, n),
+            Field::Cost(Some(c)) => write_cost(out, c),
+            Field::Text(text) => write_text(out, text),
+        }
+    }
+    out.extend_from_slice(b"\n  }");
 }
 
 /// A whole number in decimal, without the formatting machinery (a 100,000-
