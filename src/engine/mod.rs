@@ -136,10 +136,14 @@ pub fn record(
 ) -> anyhow::Result<Recorded> {
     std::thread::scope(|scope| {
         let filled = scope.spawn(|| lp.fill());
-        // Everything recorded is redacted; the rules compile while git
-        // takes the snapshot.
-        scope.spawn(crate::redact::warm);
-        let made = scope.spawn(make);
+        // Everything recorded is redacted; the rules are readied while git
+        // takes the snapshot, after the submission on its thread (a thread
+        // more costs address space: mimalloc reserves for each).
+        let made = scope.spawn(|| {
+            let made = make();
+            crate::redact::warm();
+            made
+        });
         let opened = open(lp);
         let sub = joined(made)?;
         let (locked, history) = opened?;
