@@ -55,17 +55,15 @@ pub fn show(state: &State, args: LedgerShowArgs) -> anyhow::Result<Exit> {
 pub fn verify(state: &State, args: LoopArgs) -> anyhow::Result<Exit> {
     let (name, store) = store_of(state, &args.select)?;
     // Each round row's number, round and snapshot, kept as the chain is checked.
+    let mut rounds: Vec<(usize, u32, String)> = Vec::new();
     let checked = store
-        .verify_picking(|row| {
-            (row.kind == crate::ledger::Kind::Round && !row.snapshot.is_empty())
-                .then(|| (row.round, row.snapshot.to_string()))
+        .verify_seeing(|n, row| {
+            if row.kind == crate::ledger::Kind::Round && !row.snapshot.is_empty() {
+                rounds.push((n, row.round, row.snapshot.to_string()));
+            }
         })
         .map_err(anyhow::Error::from)
-        .and_then(|(summary, picked)| {
-            let rounds: Vec<(usize, u32, String)> = picked
-                .into_iter()
-                .map(|(n, (round, snapshot))| (n, round, snapshot))
-                .collect();
+        .and_then(|summary| {
             snapshots_hold(state, &name, &rounds)?;
             Ok(summary)
         });

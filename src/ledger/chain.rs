@@ -431,34 +431,12 @@ pub fn verify(
 pub fn verify_read(
     read: &mut impl std::io::Read,
     contract_sha256: &str,
-    evidence: impl FnMut(&RowRef<'_>) -> Result<Option<String>, String>,
-    seen: impl FnMut(usize, &RowRef<'_>),
-) -> Result<Summary, StreamError> {
-    verify_lines(read, Lines::default(), contract_sha256, evidence, seen)
-}
-
-/// [`verify_read`] of rows that follow others (no header), numbered from
-/// 1, the first linking to `prev` (the row before's `row_sha256`). The
-/// summary's `rows` are the rows read.
-pub fn verify_rows_read(
-    read: &mut impl std::io::Read,
-    prev: &str,
-    evidence: impl FnMut(&RowRef<'_>) -> Result<Option<String>, String>,
-    seen: impl FnMut(usize, &RowRef<'_>),
-) -> Result<Summary, StreamError> {
-    verify_lines(read, Lines { rows: Some(0) }, prev, evidence, seen)
-}
-
-fn verify_lines(
-    read: &mut impl std::io::Read,
-    lines: Lines,
-    first_prev: &str,
     mut evidence: impl FnMut(&RowRef<'_>) -> Result<Option<String>, String>,
     mut seen: impl FnMut(usize, &RowRef<'_>),
 ) -> Result<Summary, StreamError> {
-    let mut prev = first_prev.to_string();
+    let mut prev = contract_sha256.to_string();
     let (mut rows, mut rounds) = (0, 0);
-    let torn = each_row_read(read, lines, true, |n, row, computed| {
+    let torn = each_row_read(read, Lines::default(), true, |n, row, computed| {
         check_row(
             n,
             &row,

@@ -56,30 +56,6 @@ fn line_after(file: &mut File, from: u64, len: u64) -> Option<u64> {
     None
 }
 
-/// The `row_sha256` of the line that ends just before `split`, or `None`
-/// when that line is not one a row could be.
-fn hash_before(file: &mut File, split: u64) -> Option<String> {
-    const BACK: u64 = 64 * 1024;
-    let from = split.saturating_sub(BACK);
-    file.seek(SeekFrom::Start(from)).ok()?;
-    let mut buf = vec![0u8; usize::try_from(split - from).ok()?];
-    file.read_exact(&mut buf).ok()?;
-    let line = buf.strip_suffix(b"\n")?;
-    let start = memchr::memrchr(b'\n', line).map_or(0, |i| i + 1);
-    if start == 0 && from > 0 {
-        return None;
-    }
-    let column = super::row::COLUMNS
-        .iter()
-        .position(|c| *c == "row_sha256")?;
-    chain::with_record(&line[start..], |fields, _| {
-        fields.get(column).map(|f| f.to_string())
-    })
-    .ok()
-    .flatten()
-    .filter(|hash| hash.len() == 64)
-}
-
 fn io(path: &Path) -> impl FnOnce(std::io::Error) -> StoreError + '_ {
     move |cause| StoreError::Io {
         path: path.to_path_buf(),
@@ -399,33 +375,23 @@ impl Store {
 
     /// Checks the chain and every evidence digest.
     pub fn verify(&self) -> Result<chain::Summary, StoreError> {
-        self.verify_picking(|_| None::<()>)
-            .map(|(summary, _)| summary)
+        self.verify_seeing(|_, _| {})
     }
 
-    /// [`Store::verify`], and what `pick` takes of each checked row, with
-    /// the row's number, in the ledger's order (a caller that checks more
-    /// need not read the ledger again).
-    ///
-    /// A ledger of 1 MiB or more is verified in two halves on two threads,
-    /// split at the first line break past the middle, the second half's
-    /// chain starting from the `row_sha256` of the last row before the
-    /// split. Only a ledger both halves find sound takes that answer, and
-    /// only when the first half's chain ends on that same hash; anything
-    /// else is verified again in one pass, which names the problem exactly
-    /// as before.
-    pub fn verify_picking<T: Send>(
+    /// [`Store::verify`], showing each checked row to `seen` as it goes (a
+    /// caller that checks more need not read the ledger again); no row is
+    /// kept.
+    pub fn verify_seeing(
         &self,
-        pick: impl Fn(&RowRef<'_>) -> Option<T> + Sync,
-    ) -> Result<(chain::Summary, Vec<(usize, T)>), StoreError> {
+        seen: impl FnMut(usize, &RowRef<'_>),
+    ) -> Result<chain::Summary, StoreError> {
         self.check_base()?;
         let Some(mut file) = statefs::open_read(&self.base, &self.ledger)? else {
-            let none = chain::Summary {
+            return Ok(chain::Summary {
                 rows: 0,
                 rounds: 0,
                 head: None,
-            };
-            return Ok((none, Vec::new()));
+            });
         };
         file.lock_shared().map_err(io(&self.ledger))?;
         // Which rounds have an evidence folder, listed once (not a stat per row).
@@ -446,74 +412,18 @@ impl Store {
                     .collect()
             })
             .unwrap_or_default();
-        let evidence = |row: &RowRef<'_>| {
-            if row.kind != Kind::Round || !present.contains(&row.round) {
-                return Ok(None);
-            }
-            self.evidence_digest_of(row)
-        };
-        if let Some(halves) = self.verify_in_two(&mut file, &evidence, &pick) {
-            return Ok(halves);
-        }
-        file.seek(SeekFrom::Start(0)).map_err(io(&self.ledger))?;
-        let mut picked = Vec::new();
-        let summary = chain::verify_read(&mut file, &self.genesis, evidence, |n, row| {
-            picked.extend(pick(row).map(|t| (n, t)));
-        })
-        .map_err(|e| self.stream(e))?;
-        Ok((summary, picked))
-    }
-
-    /// [`Store::verify_picking`]'s two halves: its answer when both are
-    /// sound and meet, `None` for anything else (a small file, one core, a
-    /// problem in either half, a file replaced in between).
-    fn verify_in_two<T: Send>(
-        &self,
-        file: &mut File,
-        evidence: &(impl Fn(&RowRef<'_>) -> Result<Option<String>, String> + Sync),
-        pick: &(impl Fn(&RowRef<'_>) -> Option<T> + Sync),
-    ) -> Option<(chain::Summary, Vec<(usize, T)>)> {
-        let len = file.metadata().ok()?.len();
-        let cores = std::thread::available_parallelism().map_or(1, usize::from);
-        if len < CHECK_IN_TWO_MIN || cores < 2 {
-            return None;
-        }
-        // A second handle for the second half; the first one's shared lock
-        // keeps appends out of both. It must be the same file.
-        let mut second = statefs::open_read(&self.base, &self.ledger).ok()??;
-        let (a, b) = (file.metadata().ok()?, second.metadata().ok()?);
-        if (a.dev(), a.ino(), a.len()) != (b.dev(), b.ino(), len) {
-            return None;
-        }
-        let split = line_after(&mut second, len / 2, len)?;
-        let prev = hash_before(&mut second, split)?;
-        second.seek(SeekFrom::Start(split)).ok()?;
-        file.seek(SeekFrom::Start(0)).ok()?;
-        let half = |mut read: &mut dyn std::io::Read, first: bool| {
-            let mut picked = Vec::new();
-            let seen = |n: usize, row: &RowRef<'_>| picked.extend(pick(row).map(|t| (n, t)));
-            let summary = match first {
-                true => chain::verify_read(&mut read, &self.genesis, evidence, seen),
-                false => chain::verify_rows_read(&mut read, &prev, evidence, seen),
-            };
-            summary.ok().map(|summary| (summary, picked))
-        };
-        let (first, rest) = std::thread::scope(|scope| {
-            let rest = scope.spawn(|| half(&mut (&mut second).take(len - split), false));
-            let first = half(&mut (&mut *file).take(split), true);
-            (first, rest.join().ok().flatten())
-        });
-        let ((first, mut picked), (rest, later)) = (first?, rest?);
-        if first.head.as_deref() != Some(prev.as_str()) {
-            return None;
-        }
-        picked.extend(later.into_iter().map(|(n, t)| (first.rows + n, t)));
-        let summary = chain::Summary {
-            rows: first.rows + rest.rows,
-            rounds: first.rounds + rest.rounds,
-            head: rest.head.or(first.head),
-        };
-        Some((summary, picked))
+        chain::verify_read(
+            &mut file,
+            &self.genesis,
+            |row| {
+                if row.kind != Kind::Round || !present.contains(&row.round) {
+                    return Ok(None);
+                }
+                self.evidence_digest_of(row)
+            },
+            seen,
+        )
+        .map_err(|e| self.stream(e))
     }
 
     /// Removes a torn final line, if any; returns the bytes removed.
@@ -1273,121 +1183,6 @@ mod tests {
         assert_eq!(got, Ok((rows as usize, Some(good.len() as u64))));
         assert_eq!(copied, Ok(good.len() as u64));
         assert_eq!(out, good);
-    }
-
-    /// A large ledger verified in two halves answers as one pass does:
-    /// the same summary when sound, and the same error for an edit, a
-    /// removed row or a swap anywhere, at the split above all.
-    #[test]
-    fn a_large_ledger_verified_in_two_halves_answers_as_one_pass() {
-        use crate::ledger::{Counts, Verdict};
-        let dir = tempfile::tempdir().unwrap();
-        let base = dir.path().join("ledgers");
-        std::fs::create_dir_all(&base).unwrap();
-        let genesis = "0".repeat(64);
-        let store = Store::new(base.join("l.csv"), base.join("l"), &genesis);
-        let mut good = header().into_bytes();
-        good.push(b'\n');
-        let mut prev = genesis.clone();
-        let mut rows = 0;
-        while good.len() < 3 << 20 {
-            rows += 1;
-            let mut d = Draft::new(Kind::Round, rows, "2026-01-02T03:04:05Z");
-            d.counts = Some(Counts::default());
-            d.verdict = Some(Verdict::Continue);
-            d.reason = format!("round {rows}: a reason, with a comma, to fill the file");
-            let row = Row::seal(d, &prev, "");
-            prev = row.row_sha256.clone();
-            good.extend(chain::write_record(&row.fields()));
-        }
-        let one_pass = |bytes: &[u8]| {
-            std::fs::write(store.path(), bytes).unwrap();
-            let mut picked = Vec::new();
-            chain::verify_read(
-                &mut &bytes[..],
-                &genesis,
-                |_| Ok(None),
-                |n, row| {
-                    picked.push((n, row.round));
-                },
-            )
-            .map(|s| (s.rows, s.rounds, s.head, picked))
-            .map_err(|e| store.stream(e).to_string())
-        };
-        let verified = |bytes: &[u8]| {
-            std::fs::write(store.path(), bytes).unwrap();
-            store
-                .verify_picking(|row| Some(row.round))
-                .map(|(s, picked)| (s.rows, s.rounds, s.head, picked))
-                .map_err(|e| e.to_string())
-        };
-        let cores = std::thread::available_parallelism().map_or(1, usize::from);
-        std::fs::write(store.path(), &good).unwrap();
-        let mut file = File::open(store.path()).unwrap();
-        let none = |_: &RowRef<'_>| None::<()>;
-        let halves = store.verify_in_two(&mut file, &|_: &RowRef<'_>| Ok(None), &none);
-        assert_eq!(halves.is_some(), cores > 1);
-        let sound = verified(&good);
-        assert_eq!(sound, one_pass(&good));
-        assert_eq!(sound.as_ref().map(|s| s.0), Ok(rows as usize));
-        assert_eq!(sound.map(|s| s.2), Ok(Some(prev)));
-
-        let lines: Vec<&[u8]> = good.split_inclusive(|&b| b == b'\n').collect();
-        // The line the halves split before: the first to start past the middle.
-        let mut at = 0;
-        let split = lines
-            .iter()
-            .position(|l| {
-                at += l.len();
-                at > good.len() / 2
-            })
-            .unwrap()
-            + 1;
-        let edited =
-            |line: &[u8]| String::from_utf8_lossy(line).replacen("a reason", "a r3ason", 1);
-        let n = lines.len();
-        for at in [
-            1,
-            2,
-            split - 2,
-            split - 1,
-            split,
-            split + 1,
-            n / 4,
-            3 * n / 4,
-            n - 1,
-        ] {
-            let mut cases: Vec<Vec<u8>> = Vec::new();
-            // The row edited; removed; swapped with the next.
-            let mut bytes = Vec::new();
-            for (i, line) in lines.iter().enumerate() {
-                match i == at {
-                    true => bytes.extend_from_slice(edited(line).as_bytes()),
-                    false => bytes.extend_from_slice(line),
-                }
-            }
-            cases.push(bytes);
-            cases.push(
-                lines
-                    .iter()
-                    .enumerate()
-                    .filter(|(i, _)| *i != at)
-                    .flat_map(|(_, l)| l.iter().copied())
-                    .collect(),
-            );
-            if at + 1 < n {
-                let mut swapped = lines.clone();
-                swapped.swap(at, at + 1);
-                cases.push(swapped.concat());
-            }
-            for (case, bytes) in cases.iter().enumerate() {
-                let want = one_pass(bytes);
-                // Only the last row can go unseen (a chain cannot tell).
-                let unseen = case == 1 && at == n - 1;
-                assert_eq!(want.is_err(), !unseen, "line {at}, case {case}");
-                assert_eq!(verified(bytes), want, "line {at}, case {case}");
-            }
-        }
     }
 
     /// Evidence sealed early (while git moves the round's refs) and a file
