@@ -201,6 +201,41 @@ pub fn parse(text: &[u8]) -> ParsedPatch {
     ParsedPatch { files }
 }
 
+/// Lines added and removed in `text`: the `+` and `-` lines of its hunks,
+/// each hunk read for as many lines as its header counts (as [`parse`]
+/// reads them), so that an added `++x` or a removed `-- note` is a line of
+/// the hunk and a file's `+++` and `---` headers are not. What git's
+/// `--numstat` counts (a binary file has no hunk), without a line kept.
+pub fn line_counts(text: &[u8]) -> (u64, u64) {
+    let (mut added, mut removed) = (0u64, 0u64);
+    // Old-side and new-side lines left in the hunk being read.
+    let (mut old, mut new) = (0u32, 0u32);
+    for line in text.split(|&b| b == b'\n') {
+        if old > 0 || new > 0 {
+            match line.first() {
+                Some(b'+') => {
+                    added += 1;
+                    new = new.saturating_sub(1);
+                }
+                Some(b'-') => {
+                    removed += 1;
+                    old = old.saturating_sub(1);
+                }
+                // `\ No newline at end of file` belongs to the line before.
+                Some(b'\\') => {}
+                // A context line; an empty one under `diff.suppressBlankEmpty`.
+                _ => {
+                    old = old.saturating_sub(1);
+                    new = new.saturating_sub(1);
+                }
+            }
+        } else if let Some(hunk) = hunk_header(line) {
+            (old, new) = (hunk.old_len, hunk.new_len);
+        }
+    }
+    (added, removed)
+}
+
 /// For `induced_by`: the new-side lines each file's hunks added (a changed
 /// line is a removed line plus an added one). Pure deletions mark no line:
 /// they leave nothing on the new side to point at.
@@ -810,6 +845,43 @@ fn quoted_prefix(s: &[u8]) -> (String, &[u8]) {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// A hunk is read for as many lines as its header counts: lines that
+    /// look like file headers inside it are its lines, and the headers of
+    /// the next file are not.
+    #[test]
+    fn changes_are_counted_by_the_hunk_headers() {
+        let patch = b"diff --git a/q.sql b/q.sql\n\
+--- a/q.sql\n\
++++ b/q.sql\n\
+@@ -1,3 +1,3 @@\n\
+--- old note\n\
++++ new note\n\
+ select 1;\n\
+-end\n\
+\\ No newline at end of file\n\
++end\n\
+@@ -9 +9,0 @@ fn f\n\
+-gone\n\
+diff --git a/img.png b/img.png\n\
+Binary files a/img.png and b/img.png differ\n\
+diff --git a/e b/e\n\
+--- a/e\n\
++++ b/e\n\
+@@ -1,3 +1,3 @@\n\
+ a\n\
+\n\
+-b\n\
++c\n";
+        assert_eq!(line_counts(patch), (3, 4));
+        assert_eq!(line_counts(b""), (0, 0));
+        assert_eq!(line_counts(b"@@ -1 +1 @@\n"), (0, 0));
+        let lens = |h: &[u8]| hunk_header(h).map(|h| (h.old_len, h.new_len));
+        assert_eq!(lens(b"@@ -0,0 +1,12 @@"), Some((0, 12)));
+        assert_eq!(lens(b"@@ -5 +7 @@ section"), Some((1, 1)));
+        assert_eq!(lens(b"@@ -x +1 @@"), None);
+        assert_eq!(lens(b"@@@ -1 -1 +1 @@@"), None);
+    }
 
     const MODIFY: &str = "\
 diff --git a/src/lib.rs b/src/lib.rs

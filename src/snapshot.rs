@@ -1052,7 +1052,7 @@ fn parse_listing(mut out: Vec<u8>) -> Result<Patch, SnapshotError> {
             expected: "a patch after the raw records",
         });
     }
-    let (added, removed) = count_changes(&text);
+    let (added, removed) = crate::patch::line_counts(&text);
     Ok(Patch {
         text,
         added,
@@ -1085,55 +1085,6 @@ fn parse_raw(out: &[u8]) -> Vec<String> {
         }
     }
     files
-}
-
-/// Lines added and removed in a patch: the `+` and `-` lines of its hunks,
-/// each hunk read for as many lines as its header counts, so that an added
-/// `++x` or a removed `-- note` is a line of the hunk and a file's `+++` and
-/// `---` headers, outside every hunk, are not. What `--numstat` counts: a
-/// binary file has no hunk.
-fn count_changes(text: &[u8]) -> (u64, u64) {
-    let (mut added, mut removed) = (0u64, 0u64);
-    // Old-side and new-side lines left in the hunk being read.
-    let (mut old, mut new) = (0u64, 0u64);
-    for line in text.split(|&b| b == b'\n') {
-        if old > 0 || new > 0 {
-            match line.first() {
-                Some(b'+') => {
-                    added += 1;
-                    new = new.saturating_sub(1);
-                }
-                Some(b'-') => {
-                    removed += 1;
-                    old = old.saturating_sub(1);
-                }
-                // `\ No newline at end of file` belongs to the line before.
-                Some(b'\\') => {}
-                // A context line; an empty one under `diff.suppressBlankEmpty`.
-                _ => {
-                    old = old.saturating_sub(1);
-                    new = new.saturating_sub(1);
-                }
-            }
-        } else if let Some((o, n)) = hunk_counts(line) {
-            (old, new) = (o, n);
-        }
-    }
-    (added, removed)
-}
-
-/// The two line counts of a hunk header, `@@ -A[,B] +C[,D] @@…` (a count
-/// left out is 1).
-fn hunk_counts(line: &[u8]) -> Option<(u64, u64)> {
-    let rest = line.strip_prefix(b"@@ -")?;
-    let end = rest.windows(3).position(|w| w == b" @@")?;
-    let text = std::str::from_utf8(&rest[..end]).ok()?;
-    let (old, new) = text.split_once(" +")?;
-    let len = |range: &str| match range.split_once(',') {
-        Some((_, n)) => n.parse().ok(),
-        None => range.parse::<u64>().ok().map(|_| 1),
-    };
-    Some((len(old)?, len(new)?))
 }
 
 /// Parses `--numstat -z` output: `A\tR\tPATH\0`, or `A\tR\t\0OLD\0NEW\0` for
@@ -2234,42 +2185,6 @@ mod tests {
             );
             assert!(added > 0 && removed + u64::from(from == crate::git::EMPTY_TREE) > 0);
         }
-    }
-
-    /// A hunk is read for as many lines as its header counts: lines that
-    /// look like file headers inside it are its lines, and the headers of
-    /// the next file are not.
-    #[test]
-    fn changes_are_counted_by_the_hunk_headers() {
-        let patch = b"diff --git a/q.sql b/q.sql\n\
---- a/q.sql\n\
-+++ b/q.sql\n\
-@@ -1,3 +1,3 @@\n\
---- old note\n\
-+++ new note\n\
- select 1;\n\
--end\n\
-\\ No newline at end of file\n\
-+end\n\
-@@ -9 +9,0 @@ fn f\n\
--gone\n\
-diff --git a/img.png b/img.png\n\
-Binary files a/img.png and b/img.png differ\n\
-diff --git a/e b/e\n\
---- a/e\n\
-+++ b/e\n\
-@@ -1,3 +1,3 @@\n\
- a\n\
-\n\
--b\n\
-+c\n";
-        assert_eq!(count_changes(patch), (3, 4));
-        assert_eq!(count_changes(b""), (0, 0));
-        assert_eq!(count_changes(b"@@ -1 +1 @@\n"), (0, 0));
-        assert_eq!(hunk_counts(b"@@ -0,0 +1,12 @@"), Some((0, 12)));
-        assert_eq!(hunk_counts(b"@@ -5 +7 @@ section"), Some((1, 1)));
-        assert_eq!(hunk_counts(b"@@ -x +1 @@"), None);
-        assert_eq!(hunk_counts(b"@@@ -1 -1 +1 @@@"), None);
     }
 
     #[test]
