@@ -17,8 +17,8 @@ pub fn show(state: &State, args: LedgerShowArgs) -> anyhow::Result<Exit> {
     // Every row is read before any is shown: a ledger with a bad row prints
     // nothing but the error, never half a document.
     let torn = if format == LedgerFormat::Json {
-        // Written row by row from the rows as read: neither the rows nor the
-        // document are ever held whole.
+        // Written a chunk of rows at a time, formatted on two threads:
+        // neither the rows nor the document are ever held whole.
         let mut json = report::ledger::JsonRows::new(std::io::stdout().lock());
         let format = json.format();
         let torn = store.each_row_formatted(format, |rows| json.formatted(rows))??;

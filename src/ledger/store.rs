@@ -29,7 +29,8 @@ pub enum StoreError {
     Fs(#[from] FsError),
 }
 
-/// The smallest ledger [`Store::each_row`] checks in two halves at once
+/// The smallest ledger [`Store::each_row_formatted`] and
+/// [`Store::copy_committed`] check in two halves at once
 /// (about 3,000 rows): below it a thread costs more than it saves.
 const CHECK_IN_TWO_MIN: u64 = 1 << 20;
 
@@ -150,41 +151,19 @@ impl Store {
     }
 
     /// Reads the ledger under a shared lock, checks that every committed row
-    /// reads, and only then hands each row to `f`, borrowed: `f` sees no
-    /// row unless every row reads (a reader printing rows never prints half
-    /// a ledger), and neither the file nor its rows are ever held whole
-    /// (the file is read twice, a buffer at a time). Returns the torn tail,
-    /// if any, as [`Store::read`] does. Appends wait for the lock held
-    /// throughout; only a writer that ignores it could change the rows
-    /// between the two reads, and a row that then no longer reads is
-    /// still an error.
-    pub fn each_row(
-        &self,
-        mut f: impl FnMut(&RowRef<'_>),
-    ) -> Result<Option<chain::Torn>, StoreError> {
-        use std::io::Read as _;
-        self.check_base()?;
-        let Some(mut file) = statefs::open_read(&self.base, &self.ledger)? else {
-            return Ok(None);
-        };
-        file.lock_shared().map_err(io(&self.ledger))?;
-        let (committed, torn) = self.check_whole(&mut file)?;
-        file.seek(SeekFrom::Start(0)).map_err(io(&self.ledger))?;
-        chain::each_view(&mut (&mut file).take(committed), |_, row| {
-            f(row);
-            Ok(())
-        })
-        .map_err(|e| self.stream(e))?;
-        Ok(torn)
-    }
-
-    /// Checks every row (as [`Store::each_row`]), then has `format` turn
-    /// each into bytes and hands them to `write` in the ledger's order. The
-    /// rows are formatted a chunk of lines at a time, every other chunk on
-    /// a second thread (formatting is most of `ledger show --format json`),
-    /// and never held whole: at most two chunks are in hand. Nothing is
-    /// written unless every row reads. The inner result is `write`'s: a
-    /// closed pipe is no fault of the ledger's.
+    /// reads, and only then has `format` turn each row into bytes and hands
+    /// them to `write`, in the ledger's order: nothing is written unless
+    /// every row reads (a reader printing rows never prints half a ledger).
+    /// Returns the torn tail, if any, as [`Store::read`] does. Appends wait
+    /// for the lock held throughout; only a writer that ignores it could
+    /// change the rows between the two reads, and a row that then no longer
+    /// reads is still an error.
+    ///
+    /// Neither the file nor its rows are ever held whole: the rows are
+    /// formatted a chunk of lines at a time, every other chunk on a second
+    /// thread (formatting is most of `ledger show --format json`), with
+    /// four buffers reused. The inner result is `write`'s: a closed pipe is
+    /// no fault of the ledger's.
     pub fn each_row_formatted(
         &self,
         format: impl Fn(&RowRef<'_>, &mut Vec<u8>) + Sync,
@@ -262,7 +241,7 @@ impl Store {
         })
     }
 
-    /// Checks every row (as [`Store::each_row`]), then copies the committed
+    /// Checks every row (as [`Store::each_row_formatted`]), then copies the committed
     /// bytes (header and rows, as they are in the file) to `out`: nothing
     /// is written unless every row reads. The inner result is `out`'s: a
     /// closed pipe is no fault of the ledger's. Gives the bytes copied (0:
@@ -810,7 +789,7 @@ impl Evidence {
     }
 
     /// Makes every file staged so far durable (fsync) and read-only, as
-    /// [`Evidence::commit`] does first, so that the waits can overlap: a
+    /// the commit does first, so that the waits can overlap: a
     /// round seals its evidence while git moves its ref. A file staged
     /// after this is sealed by the commit.
     pub fn seal(&self) -> Result<(), StoreError> {
@@ -1063,6 +1042,26 @@ mod tests {
     /// A ledger checked in two halves at once answers as one checked whole:
     /// every row seen when all read; the same error, naming the same row,
     /// wherever the bad row is; the same torn tail.
+    /// The rows of `store` read in one pass, after the same check
+    /// [`Store::each_row_formatted`] makes: what the tests hold the
+    /// two-thread pass to.
+    fn each_row_one_pass(
+        store: &Store,
+        mut f: impl FnMut(&RowRef<'_>),
+    ) -> Result<Option<chain::Torn>, StoreError> {
+        let Some(mut file) = statefs::open_read(&store.base, &store.ledger)? else {
+            return Ok(None);
+        };
+        let (committed, torn) = store.check_whole(&mut file)?;
+        file.seek(SeekFrom::Start(0)).map_err(io(&store.ledger))?;
+        chain::each_view(&mut (&mut file).take(committed), |_, row| {
+            f(row);
+            Ok(())
+        })
+        .map_err(|e| store.stream(e))?;
+        Ok(torn)
+    }
+
     #[test]
     fn a_large_ledger_checked_in_two_halves_answers_as_one_pass() {
         use crate::ledger::{Counts, Verdict};
@@ -1094,12 +1093,11 @@ mod tests {
             let mut n = 0;
             let mut by_row = Vec::new();
             let line = |row: &RowRef<'_>| format!("{} {}\n", row.round, row.reason.len());
-            let got = store
-                .each_row(|row| {
-                    n += 1;
-                    by_row.extend_from_slice(line(row).as_bytes());
-                })
-                .map(|torn| (n, torn.map(|t| t.offset)));
+            let got = each_row_one_pass(&store, |row| {
+                n += 1;
+                by_row.extend_from_slice(line(row).as_bytes());
+            })
+            .map(|torn| (n, torn.map(|t| t.offset)));
             // Formatted on two threads: the same rows in the same order,
             // and the same answer.
             let mut formatted = Vec::new();

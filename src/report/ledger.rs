@@ -196,8 +196,10 @@ pub fn write_json(rows: &[Row], out: &mut impl std::io::Write) -> std::io::Resul
     json.finish()
 }
 
-/// A JSON array of rows written one row at a time (`ledger show --format
-/// json` writes each row as it is read).
+/// A JSON array of rows written as they come: one at a time
+/// ([`JsonRows::row`]), or a run of rows formatted elsewhere
+/// ([`JsonRows::formatted`]; `ledger show --format json` formats them on
+/// two threads).
 pub struct JsonRows<W> {
     out: W,
     /// What comes before each column's value: its key, and from the second
@@ -206,6 +208,7 @@ pub struct JsonRows<W> {
     /// Rows formatted but not yet handed to `out`: appending to a `Vec` is
     /// cheaper than the seventy `write_all` calls of a row, each a `Result`.
     buf: Vec<u8>,
+    /// How many rows, or runs of rows, were written: none means `[]`.
     written: usize,
 }
 
