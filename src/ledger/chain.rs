@@ -279,13 +279,17 @@ pub fn with_record<T>(line: &[u8], f: impl FnOnce(&[&str], bool) -> T) -> Result
         let mut fields = [""; COLUMNS.len()];
         let (mut count, mut start) = (0, 0);
         // Commas are ASCII: every split falls on a character boundary.
-        for end in memchr::memchr_iter(b',', line).chain(std::iter::once(line.len())) {
+        each_comma(line, |end| {
             if let Some(field) = fields.get_mut(count) {
                 *field = text.get(start..end).unwrap_or_default();
             }
             count += 1;
             start = end + 1;
+        });
+        if let Some(field) = fields.get_mut(count) {
+            *field = text.get(start..).unwrap_or_default();
         }
+        count += 1;
         if count != COLUMNS.len() {
             return Err(format!(
                 "has {count} fields, the header has {}",
@@ -297,6 +301,32 @@ pub fn with_record<T>(line: &[u8], f: impl FnOnce(&[&str], bool) -> T) -> Result
     let owned = READER.with(|reader| split(&mut reader.borrow_mut(), line))?;
     let fields: Vec<&str> = owned.iter().map(String::as_str).collect();
     Ok(f(&fields, false))
+}
+
+/// Hands `f` the offset of each comma in `line`, in order, eight bytes at a
+/// time: a ledger row has a comma every 15 bytes or so, where a search
+/// call per comma costs more than the scan.
+fn each_comma(line: &[u8], mut f: impl FnMut(usize)) {
+    const COMMAS: u64 = u64::from_le_bytes([b','; 8]);
+    const LOW: u64 = u64::from_le_bytes([0x7f; 8]);
+    let mut words = line.chunks_exact(8);
+    let mut at = 0;
+    for word in &mut words {
+        let x = u64::from_le_bytes(word.try_into().unwrap_or([0; 8])) ^ COMMAS;
+        // The high bit of each byte that was a comma (now 0), exactly: no
+        // carry crosses bytes, as each byte's low bits are added alone.
+        let mut found = !(((x & LOW) + LOW) | x | LOW);
+        while found != 0 {
+            f(at + (found.trailing_zeros() / 8) as usize);
+            found &= found - 1;
+        }
+        at += 8;
+    }
+    for (i, &b) in words.remainder().iter().enumerate() {
+        if b == b',' {
+            f(at + i);
+        }
+    }
 }
 
 fn split(reader: &mut csv_core::Reader, line: &[u8]) -> Result<Vec<String>, String> {
@@ -562,6 +592,31 @@ mod tests {
             out.extend(write_record(&row.fields()));
         }
         out
+    }
+
+    /// The word-at-a-time comma scan finds exactly the commas a byte loop
+    /// does: every length around the word size, and bytes one off a comma
+    /// (`+`, `-`), a comma with its high bit set (0xac), 0x00, 0x7f, 0xff.
+    #[test]
+    fn each_comma_finds_exactly_the_commas() {
+        let alphabet = [b',', b'+', b'-', 0xac, 0x00, 0x7f, 0xff, b'a'];
+        let mut seed: u64 = 0x2545_f491_4f6c_dd1d;
+        for len in 0..40 {
+            for _ in 0..500 {
+                let line: Vec<u8> = (0..len)
+                    .map(|_| {
+                        seed ^= seed << 13;
+                        seed ^= seed >> 7;
+                        seed ^= seed << 17;
+                        alphabet[(seed % 8) as usize]
+                    })
+                    .collect();
+                let mut found = Vec::new();
+                each_comma(&line, |at| found.push(at));
+                let want: Vec<usize> = (0..len).filter(|&i| line[i] == b',').collect();
+                assert_eq!(found, want, "{line:?}");
+            }
+        }
     }
 
     fn no_evidence(_: &RowRef<'_>) -> Result<Option<String>, String> {
