@@ -44,20 +44,22 @@ def bench(name, cmd, cwd, setup=None, ok=(0,), runs=RUNS, stdin=None):
     return med
 
 
-def bench_pair(a, b, cwd, runs=RUNS):
-    """Two benchmarks run in turn, one run of each at a time, so that what
-    the machine does meanwhile (writing back a repository just made) falls
-    on both alike. `a` and `b` are (name, cmd, ok); a cmd may take the run's
-    number."""
-    walls = {a[0]: [], b[0]: []}
-    rss = {a[0]: [], b[0]: []}
+def in_turn(benches, cwd, runs=RUNS):
+    """Benchmarks run in turn, one run of each at a time, so that what the
+    machine does meanwhile (writing back a repository just made, a busy
+    neighbour on a shared host) falls on all of them alike. Each bench is
+    (name, cmd, ok) or (name, cmd, ok, stdin); a cmd may take the run's
+    number. Gives the medians in the benches' order."""
+    names = [b[0] for b in benches]
+    walls = {name: [] for name in names}
+    rss = {name: [] for name in names}
     for i in range(runs):
-        for name, cmd, ok in (a, b):
-            w, m = timed(cmd(i) if callable(cmd) else cmd, cwd, ok=ok)
+        for name, cmd, ok, *stdin in benches:
+            w, m = timed(cmd(i) if callable(cmd) else cmd, cwd, ok=ok, stdin=stdin[0] if stdin else None)
             walls[name].append(w)
             rss[name].append(m)
     medians = []
-    for name in (a[0], b[0]):
+    for name in names:
         med = statistics.median(walls[name])
         print(f"  {name:<58} {med*1000:8.0f} ms  (min {min(walls[name])*1000:.0f}, max {max(walls[name])*1000:.0f})  peak {max(rss[name]):6.1f} MiB")
         PEAK[name] = max(rss[name])
@@ -119,11 +121,11 @@ def section_1():
     subprocess.run([REFEREE, "record", "--loop", f"b{RUNS}", "--findings", findings], cwd=big,
                    stdout=subprocess.DEVNULL)
     subprocess.run(["sync"])
-    status, record = bench_pair(
+    status, record = in_turn([
         ("git status --porcelain", ["git", "status", "--porcelain"], (0,)),
         ("referee record (round 1 of a fresh loop)",
          lambda i: [REFEREE, "record", "--loop", f"b{i}", "--findings", findings], (10,)),
-        big)
+    ], big)
     print(f"  record / git status: {ratio(record, status, 2)}")
 
 
@@ -165,8 +167,10 @@ def section_2():
     open(f"{small}/README.md", "w").write("x\n")
     git(small, "add", "-A")
     git(small, "commit", "-q", "-m", "x")
-    jq = bench("jq length", ["jq", "length", a], small)
-    parse = bench("referee parse", [REFEREE, "parse", a], small)
+    jq, parse = in_turn([
+        ("jq length", ["jq", "length", a], (0,)),
+        ("referee parse", [REFEREE, "parse", a], (0,)),
+    ], small)
     print(f"  parse / jq: {ratio(parse, jq, 0.35)}")
     of_file = PEAK["referee parse"] * 1024 * 1024 / os.path.getsize(a)
     print(f"  parse peak memory / file size: {of_file:.2f}x ({'meets' if of_file <= 2.5 else 'MISSES'} the 2.5x target)")
@@ -220,9 +224,12 @@ def section_3():
     open(f"{led}/.referee/ledgers/big.csv", "w").write("\n".join(lines) + "\n")
     print(f"  (ledger: {os.path.getsize(f'{led}/.referee/ledgers/big.csv') / 1e6:.1f} MB)")
     csv = f"{led}/.referee/ledgers/big.csv"
-    digest = bench("openssl dgst -sha256 (the file)", ["openssl", "dgst", "-sha256", csv], led)
-    verify = bench("referee ledger verify", [REFEREE, "ledger", "verify"], led)
-    show = bench("referee ledger show --format json", [REFEREE, "ledger", "show", "--format", "json"], led)
+    # In turn, as each ratio compares two of them.
+    digest, verify, show = in_turn([
+        ("openssl dgst -sha256 (the file)", ["openssl", "dgst", "-sha256", csv], (0,)),
+        ("referee ledger verify", [REFEREE, "ledger", "verify"], (0,)),
+        ("referee ledger show --format json", [REFEREE, "ledger", "show", "--format", "json"], (0,)),
+    ], led)
     print(f"  verify / openssl: {ratio(verify, digest, 4)}")
     print(f"  show json / verify: {ratio(show, verify, 1)}")
 
@@ -242,8 +249,10 @@ def section_5():
     json.dump({"session_id": "s", "cwd": plain, "hook_event_name": "Stop", "stop_hook_active": False,
                "transcript_path": None}, open(payload, "w"))
     runs = max(RUNS, 31)
-    top = bench("git rev-parse --show-toplevel", ["git", "rev-parse", "--show-toplevel"], plain, runs=runs)
-    hook = bench("referee hook stop", [REFEREE, "hook", "stop"], plain, runs=runs, stdin=payload)
+    top, hook = in_turn([
+        ("git rev-parse --show-toplevel", ["git", "rev-parse", "--show-toplevel"], (0,)),
+        ("referee hook stop", [REFEREE, "hook", "stop"], (0,), payload),
+    ], plain, runs=runs)
     print(f"  hook stop / git rev-parse: {ratio(hook, top, 2)}; under 10 ms: {'yes' if hook < 0.010 else 'NO'}")
 
 
