@@ -198,11 +198,19 @@ pub struct Accounted {
     pub skipped: Vec<String>,
 }
 
-/// Accounts one round against `prev`. Diff sizes and reversals are the
-/// engine's to fill in.
-pub fn account(prev: &Registry, input: &RoundInput<'_>) -> Accounted {
+/// Accounts one round against `registry`, the previous round's, which
+/// becomes this round's (taken, not copied: a loop can know 50,000
+/// findings). Diff sizes and reversals are the engine's to fill in.
+pub fn account(mut registry: Registry, input: &RoundInput<'_>) -> Accounted {
     let must_fix = |s: Severity| s >= input.floor;
-    let mut registry = prev.clone();
+    // How each known finding stood before the round. The round changes
+    // standings and severities in place and only appends: a finding's
+    // index and id stay.
+    let before: Vec<(FindingStanding, Severity)> = registry
+        .findings
+        .iter()
+        .map(|t| (t.standing, t.finding.severity))
+        .collect();
     let touched = touched(input.patch);
     // Whether this round's patch touched each known finding's place, in the
     // numbering before the patch; then every place moves with the patch.
@@ -227,10 +235,9 @@ pub fn account(prev: &Registry, input: &RoundInput<'_>) -> Accounted {
         round: input.round,
         ..RoundFacts::default()
     };
-    facts.must_fix_open_before = prev
-        .findings
+    facts.must_fix_open_before = before
         .iter()
-        .filter(|t| t.standing == FindingStanding::Open && must_fix(t.finding.severity))
+        .filter(|&&(standing, severity)| standing == FindingStanding::Open && must_fix(severity))
         .count() as u32;
     let mut reported = Vec::with_capacity(input.parsed.findings.len());
     let mut seen: HashSet<usize> = HashSet::new();
@@ -337,8 +344,7 @@ pub fn account(prev: &Registry, input: &RoundInput<'_>) -> Accounted {
     );
 
     // Undo markers name an earlier must-fix finding the loop knows.
-    let index: HashMap<&str, usize> = prev
-        .findings
+    let index: HashMap<&str, usize> = registry.findings[..before.len()]
         .iter()
         .enumerate()
         .map(|(i, t)| (t.finding.id.as_str(), i))
@@ -349,7 +355,7 @@ pub fn account(prev: &Registry, input: &RoundInput<'_>) -> Accounted {
         }
         if let Some(undone) = &r.finding.undoes
             && let Some(&i) = index.get(undone.as_str())
-            && must_fix(prev.findings[i].finding.severity)
+            && must_fix(before[i].1)
         {
             facts.undoes.push((r.finding.id.clone(), undone.clone()));
         }
@@ -365,9 +371,9 @@ pub fn account(prev: &Registry, input: &RoundInput<'_>) -> Accounted {
             .collect()
     };
     let (fixed, disputed) = (answered(Status::Fixed), answered(Status::Disputed));
-    for t in &prev.findings {
-        if t.standing == FindingStanding::Open
-            && must_fix(t.finding.severity)
+    for (t, &(standing, severity)) in registry.findings.iter().zip(&before) {
+        if standing == FindingStanding::Open
+            && must_fix(severity)
             && disputed.contains(t.finding.id.as_str())
         {
             facts.disputed_answered = true;

@@ -107,8 +107,10 @@ pub struct Earlier {
 /// The round to decide.
 pub struct Round<'a> {
     pub round: u32,
-    /// The registry after the previous round, waivers applied.
-    pub registry: &'a Registry,
+    /// The registry after the previous round, waivers applied: owned when
+    /// the caller has no more use for it, so the round's registry is made
+    /// from it without a copy (50,000 findings are 200 MB of copying).
+    pub registry: std::borrow::Cow<'a, Registry>,
     /// Rounds 1..round-1.
     pub earlier: &'a [Earlier],
     /// `None`: the round ended unreviewed (only a guard may then stop it).
@@ -150,7 +152,7 @@ pub struct Decision {
 }
 
 /// Decides one round.
-pub fn decide(terms: &Terms, round: &Round<'_>) -> Decision {
+pub fn decide(terms: &Terms, round: Round<'_>) -> Decision {
     let mut counts = Counts {
         diff_added: round.diff_added,
         diff_removed: round.diff_removed,
@@ -166,7 +168,7 @@ pub fn decide(terms: &Terms, round: &Round<'_>) -> Decision {
     // a new finding inside them was caused by the fix.
     let changed = changed_lines(round.patch);
     let accounted = account(
-        round.registry,
+        round.registry.into_owned(),
         &RoundInput {
             round: round.round,
             floor: terms.floor,
@@ -257,11 +259,11 @@ pub fn decide(terms: &Terms, round: &Round<'_>) -> Decision {
 /// open, and only the scope guard may stop it.
 fn unreviewed(
     terms: &Terms,
-    round: &Round<'_>,
+    round: Round<'_>,
     mut counts: Counts,
     out_of_scope: Vec<String>,
 ) -> Decision {
-    let (must_fix_left, below_floor_open) = open_counts(round.registry, terms.floor);
+    let (must_fix_left, below_floor_open) = open_counts(&round.registry, terms.floor);
     counts.must_fix_left = must_fix_left;
     counts.below_floor_open = below_floor_open;
     let budget = terms.budget_reached(round.spent_usd, round.spent_tokens);
@@ -302,7 +304,7 @@ fn unreviewed(
         )
     };
     Decision {
-        registry: round.registry.clone(),
+        registry: round.registry.into_owned(),
         counts,
         verdict: verdict_of(stop.as_ref()),
         stop,

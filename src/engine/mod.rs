@@ -175,7 +175,7 @@ fn open(lp: &Loop) -> anyhow::Result<(Locked<'_>, History)> {
 fn record_opened<'a>(
     lp: &'a Loop,
     locked: Locked<'a>,
-    history: History,
+    mut history: History,
     sub: Submission,
     filled: impl FnOnce() -> Result<snapshot::Filled, snapshot::SnapshotError>,
 ) -> anyhow::Result<Recorded> {
@@ -258,7 +258,7 @@ fn record_opened<'a>(
         patch,
         ahead: Some(ahead),
     };
-    finish(lp, locked, &history, snapped, sub)
+    finish(lp, locked, &mut history, snapped, sub)
 }
 
 /// The working tree's snapshot tree and the patch to it from
@@ -396,11 +396,12 @@ fn round_message(lp: &Loop, round: u32) -> String {
 /// the ledger's lock, under which `history` was read. A judge call (a
 /// process, up to its timeout) runs with the lock released, so `status` and
 /// the other readers answer meanwhile; the round commits only if no row was
-/// appended in between.
+/// appended in between. The round's registry is made from `history`'s,
+/// which is taken (left empty).
 pub fn finish<'a>(
     lp: &'a Loop,
     mut locked: Locked<'a>,
-    history: &History,
+    history: &mut History,
     mut snapped: Snapped,
     mut sub: Submission,
 ) -> anyhow::Result<Recorded> {
@@ -426,9 +427,10 @@ pub fn finish<'a>(
     let spent_tokens = history.spent_tokens.saturating_add(sub.tokens.unwrap_or(0));
     let decision = decide::decide(
         &terms,
-        &Round {
+        Round {
             round,
-            registry: &history.registry,
+            // Not read again: the round's registry is made from it.
+            registry: std::borrow::Cow::Owned(std::mem::take(&mut history.registry)),
             earlier: &history.earlier,
             parsed: sub.review.as_ref().map(|r| &r.parsed),
             patch: &parsed_patch,

@@ -114,8 +114,8 @@ impl Begun {
                 self.round
             );
         }
-        let history = History::read(lp, rows)?;
+        let mut history = History::read(lp, rows)?;
         sub.stalled = guarded.stalled_round();
-        super::finish(lp, locked, &history, self.snapped, sub)
+        super::finish(lp, locked, &mut history, self.snapped, sub)
     }
 }

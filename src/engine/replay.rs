@@ -111,9 +111,9 @@ pub fn replay(lp: &Loop, history: &History, other: &Contract) -> anyhow::Result<
             && terms.stalled(&registry, true, &responses);
         let d = decide::decide(
             &terms,
-            &Round {
+            Round {
                 round: row.round,
-                registry: &registry,
+                registry: std::borrow::Cow::Borrowed(&registry),
                 earlier: &earlier,
                 parsed: parsed.as_ref(),
                 patch: &patch,

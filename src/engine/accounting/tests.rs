@@ -44,7 +44,7 @@ fn run_with(
     responses: &[Response],
 ) -> Accounted {
     account(
-        prev,
+        prev.clone(),
         &RoundInput {
             round,
             floor: Severity::Bug,
@@ -217,7 +217,7 @@ fn findings_on_lines_the_last_patch_changed_are_induced() {
     changed.insert("a.rs".into(), vec![LineRange { start: 10, end: 12 }]);
     let parsed = review(&[("F1", "bug", "a.rs", 11), ("F2", "bug", "a.rs", 13)], &[]);
     let out = account(
-        &Registry::default(),
+        Registry::default(),
         &RoundInput {
             round: 2,
             floor: Severity::Bug,

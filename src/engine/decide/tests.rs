@@ -59,9 +59,9 @@ impl Case {
     fn decide(&self) -> Decision {
         decide(
             &self.terms,
-            &Round {
+            Round {
                 round: self.round,
-                registry: &self.registry,
+                registry: std::borrow::Cow::Borrowed(&self.registry),
                 earlier: &self.earlier,
                 parsed: self.parsed.as_ref(),
                 patch: &self.patch,
