@@ -775,13 +775,18 @@ impl Evidence {
         use sha2::Digest as _;
         let path = self.path_of(name)?;
         let file = statefs::create_new(self.dir.path(), &path)?;
-        let mut out = Hashing {
-            out: std::io::BufWriter::with_capacity(256 * 1024, file),
-            hasher: sha2::Sha256::new(),
-        };
+        // Buffered before the hash: a serializer writes a few bytes at a
+        // time, and the hash takes them a buffer at a time.
+        let mut out = std::io::BufWriter::with_capacity(
+            256 * 1024,
+            Hashing {
+                out: file,
+                hasher: sha2::Sha256::new(),
+            },
+        );
         f(&mut out).map_err(io(&path))?;
-        out.out.flush().map_err(io(&path))?;
-        let sha = crate::digest::hex(&out.hasher.finalize());
+        let hashed = out.into_inner().map_err(|e| io(&path)(e.into_error()))?;
+        let sha = crate::digest::hex(&hashed.hasher.finalize());
         if let Ok(mut hashed) = self.hashed.lock() {
             hashed.insert(name.to_string(), sha);
         }
