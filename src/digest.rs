@@ -23,13 +23,21 @@ impl Framed {
     }
 
     pub fn field(&mut self, bytes: &[u8]) {
-        // `<len>:`, written without an allocation.
-        let mut digits = [0u8; 20];
-        self.0
-            .extend_from_slice(decimal(bytes.len() as u64, &mut digits));
-        self.0.push(b':');
-        self.0.extend_from_slice(bytes);
-        self.0.push(b',');
+        // `<len>:`, written without an allocation; most fields are shorter
+        // than 100 bytes (a ledger frames millions of them).
+        let len = bytes.len();
+        let out = &mut self.0;
+        if len < 10 {
+            out.extend_from_slice(&[b'0' + len as u8, b':']);
+        } else if len < 100 {
+            out.extend_from_slice(&[b'0' + (len / 10) as u8, b'0' + (len % 10) as u8, b':']);
+        } else {
+            let mut digits = [0u8; 20];
+            out.extend_from_slice(decimal(len as u64, &mut digits));
+            out.push(b':');
+        }
+        out.extend_from_slice(bytes);
+        out.push(b',');
     }
 
     pub fn finish(self) -> String {
@@ -65,6 +73,21 @@ pub fn hex(bytes: &[u8]) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// A field is framed as `<len>:<bytes>,` whatever its length.
+    #[test]
+    fn fields_are_framed_with_their_decimal_length() {
+        for len in (0..1_100).chain([9_999, 10_000, 123_456]) {
+            let bytes = vec![b'x'; len];
+            let mut framed = Framed::default();
+            framed.field(&bytes);
+            framed.field(b"");
+            let mut want = format!("{len}:").into_bytes();
+            want.extend_from_slice(&bytes);
+            want.extend_from_slice(b",0:,");
+            assert_eq!(framed.0, want, "{len}");
+        }
+    }
 
     #[test]
     fn known_vector() {
