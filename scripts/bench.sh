@@ -12,7 +12,8 @@
 #   6. `referee status` of a loop with 100 rounds and 1,000 findings.
 # Each ratio is printed with the target issue 17 set for it (and parse's
 # peak memory against 2.5x its input).
-# Each figure is the median of RUNS runs (default 7), with peak memory.
+# Each figure is the median of RUNS runs (default 7), with peak memory; the
+# two commands of each ratio are timed in turn, one run of each at a time.
 #   scripts/bench.sh [WORK_DIR]     REFEREE=target/release/referee RUNS=7
 set -euo pipefail
 here="$(cd "$(dirname "$0")/.." && pwd)"
