@@ -1087,49 +1087,6 @@ fn parse_raw(out: &[u8]) -> Vec<String> {
     files
 }
 
-/// Parses `--numstat -z` output: `A\tR\tPATH\0`, or `A\tR\t\0OLD\0NEW\0` for
-/// a rename, with `-` for both counts of a binary file. The tests hold the
-/// listing's files and counts to git's own.
-#[cfg(test)]
-fn parse_numstat<'o>(out: &'o [u8]) -> (u64, u64, Vec<String>) {
-    let (mut added, mut removed) = (0u64, 0u64);
-    let mut files: Vec<String> = Vec::new();
-    let mut seen: std::collections::HashSet<&[u8]> = std::collections::HashSet::new();
-    let mut push = |p: &'o [u8]| {
-        if seen.insert(p) {
-            files.push(String::from_utf8_lossy(p).into_owned());
-        }
-    };
-    let mut fields = out.split(|&b| b == 0);
-    while let Some(record) = fields.next() {
-        if record.is_empty() {
-            continue;
-        }
-        let mut parts = record.splitn(3, |&b| b == b'\t');
-        let (Some(a), Some(r), Some(path)) = (parts.next(), parts.next(), parts.next()) else {
-            continue;
-        };
-        added = added.saturating_add(count(a));
-        removed = removed.saturating_add(count(r));
-        if path.is_empty() {
-            for side in [fields.next(), fields.next()].into_iter().flatten() {
-                push(side);
-            }
-        } else {
-            push(path);
-        }
-    }
-    (added, removed, files)
-}
-
-#[cfg(test)]
-fn count(field: &[u8]) -> u64 {
-    std::str::from_utf8(field)
-        .ok()
-        .and_then(|s| s.parse().ok())
-        .unwrap_or(0)
-}
-
 /// `rev-parse --verify --quiet SPEC`: the id, or `None` when SPEC names
 /// nothing (exit 1); any other failure (not a repository) is an error.
 fn verify(repo: &Path, spec: &str) -> Result<Option<String>, SnapshotError> {
@@ -1319,6 +1276,47 @@ fn temp_index(path: PathBuf) -> Result<tempfile::TempPath, SnapshotError> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Parses `--numstat -z` output: `A\tR\tPATH\0`, or `A\tR\t\0OLD\0NEW\0` for
+    /// a rename, with `-` for both counts of a binary file. The tests hold the
+    /// listing's files and counts to git's own.
+    fn parse_numstat<'o>(out: &'o [u8]) -> (u64, u64, Vec<String>) {
+        let (mut added, mut removed) = (0u64, 0u64);
+        let mut files: Vec<String> = Vec::new();
+        let mut seen: std::collections::HashSet<&[u8]> = std::collections::HashSet::new();
+        let mut push = |p: &'o [u8]| {
+            if seen.insert(p) {
+                files.push(String::from_utf8_lossy(p).into_owned());
+            }
+        };
+        let mut fields = out.split(|&b| b == 0);
+        while let Some(record) = fields.next() {
+            if record.is_empty() {
+                continue;
+            }
+            let mut parts = record.splitn(3, |&b| b == b'\t');
+            let (Some(a), Some(r), Some(path)) = (parts.next(), parts.next(), parts.next()) else {
+                continue;
+            };
+            added = added.saturating_add(count(a));
+            removed = removed.saturating_add(count(r));
+            if path.is_empty() {
+                for side in [fields.next(), fields.next()].into_iter().flatten() {
+                    push(side);
+                }
+            } else {
+                push(path);
+            }
+        }
+        (added, removed, files)
+    }
+
+    fn count(field: &[u8]) -> u64 {
+        std::str::from_utf8(field)
+            .ok()
+            .and_then(|s| s.parse().ok())
+            .unwrap_or(0)
+    }
 
     fn worktree_tree(repo: &Path, exclude: &[&str]) -> Result<String, SnapshotError> {
         worktree_tree_at(repo, exclude, None, 0, write_tree)

@@ -1044,9 +1044,6 @@ mod tests {
         ));
     }
 
-    /// A ledger checked in two halves at once answers as one checked whole:
-    /// every row seen when all read; the same error, naming the same row,
-    /// wherever the bad row is; the same torn tail.
     /// The rows of `store` read in one pass, after the same check
     /// [`Store::each_row_formatted`] makes: what the tests hold the
     /// two-thread pass to.
@@ -1067,6 +1064,10 @@ mod tests {
         Ok(torn)
     }
 
+    /// A ledger checked in two halves at once answers as one checked whole,
+    /// and its rows formatted on two threads as one pass reads them: every
+    /// row seen when all read; the same error, naming the same row,
+    /// wherever the bad row is; the same torn tail.
     #[test]
     fn a_large_ledger_checked_in_two_halves_answers_as_one_pass() {
         use crate::ledger::{Counts, Verdict};
