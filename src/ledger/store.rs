@@ -1064,6 +1064,63 @@ mod tests {
         Ok(torn)
     }
 
+    /// `ledger show --format json`'s path: rows formatted chunk by chunk on
+    /// two threads and joined by `JsonRows::formatted` make the same
+    /// document as the rows read whole and written in one pass, over many
+    /// chunks, quoted rows among them; a ledger of only its header is `[]`.
+    #[test]
+    fn json_formatted_in_chunks_is_the_one_pass_document() {
+        use crate::ledger::{Counts, Verdict};
+        use crate::report::ledger::{JsonRows, write_json};
+        let dir = tempfile::tempdir().unwrap();
+        let base = dir.path().join("ledgers");
+        std::fs::create_dir_all(&base).unwrap();
+        let store = Store::new(base.join("l.csv"), base.join("l"), "");
+        let mut bytes = header().into_bytes();
+        bytes.push(b'\n');
+        let shown = |store: &Store| {
+            let mut chunked = Vec::new();
+            let mut json = JsonRows::new(&mut chunked);
+            let format = json.format();
+            store
+                .each_row_formatted(format, |rows| json.formatted(rows))
+                .unwrap()
+                .unwrap();
+            json.finish().unwrap();
+            let mut whole = Vec::new();
+            write_json(&store.read().unwrap().rows, &mut whole).unwrap();
+            (chunked, whole)
+        };
+        std::fs::write(store.path(), &bytes).unwrap();
+        assert_eq!(shown(&store), (b"[]\n".to_vec(), b"[]\n".to_vec()));
+        let mut prev = "0".repeat(64);
+        let mut rows = 0;
+        while bytes.len() < 2 << 20 {
+            rows += 1;
+            let mut d = Draft::new(Kind::Round, rows, "2026-01-02T03:04:05Z");
+            d.counts = Some(Counts {
+                opened: rows % 13,
+                diff_added: u64::from(rows) * 7,
+                ..Counts::default()
+            });
+            d.verdict = Some(Verdict::Continue);
+            d.cost_usd = Some(f64::from(rows) / 8.0);
+            d.reason = match rows % 3 {
+                0 => format!("round {rows}: \"quoted\", with a comma"),
+                _ => format!("round {rows}: plain"),
+            };
+            let row = Row::seal(d, &prev, "");
+            prev = row.row_sha256.clone();
+            bytes.extend(chain::write_record(&row.fields()));
+        }
+        std::fs::write(store.path(), &bytes).unwrap();
+        let (chunked, whole) = shown(&store);
+        assert_eq!(
+            String::from_utf8(chunked).unwrap(),
+            String::from_utf8(whole).unwrap()
+        );
+    }
+
     /// A ledger checked in two halves at once answers as one checked whole,
     /// and its rows formatted on two threads as one pass reads them: every
     /// row seen when all read; the same error, naming the same row,
