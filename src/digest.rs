@@ -32,8 +32,7 @@ impl Framed {
         } else if len < 100 {
             out.extend_from_slice(&[b'0' + (len / 10) as u8, b'0' + (len % 10) as u8, b':']);
         } else {
-            let mut digits = [0u8; 20];
-            out.extend_from_slice(decimal(len as u64, &mut digits));
+            push_decimal(out, len as u64);
             out.push(b':');
         }
         out.extend_from_slice(bytes);
@@ -45,19 +44,20 @@ impl Framed {
     }
 }
 
-/// `n` in decimal digits, written into `digits` without the formatting
-/// machinery (the ledger frames and prints millions of numbers).
-pub fn decimal(mut n: u64, digits: &mut [u8; 20]) -> &[u8] {
+/// Appends `n` in decimal digits, without the formatting machinery (the
+/// ledger frames and prints millions of numbers, most of one digit).
+pub fn push_decimal(out: &mut Vec<u8>, mut n: u64) {
+    if n < 10 {
+        return out.push(b'0' + n as u8);
+    }
+    let mut digits = [0u8; 20];
     let mut at = digits.len();
-    loop {
+    while n > 0 {
         at -= 1;
         digits[at] = b'0' + (n % 10) as u8;
         n /= 10;
-        if n == 0 {
-            break;
-        }
     }
-    &digits[at..]
+    out.extend_from_slice(&digits[at..]);
 }
 
 pub fn hex(bytes: &[u8]) -> String {

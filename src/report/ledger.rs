@@ -5,6 +5,7 @@ use tabled::settings::object::Columns;
 use tabled::settings::{Alignment, Padding, Style};
 
 use crate::cli::LedgerFormat;
+use crate::digest::push_decimal;
 use crate::ledger::chain::write_record;
 use crate::ledger::row::{COLUMNS, header};
 use crate::ledger::{Field, Kind, Row, RowRef};
@@ -332,22 +333,12 @@ fn format_row(keys: &[Key], row: &RowRef<'_>, out: &mut Vec<u8>) {
             Field::Text("") | Field::Number(None) | Field::Cost(None) => {
                 out.extend_from_slice(b"null");
             }
-            Field::Number(Some(n)) => write_u64(out, n),
+            Field::Number(Some(n)) => push_decimal(out, n),
             Field::Cost(Some(c)) => write_cost(out, c),
             Field::Text(text) => write_text(out, text),
         }
     }
     out.extend_from_slice(b"\n  }");
-}
-
-/// A whole number in decimal, without the formatting machinery (a 100,000-
-/// row ledger writes a million of them).
-fn write_u64(out: &mut Vec<u8>, n: u64) {
-    // Most are counts and round numbers of one digit.
-    if n < 10 {
-        return out.push(b'0' + n as u8);
-    }
-    out.extend_from_slice(crate::digest::decimal(n, &mut [0u8; 20]));
 }
 
 /// `cost_usd` as `Row::to_json` writes it (the CSV's text read as a JSON
@@ -356,16 +347,16 @@ fn write_u64(out: &mut Vec<u8>, n: u64) {
 fn write_cost(out: &mut Vec<u8>, c: f64) {
     // Below 2^53 every whole f64 is exactly its integer.
     if c.fract() == 0.0 && (0.0..9_007_199_254_740_992.0).contains(&c) {
-        return write_u64(out, c as u64);
+        return push_decimal(out, c as u64);
     }
     // Whole amounts past 2^53 and negative ones as their integer too, as
     // a JSON number read from their text would be.
     if c.fract() == 0.0 && (0.0..18_446_744_073_709_551_616.0).contains(&c) {
-        return write_u64(out, c as u64);
+        return push_decimal(out, c as u64);
     }
     if c.fract() == 0.0 && (-9_223_372_036_854_775_808.0..0.0).contains(&c) {
         out.push(b'-');
-        return write_u64(out, (c as i64).unsigned_abs());
+        return push_decimal(out, (c as i64).unsigned_abs());
     }
     if c.is_finite() {
         // Writing into a Vec cannot fail.
@@ -511,7 +502,7 @@ mod tests {
         }
         for n in (0..1_100).chain([u64::MAX / 10, u64::MAX]) {
             let mut out = Vec::new();
-            write_u64(&mut out, n);
+            push_decimal(&mut out, n);
             assert_eq!(out, n.to_string().as_bytes());
         }
         // Text of a hash's length, plain or with something to escape.
