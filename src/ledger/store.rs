@@ -1064,6 +1064,31 @@ mod tests {
         Ok(torn)
     }
 
+    /// A store in a fresh folder, its `ledgers` folder made, no ledger yet.
+    fn empty_store() -> (tempfile::TempDir, Store) {
+        let dir = tempfile::tempdir().unwrap();
+        let base = dir.path().join("ledgers");
+        std::fs::create_dir_all(&base).unwrap();
+        let store = Store::new(base.join("l.csv"), base.join("l"), "");
+        (dir, store)
+    }
+
+    /// A ledger's bytes, the header then rows `draft(1)`, `draft(2)`, …
+    /// sealed in a chain, until it holds at least `len` bytes; with its
+    /// number of rows.
+    fn chained_ledger(len: usize, mut draft: impl FnMut(u32) -> Draft) -> (Vec<u8>, u32) {
+        let mut bytes = header().into_bytes();
+        bytes.push(b'\n');
+        let (mut prev, mut rows) = ("0".repeat(64), 0);
+        while bytes.len() < len {
+            rows += 1;
+            let row = Row::seal(draft(rows), &prev, "");
+            prev = row.row_sha256.clone();
+            bytes.extend(chain::write_record(&row.fields()));
+        }
+        (bytes, rows)
+    }
+
     /// `ledger show --format json`'s path: rows formatted chunk by chunk on
     /// two threads and joined by `JsonRows::formatted` make the same
     /// document as the rows read whole and written in one pass, over many
@@ -1072,12 +1097,7 @@ mod tests {
     fn json_formatted_in_chunks_is_the_one_pass_document() {
         use crate::ledger::{Counts, Verdict};
         use crate::report::ledger::{JsonRows, write_json};
-        let dir = tempfile::tempdir().unwrap();
-        let base = dir.path().join("ledgers");
-        std::fs::create_dir_all(&base).unwrap();
-        let store = Store::new(base.join("l.csv"), base.join("l"), "");
-        let mut bytes = header().into_bytes();
-        bytes.push(b'\n');
+        let (_dir, store) = empty_store();
         let shown = |store: &Store| {
             let mut chunked = Vec::new();
             let mut json = JsonRows::new(&mut chunked);
@@ -1091,12 +1111,9 @@ mod tests {
             write_json(&store.read().unwrap().rows, &mut whole).unwrap();
             (chunked, whole)
         };
-        std::fs::write(store.path(), &bytes).unwrap();
+        std::fs::write(store.path(), header() + "\n").unwrap();
         assert_eq!(shown(&store), (b"[]\n".to_vec(), b"[]\n".to_vec()));
-        let mut prev = "0".repeat(64);
-        let mut rows = 0;
-        while bytes.len() < 2 << 20 {
-            rows += 1;
+        let (bytes, _) = chained_ledger(2 << 20, |rows| {
             let mut d = Draft::new(Kind::Round, rows, "2026-01-02T03:04:05Z");
             d.counts = Some(Counts {
                 opened: rows % 13,
@@ -1109,10 +1126,8 @@ mod tests {
                 0 => format!("round {rows}: \"quoted\", with a comma"),
                 _ => format!("round {rows}: plain"),
             };
-            let row = Row::seal(d, &prev, "");
-            prev = row.row_sha256.clone();
-            bytes.extend(chain::write_record(&row.fields()));
-        }
+            d
+        });
         std::fs::write(store.path(), &bytes).unwrap();
         let (chunked, whole) = shown(&store);
         assert_eq!(
@@ -1128,16 +1143,8 @@ mod tests {
     #[test]
     fn a_large_ledger_checked_in_two_halves_answers_as_one_pass() {
         use crate::ledger::{Counts, Verdict};
-        let dir = tempfile::tempdir().unwrap();
-        let base = dir.path().join("ledgers");
-        std::fs::create_dir_all(&base).unwrap();
-        let store = Store::new(base.join("l.csv"), base.join("l"), "");
-        let mut good = header().into_bytes();
-        good.push(b'\n');
-        let mut prev = "0".repeat(64);
-        let mut rows = 0;
-        while good.len() < 3 << 20 {
-            rows += 1;
+        let (dir, store) = empty_store();
+        let (good, rows) = chained_ledger(3 << 20, |rows| {
             let mut d = Draft::new(Kind::Round, rows, "2026-01-02T03:04:05Z");
             d.counts = Some(Counts::default());
             d.verdict = Some(Verdict::Continue);
@@ -1146,10 +1153,8 @@ mod tests {
                 // A line longer than a chunk of the formatting pass.
                 d.reason = "a very long reason ".repeat(20_000);
             }
-            let row = Row::seal(d, &prev, "");
-            prev = row.row_sha256.clone();
-            good.extend(chain::write_record(&row.fields()));
-        }
+            d
+        });
         assert!(rows > 10_000, "{rows}");
         let seen = |bytes: &[u8]| {
             std::fs::write(store.path(), bytes).unwrap();
@@ -1231,7 +1236,7 @@ mod tests {
 
         // A ledger replaced after it was opened (renamed over): the halves
         // would be of two files, so it is checked in one pass.
-        let opened = base.join("opened.csv");
+        let opened = dir.path().join("opened.csv");
         std::fs::write(&opened, &good).unwrap();
         std::fs::write(store.path(), &good).unwrap();
         assert_eq!(store.check_in_two(&mut File::open(&opened).unwrap()), None);
