@@ -46,6 +46,8 @@ impl Framed {
 
 /// Appends `n` in decimal digits, without the formatting machinery (the
 /// ledger frames and prints millions of numbers, most of one digit).
+/// Inline, so the one-digit case costs no call where it is used.
+#[inline]
 pub fn push_decimal(out: &mut Vec<u8>, mut n: u64) {
     if n < 10 {
         return out.push(b'0' + n as u8);

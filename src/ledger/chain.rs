@@ -130,41 +130,86 @@ pub enum StreamError {
     Chain(ChainError),
 }
 
-/// [`each_row`] over a reader, a buffer's worth at a time: the ledger is
-/// never held whole (nor copied as it grows, nor paged in fresh).
+/// [`each_row`] over a reader, a chunk at a time: the ledger is never held
+/// whole (nor copied as it grows, nor paged in fresh).
 fn each_row_read(
     read: &mut impl std::io::Read,
     mut lines: Lines,
     hash: bool,
     mut f: impl FnMut(usize, RowRef<'_>, Option<String>) -> Result<(), ChainError>,
 ) -> Result<Option<Torn>, StreamError> {
-    const CHUNK: usize = 256 * 1024;
-    let mut buf = vec![0u8; CHUNK];
-    // `buf[..filled]` holds bytes read and not yet handed on: a line's start.
-    let (mut filled, mut offset) = (0usize, 0u64);
-    loop {
-        if filled == buf.len() {
-            // One line longer than the buffer: make room for it.
-            buf.resize(buf.len() * 2, 0);
-        }
-        let n = match read.read(&mut buf[filled..]) {
-            Ok(0) => return Ok(torn(offset, &buf[..filled])),
-            Ok(n) => n,
-            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
-            Err(e) => return Err(StreamError::Io(e)),
-        };
-        // Only the new bytes can hold the last newline.
-        let Some(last) = memchr::memrchr(b'\n', &buf[filled..filled + n]) else {
-            filled += n;
-            continue;
-        };
-        let end = filled + last + 1;
+    let mut chunks = Chunks::new(read);
+    let (mut buf, mut offset) = (Vec::new(), 0u64);
+    while let Some(len) = chunks.next(&mut buf).map_err(StreamError::Io)? {
         lines
-            .each(&buf[..end], hash, &mut f)
+            .each(&buf[..len], hash, &mut f)
             .map_err(StreamError::Chain)?;
-        offset += end as u64;
-        buf.copy_within(end..filled + n, 0);
-        filled = filled + n - end;
+        offset += len as u64;
+    }
+    Ok(torn(offset, chunks.rest()))
+}
+
+/// A ledger's bytes read in chunks of whole lines (about 256 KiB, or one
+/// longer line) into buffers the caller keeps and reuses; what follows the
+/// last line break is [`Chunks::rest`] once they are all read. A buffer
+/// keeps its length between chunks, so it is zeroed only when it grows, and
+/// each read asks for all of its room (one `read` call per chunk).
+pub struct Chunks<R> {
+    read: R,
+    /// Bytes read past the last whole line.
+    carry: Vec<u8>,
+}
+
+impl<R: std::io::Read> Chunks<R> {
+    const SIZE: usize = 256 << 10;
+
+    pub fn new(read: R) -> Chunks<R> {
+        Chunks {
+            read,
+            carry: Vec::new(),
+        }
+    }
+
+    /// The next chunk, as `buf[..len]` (what else `buf` holds is not the
+    /// ledger's); `None` at the end.
+    pub fn next(&mut self, buf: &mut Vec<u8>) -> std::io::Result<Option<usize>> {
+        let room = Self::SIZE.max(self.carry.len() * 2);
+        if buf.len() < room {
+            buf.resize(room, 0);
+        }
+        let mut filled = self.carry.len();
+        buf[..filled].copy_from_slice(&self.carry);
+        self.carry.clear();
+        loop {
+            if filled == buf.len() {
+                // One line longer than the buffer: make room for it.
+                buf.resize(buf.len() * 2, 0);
+            }
+            let n = match self.read.read(&mut buf[filled..]) {
+                Ok(n) => n,
+                Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
+                Err(e) => return Err(e),
+            };
+            // Only the new bytes can hold the last line break.
+            match memchr::memrchr(b'\n', &buf[filled..filled + n]) {
+                Some(last) => {
+                    let end = filled + last + 1;
+                    self.carry.extend_from_slice(&buf[end..filled + n]);
+                    return Ok(Some(end));
+                }
+                None if n > 0 => filled += n,
+                None => {
+                    self.carry.extend_from_slice(&buf[..filled]);
+                    return Ok(None);
+                }
+            }
+        }
+    }
+
+    /// The bytes after the last line break, once [`Chunks::next`] said the
+    /// end.
+    pub fn rest(&self) -> &[u8] {
+        &self.carry
     }
 }
 

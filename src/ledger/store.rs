@@ -177,14 +177,26 @@ impl Store {
         file.lock_shared().map_err(io(&self.ledger))?;
         let (committed, torn) = self.check_whole(&mut file)?;
         file.seek(SeekFrom::Start(0)).map_err(io(&self.ledger))?;
-        let mut chunks = Chunks {
-            read: (&mut file).take(committed),
-            carry: Vec::new(),
-            rows: None,
+        let mut chunks = chain::Chunks::new((&mut file).take(committed));
+        // Each chunk's length, with the number of rows before it (`None`
+        // for the first, which holds the header): the second thread numbers
+        // its rows from there.
+        let mut rows: Option<usize> = None;
+        let mut next = |buf: &mut Vec<u8>| -> Result<Option<Chunk>, StoreError> {
+            let Some(len) = chunks.next(buf).map_err(io(&self.ledger))? else {
+                return Ok(None);
+            };
+            let before = rows;
+            let lines = memchr::memchr_iter(b'\n', &buf[..len]).count();
+            rows = Some(match before {
+                None => lines.saturating_sub(1),
+                Some(rows) => rows + lines,
+            });
+            Ok(Some((len, before)))
         };
-        let formatted = |bytes: &[u8], rows_before: Option<usize>, out: &mut Vec<u8>| {
+        let formatted = |bytes: &[u8], (len, rows_before): Chunk, out: &mut Vec<u8>| {
             out.clear();
-            chain::each_view_in(bytes, rows_before, |_, row| {
+            chain::each_view_in(&bytes[..len], rows_before, |_, row| {
                 format(row, out);
                 Ok(())
             })
@@ -192,15 +204,16 @@ impl Store {
         };
         // Every other chunk goes to the second thread with an output buffer,
         // and comes back with both: four buffers in all, reused.
-        type Work = (Vec<u8>, Option<usize>, Vec<u8>);
+        type Chunk = (usize, Option<usize>);
+        type Work = (Vec<u8>, Chunk, Vec<u8>);
         type Done = (Vec<u8>, Result<Vec<u8>, StoreError>);
         std::thread::scope(|scope| {
             let (to_second, work) = std::sync::mpsc::sync_channel::<Work>(1);
             let (done, from_second) = std::sync::mpsc::sync_channel::<Done>(1);
             let formatted = &formatted;
             scope.spawn(move || {
-                for (input, rows_before, mut out) in work {
-                    let result = formatted(&input, rows_before, &mut out).map(|()| out);
+                for (input, chunk, mut out) in work {
+                    let result = formatted(&input, chunk, &mut out).map(|()| out);
                     if done.send((input, result)).is_err() {
                         return;
                     }
@@ -210,12 +223,12 @@ impl Store {
             let mut spare = Some((Vec::new(), Vec::new()));
             let stopped =
                 || io(&self.ledger)(std::io::Error::other("the thread formatting rows stopped"));
-            while let Some(rows_before) = chunks.next(&mut input).map_err(io(&self.ledger))? {
+            while let Some(chunk) = next(&mut input)? {
                 let (mut theirs, their_out) = spare.take().ok_or_else(stopped)?;
-                let more = match chunks.next(&mut theirs).map_err(io(&self.ledger))? {
-                    Some(their_rows) => {
+                let more = match next(&mut theirs)? {
+                    Some(their_chunk) => {
                         to_second
-                            .send((theirs, their_rows, their_out))
+                            .send((theirs, their_chunk, their_out))
                             .map_err(|_| stopped())?;
                         true
                     }
@@ -224,7 +237,7 @@ impl Store {
                         false
                     }
                 };
-                formatted(&input, rows_before, &mut out)?;
+                formatted(&input, chunk, &mut out)?;
                 if let Err(e) = write(&out) {
                     return Ok(Err(e));
                 }
@@ -647,48 +660,6 @@ fn write_or_undo(
                 "{cause}; the partial row could not be removed ({undo})\nhint: run `referee ledger repair`"
             ),
         )),
-    }
-}
-
-/// A ledger's committed bytes read in chunks of whole lines (about 256 KiB,
-/// or one longer line) into buffers the caller keeps and reuses, each with
-/// the number of rows before it (`None` for the first chunk, which holds
-/// the header).
-struct Chunks<R> {
-    read: R,
-    /// Bytes read past the last whole line.
-    carry: Vec<u8>,
-    rows: Option<usize>,
-}
-
-impl<R: std::io::Read> Chunks<R> {
-    const SIZE: usize = 256 << 10;
-
-    /// The next chunk, in `buf` (its old bytes dropped); `None` at the end.
-    fn next(&mut self, buf: &mut Vec<u8>) -> std::io::Result<Option<Option<usize>>> {
-        buf.clear();
-        buf.append(&mut self.carry);
-        loop {
-            let want = Self::SIZE.max(buf.len());
-            let n = (&mut self.read).take(want as u64).read_to_end(buf)?;
-            let end = match memchr::memrchr(b'\n', buf) {
-                Some(last) if n == 0 || buf.len() >= Self::SIZE => last + 1,
-                // Read on until a chunk's worth, or the end.
-                _ if n > 0 => continue,
-                // The end, with no whole line left (the committed bytes
-                // end with one, so nothing is left at all).
-                _ => return Ok(None),
-            };
-            self.carry.extend_from_slice(&buf[end..]);
-            buf.truncate(end);
-            let before = self.rows;
-            let lines = memchr::memchr_iter(b'\n', buf).count();
-            self.rows = Some(match before {
-                None => lines.saturating_sub(1),
-                Some(rows) => rows + lines,
-            });
-            return Ok(Some(before));
-        }
     }
 }
 
