@@ -1,6 +1,7 @@
 //! referee: a loop referee for coding-agent pairs.
 
 pub mod agent;
+pub(crate) mod anchor;
 pub mod cli;
 pub mod cmd;
 pub mod contract;

@@ -167,6 +167,7 @@ fn open_loop(state: &State, select: &crate::cli::LoopSelect) -> anyhow::Result<L
     let paths = state.paths(&name);
     let loaded = crate::contract::load::load(&paths.contract)?;
     let store = crate::ledger::Store::new(paths.ledger.clone(), paths.dir.clone(), &loaded.sha256);
+    let anchor = crate::anchor::Anchor::of(&state.repo, &state.root, name.as_str())?;
     let lp = Loop {
         name,
         paths,
@@ -181,6 +182,7 @@ fn open_loop(state: &State, select: &crate::cli::LoopSelect) -> anyhow::Result<L
             files.dedup();
             files
         },
+        anchor,
     };
     scratch::clean(&lp, false);
     Ok(lp)

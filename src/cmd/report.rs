@@ -102,6 +102,7 @@ fn with_contract(state: &State, name: &LoopName) -> anyhow::Result<LoopSummary> 
         repo: state.repo.clone(),
         exclude: Vec::new(),
         frozen: Vec::new(),
+        anchor: crate::anchor::Anchor::of(&state.repo, &state.root, name.as_str())?,
     };
     // A loop whose contract changed since round 1 still reports its rows.
     let (rounds, status, rule, must_fix) = match History::read(&lp, rows.clone()) {

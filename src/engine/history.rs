@@ -26,6 +26,8 @@ pub struct Loop {
     /// Repo-relative files snapshots take from the loop's base, not the work
     /// tree: the agent settings `referee hook install` edited.
     pub frozen: Vec<String>,
+    /// The loop's authority outside the work tree (SPEC §8.2).
+    pub anchor: crate::anchor::Anchor,
 }
 
 impl Loop {

@@ -37,6 +37,9 @@ pub const NOW: &str = "2026-01-02T03:04:05Z";
 /// A temporary git repository, removed on drop.
 pub struct Repo {
     dir: tempfile::TempDir,
+    /// The per-user state folder (`REFEREE_STATE_DIR`) of this repository's
+    /// referee calls: the anchor, outside the work tree (SPEC §8.2).
+    state: tempfile::TempDir,
 }
 
 impl Repo {
@@ -48,7 +51,10 @@ impl Repo {
     /// An empty repository made by `git init` with `flags` too.
     pub fn empty_with(flags: &[&str]) -> Repo {
         let dir = tempfile::tempdir().expect("tempdir");
-        let repo = Repo { dir };
+        let repo = Repo {
+            dir,
+            state: tempfile::tempdir().expect("tempdir"),
+        };
         let mut args = vec!["init", "-q", "-b", "main"];
         args.extend_from_slice(flags);
         repo.git(&args);
@@ -73,7 +79,10 @@ impl Repo {
             .expect("tempdir");
         let at = dir.path().to_string_lossy().into_owned();
         self.git(&["worktree", "add", "-q", "-b", branch, &at]);
-        Repo { dir }
+        Repo {
+            dir,
+            state: tempfile::tempdir().expect("tempdir"),
+        }
     }
 
     /// `Repo::new` with a loop `lp` made by `referee init --loop LP FLAGS`.
@@ -94,6 +103,11 @@ impl Repo {
 
     pub fn path(&self) -> &Path {
         self.dir.path()
+    }
+
+    /// The per-user state folder referee keeps this repository's anchors in.
+    pub fn state_dir(&self) -> &Path {
+        self.state.path()
     }
 
     /// Keeps the repository on disk after the test, for a person to inspect.
@@ -152,6 +166,7 @@ impl Repo {
         cmd.current_dir(self.path())
             .envs(GIT_ENV.iter().copied())
             .env("REFEREE_NOW", NOW)
+            .env("REFEREE_STATE_DIR", self.state.path())
             .env_remove("REFEREE_DIR")
             .env("NO_COLOR", "1");
         cmd
