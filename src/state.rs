@@ -226,7 +226,7 @@ pub use crate::statefs::shown;
 ///
 /// ```text
 /// contracts/<loop>.toml          the contract
-/// ledgers/<loop>.csv             the ledger (and .lock, .run.lock beside it)
+/// ledgers/<loop>.csv             the ledger (and its .lock beside it)
 /// ledgers/<loop>/round-N/        each round's evidence
 /// ledgers/<loop>/task.md         the task `run` was given
 /// ledgers/<loop>/responses.json  the writer's answers for the Stop hook
@@ -242,11 +242,6 @@ pub struct LoopPaths {
 }
 
 impl LoopPaths {
-    /// Held by whoever drives the loop (`run`, `hook stop`), naming it.
-    pub fn run_lock(&self) -> PathBuf {
-        self.ledger.with_extension("run.lock")
-    }
-
     pub fn task(&self) -> PathBuf {
         self.dir.join("task.md")
     }

@@ -25,6 +25,9 @@ use std::path::{Path, PathBuf};
 
 use crate::statefs::{self, FsError, shown};
 
+pub mod authority;
+pub mod run_lock;
+
 /// Why the anchor could not be used.
 #[derive(Debug, thiserror::Error)]
 pub enum AnchorError {
@@ -80,6 +83,8 @@ pub struct Anchor {
     dir: PathBuf,
     /// The work tree it anchors a loop of.
     repo: PathBuf,
+    /// The state folder (`.referee/`) whose loop it anchors.
+    state_dir: PathBuf,
 }
 
 impl Anchor {
@@ -112,6 +117,7 @@ impl Anchor {
             root,
             dir,
             repo: repo.to_path_buf(),
+            state_dir: canon,
         })
     }
 
@@ -125,9 +131,10 @@ impl Anchor {
         std::fs::symlink_metadata(self.dir.join("key")).is_ok_and(|m| m.is_file())
     }
 
-    /// Makes the loop's folder and its key, if missing; `at` is the state
-    /// folder it anchors, written beside it for a person.
-    pub fn create(&self, at: &Path) -> Result<(), AnchorError> {
+    /// Makes the loop's folder and its key, if missing, and names the state
+    /// folder it anchors beside it, for a person.
+    pub fn create(&self) -> Result<(), AnchorError> {
+        let at = &self.state_dir;
         refuse_inside(&self.root, &self.repo)?;
         self.create_dirs()?;
         if let Some(state_dir) = self.dir.parent().and_then(Path::parent) {

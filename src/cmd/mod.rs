@@ -44,6 +44,9 @@ pub fn main(cli: Cli) -> Exit {
 
 fn dispatch(cli: Cli) -> anyhow::Result<Exit> {
     crate::report::style::choose(cli.color);
+    if let Some(command) = persons_command(&cli.command) {
+        crate::anchor::authority::refuse_inside_agent(command)?;
+    }
     let dir = cli.dir.as_deref();
     match cli.command {
         Command::Init(args) => init::run(&State::locate(dir)?, args),
@@ -82,6 +85,26 @@ fn dispatch(cli: Cli) -> anyhow::Result<Exit> {
         Command::Hook(HookCommand::Install(args)) => hook::install(&State::locate(dir)?, args),
         Command::Hook(HookCommand::Uninstall(args)) => hook::uninstall(&State::locate(dir)?, args),
     }
+}
+
+/// The commands only a person (or, for `record`, the caller of a loop no
+/// referee drives) may run: never from inside a refereed agent (SPEC §8.1).
+fn persons_command(command: &Command) -> Option<&'static str> {
+    Some(match command {
+        Command::Init(_) => "init",
+        Command::Run(_) => "run",
+        Command::Record(_) => "record",
+        Command::Ledger(LedgerCommand::Repair(_)) => "ledger repair",
+        Command::Contract(ContractCommand::Amend(_)) => "contract amend",
+        Command::Contract(ContractCommand::Restore(_)) => "contract restore",
+        Command::Waive(_) => "waive",
+        Command::Approve(_) => "approve",
+        Command::Reject(_) => "reject",
+        Command::Skill(SkillCommand::Install(_)) => "skill install",
+        Command::Hook(HookCommand::Install(_)) => "hook install",
+        Command::Hook(HookCommand::Uninstall(_)) => "hook uninstall",
+        _ => return None,
+    })
 }
 
 /// Prints `error: ...` with the cause chain; a broken pipe exits quietly.

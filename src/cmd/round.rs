@@ -3,11 +3,10 @@
 //! and reading, and where a failed call's output is kept (the round's
 //! scratch folder is `scratch.rs`). Does I/O (files, agent processes).
 
-use std::fs::File;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::sync::atomic::AtomicBool;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use anyhow::Context as _;
 
@@ -18,86 +17,54 @@ use crate::agent::preset::{self, Role};
 use crate::agent::process::{self, ProcessError};
 use crate::agent::progress::Progress;
 use crate::agent::prompt;
+use crate::anchor::run_lock::{self, Driving, Holder, NotTaken};
 use crate::contract::{Agent, Preset};
 use crate::engine::{History, Loop, Review};
 use crate::findings::{self, Finding, Format};
 use crate::redact::redact;
 use crate::statefs;
 
-/// One driver per loop at a time (`run`, or a `hook stop` round): a lock
-/// file beside the ledger, held while rounds are driven. The ledger itself
-/// is locked only while a round is appended, so `status` and `escalate` work
-/// meanwhile.
-pub(super) struct RunLock(#[allow(dead_code)] File);
+/// One driver per loop at a time (`run`, or a `hook stop` round): the run
+/// lock in the loop's anchor (`anchor::run_lock`), held while rounds are
+/// driven. The ledger itself is locked only while a round is appended, so
+/// `status` and `escalate` work meanwhile.
+pub(super) struct RunLock(#[allow(dead_code)] run_lock::RunLock);
 
 impl RunLock {
     /// Takes the lock, or says who holds it; with it, how many processes a
     /// killed run's agents left running were ended.
     pub(super) fn take(lp: &Loop) -> anyhow::Result<(RunLock, usize)> {
-        let (file, path) = Self::open(lp)?;
-        match file.try_lock() {
-            Ok(()) => Ok(Self::taken(lp, file, Holder::Run)),
-            Err(std::fs::TryLockError::WouldBlock) => anyhow::bail!(
-                "another `referee run` (or `referee hook stop`) is driving loop `{}` (`{}` is locked)",
+        lp.anchor.create()?;
+        match run_lock::RunLock::take(&lp.anchor, Holder::Run) {
+            Ok(lock) => Ok(Self::taken(lp, lock)),
+            Err(NotTaken::Held(d)) => anyhow::bail!(
+                "loop `{}` is being driven by {}; nothing was done",
                 lp.name,
-                super::shown(&path)
+                describe(&d)
             ),
-            Err(std::fs::TryLockError::Error(e)) => {
-                Err(anyhow::anyhow!("cannot lock `{}`: {e}", path.display()))
-            }
+            Err(NotTaken::Error(e)) => Err(e.into()),
         }
     }
 
     /// Takes the lock for one `hook stop` round, waiting up to `patience`
-    /// for another stop to finish its round; `None` when the lock is still
-    /// held then, or held by a `referee run`, which drives rounds for far
-    /// longer than a stop can wait.
-    pub(super) fn wait(lp: &Loop, patience: Duration) -> anyhow::Result<Option<RunLock>> {
-        let (file, path) = Self::open(lp)?;
-        let start = Instant::now();
-        loop {
-            match file.try_lock() {
-                Ok(()) => return Ok(Some(Self::taken(lp, file, Holder::Hook).0)),
-                Err(std::fs::TryLockError::WouldBlock)
-                    if start.elapsed() < patience
-                        && !std::fs::read_to_string(&path).is_ok_and(|held| {
-                            held.starts_with(&format!("{} ", Holder::Run.as_str()))
-                        }) =>
-                {
-                    std::thread::sleep(Duration::from_millis(200));
-                }
-                Err(std::fs::TryLockError::WouldBlock) => return Ok(None),
-                Err(std::fs::TryLockError::Error(e)) => {
-                    anyhow::bail!("cannot lock `{}`: {e}", path.display())
-                }
-            }
+    /// for another stop to finish its round; `Err(holder)` when the lock is
+    /// still held then, or held by a `referee run`, which drives rounds for
+    /// far longer than a stop can wait.
+    pub(super) fn wait(lp: &Loop, patience: Duration) -> anyhow::Result<Result<RunLock, String>> {
+        lp.anchor.create()?;
+        match run_lock::RunLock::wait(&lp.anchor, Holder::Hook, patience) {
+            Ok(lock) => Ok(Ok(Self::taken(lp, lock).0)),
+            Err(NotTaken::Held(d)) => Ok(Err(describe(&d))),
+            Err(NotTaken::Error(e)) => Err(e.into()),
         }
     }
 
-    fn open(lp: &Loop) -> anyhow::Result<(File, PathBuf)> {
-        let path = lp.paths.run_lock();
-        let file = statefs::open_lock(lp.store.base(), &path)?;
-        Ok((file, path))
-    }
-
-    fn taken(lp: &Loop, mut file: File, holder: Holder) -> (RunLock, usize) {
-        // Who holds it and since when, for `status`, for `record` (which
-        // refuses meanwhile) and for a `hook stop` that finds it taken.
-        let _ = file.set_len(0).and_then(|()| {
-            use std::io::Write as _;
-            writeln!(
-                file,
-                "{} {} {}",
-                holder.as_str(),
-                std::process::id(),
-                now_secs()
-            )
-        });
+    fn taken(lp: &Loop, lock: run_lock::RunLock) -> (RunLock, usize) {
         // No other driver holds this loop: every scratch folder left by a
         // killed one (prompts, findings) goes now, and so does what its
         // agent had started.
         let ended = scratch::clean(lp, true);
-        (RunLock(file), ended)
+        (RunLock(lock), ended)
     }
 }
 
@@ -107,103 +74,28 @@ fn now_secs() -> u64 {
         .map_or(0, |d| d.as_secs())
 }
 
-/// Who drives a loop right now, as its run lock says.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub(super) struct Driving {
-    /// `referee run` or `referee hook stop`.
-    pub holder: String,
-    pub pid: u32,
-    /// Seconds since the epoch when it took the loop.
-    pub since: u64,
-    /// The call in progress: round, role, and when it started.
-    pub call: Option<(u32, String, u64)>,
-}
-
-impl Driving {
-    /// `referee run (pid 41, for 3m12s; round 2: the reviewer, for 40s)`.
-    pub(super) fn describe(&self) -> String {
-        let now = now_secs();
-        let mut out = format!(
-            "`{}` (pid {}, for {})",
-            self.holder,
-            self.pid,
-            crate::report::duration(now.saturating_sub(self.since))
-        );
-        if let Some((round, role, since)) = &self.call {
-            out.pop();
-            out.push_str(&format!(
-                "; round {round}: the {role} is working, for {})",
-                crate::report::duration(now.saturating_sub(*since))
-            ));
-        }
-        out
+/// `referee run (pid 41, for 3m12s; round 2: the reviewer, for 40s)`.
+pub(super) fn describe(d: &Driving) -> String {
+    let now = now_secs();
+    let mut out = format!(
+        "`{}` (pid {}, for {})",
+        d.holder,
+        d.pid,
+        crate::report::duration(now.saturating_sub(d.since))
+    );
+    if let Some((round, role, since)) = &d.call {
+        out.pop();
+        out.push_str(&format!(
+            "; round {round}: the {role} is working, for {})",
+            crate::report::duration(now.saturating_sub(*since))
+        ));
     }
+    out
 }
 
-/// Who drives `lp` now (a `run` or a `hook stop` holds its run lock), or
-/// `None`. Reads the lock file only when the lock is held.
+/// Who drives `lp` now (a live `run` or `hook stop` holds its run lock).
 pub(super) fn driving(lp: &Loop) -> Option<Driving> {
-    driving_at(&lp.paths.run_lock())
-}
-
-/// [`driving`] for the run lock at `path` (`<ledger>.run.lock`).
-pub(super) fn driving_at(path: &Path) -> Option<Driving> {
-    let file = File::open(path).ok()?;
-    match file.try_lock_shared() {
-        Ok(()) => {
-            let _ = file.unlock();
-            return None;
-        }
-        Err(std::fs::TryLockError::WouldBlock) => {}
-        Err(std::fs::TryLockError::Error(_)) => return None,
-    }
-    let text = statefs::read_file(path).ok()?;
-    parse_driving(&String::from_utf8_lossy(&text))
-}
-
-fn parse_driving(text: &str) -> Option<Driving> {
-    let mut lines = text.lines();
-    let first = lines.next()?;
-    let mut words: Vec<&str> = first.split(' ').collect();
-    let since = words.pop()?.parse().ok()?;
-    let pid = words.pop()?.parse().ok()?;
-    let holder = words.join(" ");
-    let call = lines.next().and_then(|line| {
-        let w: Vec<&str> = line.split(' ').collect();
-        match w.as_slice() {
-            ["round", round, role, since] => Some((
-                round.parse().ok()?,
-                (*role).to_string(),
-                since.parse().ok()?,
-            )),
-            _ => None,
-        }
-    });
-    Some(Driving {
-        holder,
-        pid,
-        since,
-        call,
-    })
-}
-
-/// Notes in the run lock which call is in progress, for `status`.
-fn note_call(lp: &Loop, round: u32, role: Role) {
-    let path = lp.paths.run_lock();
-    let Ok(text) = statefs::read_file(&path) else {
-        return;
-    };
-    let text = String::from_utf8_lossy(&text);
-    let Some(first) = text.lines().next() else {
-        return;
-    };
-    let body = format!("{first}\nround {round} {} {}\n", role.as_str(), now_secs());
-    if let Ok(mut file) = statefs::open_lock(lp.store.base(), &path) {
-        use std::io::Write as _;
-        let _ = file
-            .set_len(0)
-            .and_then(|()| file.write_all(body.as_bytes()));
-    }
+    run_lock::driving(&lp.anchor)
 }
 
 /// Refuses a hand-made change to a loop that a `run` or a `hook stop` is
@@ -215,51 +107,11 @@ pub(super) fn refuse_if_driven(lp: &Loop, what: &str) -> anyhow::Result<()> {
             "loop `{}` is being driven by {}: {what} now would be overtaken by its next round; nothing was done\n\
              hint: wait for it to stop (`referee status --loop {}` shows it), or end it (Ctrl-C where it runs)",
             lp.name,
-            d.describe(),
+            describe(&d),
             lp.name
         );
     }
     Ok(())
-}
-
-/// Who holds a loop's run lock.
-#[derive(Clone, Copy)]
-enum Holder {
-    Run,
-    Hook,
-}
-
-impl Holder {
-    fn as_str(self) -> &'static str {
-        match self {
-            Holder::Run => "referee run",
-            Holder::Hook => "referee hook stop",
-        }
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn the_run_lock_says_who_drives_the_loop() {
-        assert_eq!(
-            parse_driving("referee run 41 1000\nround 2 reviewer 1100\n"),
-            Some(Driving {
-                holder: "referee run".into(),
-                pid: 41,
-                since: 1000,
-                call: Some((2, "reviewer".into(), 1100)),
-            })
-        );
-        assert_eq!(
-            parse_driving("referee hook stop 7 5\n").map(|d| (d.holder, d.call)),
-            Some(("referee hook stop".into(), None))
-        );
-        assert_eq!(parse_driving("garbage"), None);
-        assert_eq!(parse_driving(""), None);
-    }
 }
 
 /// What the round's calls spent so far.
@@ -358,7 +210,7 @@ impl Caller<'_> {
         let junit = agent.junit.as_ref().map(|rel| call.cwd.join(rel));
         let started = std::time::SystemTime::now();
         let label = agent.preset.as_str();
-        note_call(lp, round, role);
+        run_lock::note_call(&lp.anchor, round, role.as_str());
         self.progress.call_started(round, role, label, &call);
         let result = process::run(&call, self.interrupt, &mut |elapsed| {
             self.progress.tick(round, role, label, elapsed, spent);

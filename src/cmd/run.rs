@@ -51,15 +51,25 @@ pub fn run(state: &State, mut args: RunArgs) -> anyhow::Result<Exit> {
     preflight(&lp, &writer, &reviewer)?;
     lp.store.create_base()?;
     let (_driver, ended) = RunLock::take(&lp)?;
+    // Every process below this one is the loop's agents': the commands only
+    // a person runs refuse to run there (SPEC §8.1). This process is the
+    // child subreaper, so even what they orphan stays below it.
+    let _agents = crate::anchor::authority::register(
+        std::process::id() as i32,
+        "the agents of `referee run`",
+        lp.name.as_str(),
+        &state.root,
+    )?;
     // Two loops driven in one work tree see each other's edits in their
     // patches: say so before any agent call.
     for other in state.loops().unwrap_or_default() {
         if other != lp.name
-            && let Some(d) = super::round::driving_at(&state.paths(&other).run_lock())
+            && let Ok(anchor) = crate::anchor::Anchor::of(&state.repo, &state.root, other.as_str())
+            && let Some(d) = crate::anchor::run_lock::driving(&anchor)
         {
             eprintln!(
                 "warning: loop `{other}` is driven in this work tree too, by {}: each loop's patches will hold the other's edits",
-                d.describe()
+                super::round::describe(&d)
             );
         }
     }

@@ -86,7 +86,10 @@ pub fn run(state: &State, args: LoopArgs) -> anyhow::Result<Exit> {
     let next = match history.standing() {
         _ if driving.is_some() => format!(
             "wait: {} is driving this loop; `referee status --loop {name}` again to follow it",
-            driving.as_ref().map(|d| d.describe()).unwrap_or_default()
+            driving
+                .as_ref()
+                .map(super::round::describe)
+                .unwrap_or_default()
         ),
         LoopStanding::Fresh if driven_by_run => format!(
             "`referee run --loop {name} --task TEXT` drives round 1 (or review by hand and `referee record --loop {name} --findings FILE`)"
@@ -206,7 +209,7 @@ pub fn run(state: &State, args: LoopArgs) -> anyhow::Result<Exit> {
         history.max_rounds
     );
     if let Some(d) = &driving {
-        let _ = writeln!(out, "driven now by {}", d.describe());
+        let _ = writeln!(out, "driven now by {}", super::round::describe(d));
     }
     let mut budget = String::new();
     if let Some(usd) = c.budget.usd {

@@ -110,6 +110,19 @@ impl Repo {
         self.state.path()
     }
 
+    /// The anchor folder of loop `lp` (`states/<name>-<id>/loops/<lp>`),
+    /// whether or not it exists yet.
+    pub fn anchor(&self, lp: &str) -> PathBuf {
+        let states = self.state.path().join("states");
+        let found = std::fs::read_dir(&states).ok().and_then(|entries| {
+            entries
+                .filter_map(Result::ok)
+                .map(|e| e.path().join("loops").join(lp))
+                .find(|p| p.exists())
+        });
+        found.unwrap_or_else(|| states.join("?").join("loops").join(lp))
+    }
+
     /// Keeps the repository on disk after the test, for a person to inspect.
     pub fn keep(self) -> PathBuf {
         self.dir.keep()

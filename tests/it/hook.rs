@@ -429,9 +429,10 @@ fn a_stop_while_referee_run_drives_the_loop_is_refused_at_once() {
         .stderr(Stdio::null())
         .spawn()
         .unwrap();
-    let lock = h.repo.join(".referee/ledgers/h.run.lock");
     let started = Instant::now();
-    while !std::fs::read_to_string(&lock).is_ok_and(|t| t.starts_with("referee run")) {
+    while !std::fs::read_to_string(h.repo.anchor("h").join("run.lock"))
+        .is_ok_and(|t| t.starts_with("referee run"))
+    {
         assert!(
             started.elapsed() < Duration::from_secs(10),
             "run never took the lock"

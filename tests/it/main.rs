@@ -29,3 +29,4 @@ mod samples;
 mod skill;
 mod statedir;
 mod tools;
+mod writer_reach;

@@ -115,6 +115,20 @@ fn referee(
     ) {
         return Ok(Answer::Allow);
     }
+    // The agent that called this hook is refereed: the commands only a
+    // person runs refuse to run below it from now on (SPEC §8.1).
+    if let Some(agent) = crate::anchor::authority::hook_agent() {
+        crate::anchor::authority::register(
+            agent,
+            &format!(
+                "the {} session refereed by the Stop hook",
+                payload.agent.as_str()
+            ),
+            lp.name.as_str(),
+            &state.root,
+        )?
+        .keep();
+    }
     let tree = lp.worktree_tree()?;
     if !is_round(&lp, &history, &tree, payload)? {
         return Ok(Answer::Allow);
@@ -131,16 +145,14 @@ fn referee(
     // from the round it recorded instead of recording it again.
     lp.store.create_base()?;
     let patience = reviewer.timeout.as_duration() + Duration::from_secs(60);
-    let Some(_lock) = RunLock::wait(&lp, patience)? else {
-        let lock = lp.paths.run_lock();
-        let holder = super::super::round::driving(&lp)
-            .map(|d| d.describe())
-            .unwrap_or_else(|| "another driver".into());
-        return Ok(Answer::Tell(format!(
-            "referee: loop `{}` is busy: {holder} holds `{}`; this stop was not refereed",
-            lp.name,
-            super::super::shown(&lock)
-        )));
+    let _lock = match RunLock::wait(&lp, patience)? {
+        Ok(lock) => lock,
+        Err(holder) => {
+            return Ok(Answer::Tell(format!(
+                "referee: loop `{}` is busy: {holder} drives it; this stop was not refereed",
+                lp.name
+            )));
+        }
     };
     let fresh = History::read(&lp, lp.store.read()?.rows)?;
     if fresh.rows.len() != history.rows.len() {
