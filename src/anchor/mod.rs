@@ -26,6 +26,7 @@ use std::path::{Path, PathBuf};
 use crate::statefs::{self, FsError, shown};
 
 pub mod authority;
+pub mod chain;
 pub mod run_lock;
 
 /// Why the anchor could not be used.

@@ -106,15 +106,29 @@ pub(super) fn write(
     // `record` either sees the old contract pinned before this check, or
     // waits and then finds the file changed (it re-reads it under the lock).
     let store = Store::new(state.paths(&name).ledger, state.paths(&name).dir, "");
-    let _locked = if std::fs::symlink_metadata(&path).is_ok() {
+    let (_locked, rows) = if std::fs::symlink_metadata(&path).is_ok() {
         let mut locked = store.lock()?;
-        refuse_overwrite(&name, &path, args.force, !locked.rows()?.is_empty())?;
-        Some(locked)
+        let rows = locked.rows()?;
+        refuse_overwrite(&name, &path, args.force, !rows.is_empty())?;
+        (Some(locked), rows)
     } else {
-        None
+        (None, store.read()?.rows)
     };
+    // A loop the anchor knows rounds of, whose ledger lost them, is not
+    // started over by writing its contract again (SPEC §8.2).
+    let anchor = crate::anchor::Anchor::of(&state.repo, &state.root, name.as_str())?;
+    let hashes: Vec<&str> = rows.iter().map(|r| r.row_sha256.as_str()).collect();
+    if let crate::anchor::chain::Standing::Broken(b) = anchor.check(&hashes)? {
+        anyhow::bail!(
+            "loop `{name}`: {b}: its anchor on this machine holds rows its ledger does not; nothing was written\n\
+             hint: a ledger you committed comes back with `git checkout -- {}`; to start the loop over for good, a person removes its anchor `{}`",
+            super::shown(&state.paths(&name).ledger),
+            anchor.dir().display()
+        );
+    }
     statefs::replace(&state.root, &path, text.as_bytes())?;
     write_attributes(state)?;
+    anchor.adopt(&hashes)?;
     Ok((name, path, contract, text))
 }
 

@@ -1,5 +1,6 @@
 //! `referee ledger show|verify|repair`.
 
+use crate::anchor::chain::Standing;
 use crate::cli::{LedgerFormat, LedgerShowArgs, LoopArgs};
 use crate::digest::sha256_hex;
 use crate::exit::Exit;
@@ -54,10 +55,14 @@ pub fn show(state: &State, args: LedgerShowArgs) -> anyhow::Result<Exit> {
 
 pub fn verify(state: &State, args: LoopArgs) -> anyhow::Result<Exit> {
     let (name, store) = store_of(state, &args.select)?;
-    // Each round row's number, round and snapshot, kept as the chain is checked.
+    let anchor = crate::anchor::Anchor::of(&state.repo, &state.root, name.as_str())?;
+    // Each round row's number, round and snapshot, kept as the chain is
+    // checked, and every row's hash, for the anchor.
     let mut rounds: Vec<(usize, u32, String)> = Vec::new();
+    let mut hashes: Vec<String> = Vec::new();
     let checked = store
         .verify_seeing(|n, row| {
+            hashes.push(row.row_sha256.to_string());
             if row.kind == crate::ledger::Kind::Round && !row.snapshot.is_empty() {
                 rounds.push((n, row.round, row.snapshot.to_string()));
             }
@@ -67,24 +72,55 @@ pub fn verify(state: &State, args: LoopArgs) -> anyhow::Result<Exit> {
             snapshots_hold(state, &name, &rounds)?;
             Ok(summary)
         });
+    let hashes: Vec<&str> = hashes.iter().map(String::as_str).collect();
+    let standing = anchor.check(&hashes)?;
+    // The rounds gone with the rows: their snapshot refs outlive them.
+    let lost_rounds: Vec<u32> = match &standing {
+        Standing::Broken(b) if b.lost().is_some() => {
+            let last = rounds.last().map_or(0, |(_, r, _)| *r);
+            let mut gone: Vec<u32> = crate::snapshot::round_refs(&state.repo, name.as_str())?
+                .into_keys()
+                .filter(|r| *r > last)
+                .collect();
+            gone.sort_unstable();
+            gone
+        }
+        _ => Vec::new(),
+    };
+    let anchored = !matches!(standing, Standing::Unanchored);
+    let checked = checked.and_then(|summary| match &standing {
+        Standing::Broken(b) => Err(anyhow::anyhow!(
+            "ledger `{}`: {b}\n\
+             hint: the loop's anchor `{}` holds what the referee wrote; a ledger you committed comes back with `git checkout -- {}`",
+            super::shown(store.path()),
+            anchor.dir().display(),
+            super::shown(store.path())
+        )),
+        _ => Ok(summary),
+    });
     match checked {
         Ok(summary) => {
             if args.json {
                 let json = serde_json::json!({"loop": name.as_str(), "ok": true, "rows": summary.rows,
-                                   "rounds": summary.rounds, "head": summary.head});
+                                   "rounds": summary.rounds, "head": summary.head,
+                                   "anchored": anchored, "lost_rounds": lost_rounds});
                 super::emit_exact(format!("{json}\n").as_bytes())?;
                 return Ok(Exit::Success);
             }
+            let anchor_says = match standing {
+                Standing::Unanchored => "; unanchored: this machine holds no anchor for the loop (it was started elsewhere), so only the chain was checked".to_string(),
+                _ => "; anchored".to_string(),
+            };
             let text = match &summary.head {
                 Some(head) => format!(
-                    "ledger `{}`: {} ({}) verified; chain head {}\n",
+                    "ledger `{}`: {} ({}) verified; chain head {}{anchor_says}\n",
                     super::shown(store.path()),
                     crate::engine::decide::plural(summary.rows, "row"),
                     crate::engine::decide::plural(summary.rounds, "round"),
                     head
                 ),
                 None => format!(
-                    "ledger `{}`: no rows yet; nothing to verify\n",
+                    "ledger `{}`: no rows yet; nothing to verify{anchor_says}\n",
                     super::shown(store.path())
                 ),
             };
@@ -93,7 +129,8 @@ pub fn verify(state: &State, args: LoopArgs) -> anyhow::Result<Exit> {
         }
         Err(err) => {
             if args.json {
-                let json = serde_json::json!({"loop": name.as_str(), "ok": false, "problem": err.to_string()});
+                let json = serde_json::json!({"loop": name.as_str(), "ok": false, "problem": err.to_string(),
+                                              "anchored": anchored, "lost_rounds": lost_rounds});
                 super::emit_exact(format!("{json}\n").as_bytes())?;
             }
             Err(err)

@@ -189,8 +189,9 @@ fn open_loop(state: &State, select: &crate::cli::LoopSelect) -> anyhow::Result<L
     let name = state.select(select)?;
     let paths = state.paths(&name);
     let loaded = crate::contract::load::load(&paths.contract)?;
-    let store = crate::ledger::Store::new(paths.ledger.clone(), paths.dir.clone(), &loaded.sha256);
     let anchor = crate::anchor::Anchor::of(&state.repo, &state.root, name.as_str())?;
+    let store = crate::ledger::Store::new(paths.ledger.clone(), paths.dir.clone(), &loaded.sha256)
+        .anchored(anchor.clone());
     let lp = Loop {
         name,
         paths,

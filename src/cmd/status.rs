@@ -4,6 +4,7 @@ use std::fmt::Write as _;
 
 use serde_json::json;
 
+use crate::anchor::chain::Standing;
 use crate::cli::LoopArgs;
 use crate::engine::accounting::{FindingStanding, Tracked};
 use crate::engine::{History, LoopStanding};
@@ -67,19 +68,40 @@ pub fn run(state: &State, args: LoopArgs) -> anyhow::Result<Exit> {
     // No round rows, yet snapshot refs that hold rounds: the ledger was
     // removed or replaced since (the writer can delete files, and a fresh
     // ledger starts the loop over). Asked of git only then.
-    let lost_rounds: Vec<u32> = match history
+    // The anchor (SPEC §8.2) knows the rows the referee wrote: rows cut,
+    // edited or re-hashed since are said, and what they show is not the
+    // referee's verdict.
+    let hashes: Vec<&str> = history.rows.iter().map(|r| r.row_sha256.as_str()).collect();
+    let anchor = lp.anchor.check(&hashes)?;
+    let cut = matches!(&anchor, Standing::Broken(b) if b.lost().is_some());
+    let last_round = history
         .rows
         .iter()
-        .any(|r| r.kind == crate::ledger::Kind::Round)
-    {
-        true => Vec::new(),
-        false => {
+        .filter(|r| r.kind == crate::ledger::Kind::Round)
+        .map(|r| r.round)
+        .max();
+    let lost_rounds: Vec<u32> = match last_round {
+        Some(last) if cut => {
+            let mut rounds: Vec<u32> = crate::snapshot::round_refs(&lp.repo, name)?
+                .into_keys()
+                .filter(|r| *r > last)
+                .collect();
+            rounds.sort_unstable();
+            rounds
+        }
+        Some(_) => Vec::new(),
+        None => {
             let mut rounds: Vec<u32> = crate::snapshot::round_refs(&lp.repo, name)?
                 .into_keys()
                 .collect();
             rounds.sort_unstable();
             rounds
         }
+    };
+    let anchor_json = match &anchor {
+        Standing::Unanchored => json!({"anchored": false, "problem": null}),
+        Standing::Holds { .. } => json!({"anchored": true, "problem": null}),
+        Standing::Broken(b) => json!({"anchored": true, "problem": b.to_string()}),
     };
     let driving = super::round::driving(&lp);
     let driven_by_run = c.writer.is_some() && c.reviewer.is_some();
@@ -190,6 +212,7 @@ pub fn run(state: &State, args: LoopArgs) -> anyhow::Result<Exit> {
             "open": findings,
             "skipped": skipped_json,
             "lost_rounds": lost_rounds,
+            "anchor": anchor_json,
             "next": next,
         });
         super::emit_json(&value)?;
@@ -210,6 +233,23 @@ pub fn run(state: &State, args: LoopArgs) -> anyhow::Result<Exit> {
     );
     if let Some(d) = &driving {
         let _ = writeln!(out, "driven now by {}", super::round::describe(d));
+    }
+    match &anchor {
+        Standing::Broken(b) => {
+            let _ = writeln!(
+                out,
+                "warning: ledger `{}`: {b}: what follows is not the referee's verdict\n\
+                 hint: `referee ledger verify --loop {name}` says what the anchor holds",
+                crate::state::shown(lp.store.path())
+            );
+        }
+        Standing::Unanchored => {
+            let _ = writeln!(
+                out,
+                "note: unanchored: this machine holds no anchor for the loop (it was started elsewhere); its rows are read as the ledger has them"
+            );
+        }
+        Standing::Holds { .. } => {}
     }
     let mut budget = String::new();
     if let Some(usd) = c.budget.usd {
@@ -294,7 +334,7 @@ pub fn run(state: &State, args: LoopArgs) -> anyhow::Result<Exit> {
             );
         }
     }
-    if let Some(last) = lost_rounds.last() {
+    if let Some(last) = lost_rounds.last().filter(|_| last_round.is_none()) {
         let reference = crate::snapshot::round_ref(&lp.repo, name, *last)?;
         let _ = writeln!(
             out,

@@ -27,6 +27,16 @@ pub enum StoreError {
     /// A link (or a file where a folder belongs) under the ledgers folder.
     #[error(transparent)]
     Fs(#[from] FsError),
+    /// The ledger is not the one the loop's anchor knows (SPEC §8.2).
+    #[error(
+        "ledger `{}`: {problem}; nothing was recorded\n\
+         hint: `referee ledger verify` says what the anchor holds; a ledger you committed comes back with `git checkout -- {}`",
+        crate::statefs::shown(path),
+        crate::statefs::shown(path)
+    )]
+    Broken { path: PathBuf, problem: String },
+    #[error(transparent)]
+    Anchor(#[from] crate::anchor::AnchorError),
 }
 
 /// The smallest ledger [`Store::each_row_formatted`] and
@@ -83,6 +93,8 @@ pub struct Store {
     base: PathBuf,
     /// The contract's sha256: `prev_sha256` of row 1.
     genesis: String,
+    /// The loop's anchor, which every append is checked against and told of.
+    anchor: Option<crate::anchor::Anchor>,
 }
 
 impl Store {
@@ -93,7 +105,15 @@ impl Store {
             evidence_root,
             base,
             genesis: contract_sha256.to_string(),
+            anchor: None,
         }
+    }
+
+    /// The store with every append checked against `anchor` first (a ledger
+    /// cut, edited or re-hashed since is refused) and recorded in it.
+    pub fn anchored(mut self, anchor: crate::anchor::Anchor) -> Store {
+        self.anchor = Some(anchor);
+        self
     }
 
     pub fn path(&self) -> &Path {
@@ -604,6 +624,7 @@ impl Locked<'_> {
                 self.refuse_torn(&parsed)?;
             }
         }
+        let anchored = self.anchored_rows()?;
         let prev = match self.last()? {
             Some(row) => row.row_sha256,
             None => self.store.genesis.clone(),
@@ -621,6 +642,9 @@ impl Locked<'_> {
             None => String::new(),
         };
         let row = Row::seal(draft, &prev, &evidence_sha256);
+        if let (Some(anchor), Some(n)) = (&self.store.anchor, anchored) {
+            anchor.pending(n + 1, &row.row_sha256)?;
+        }
         let mut bytes = Vec::new();
         if len == 0 {
             bytes.extend_from_slice(header().as_bytes());
@@ -635,7 +659,34 @@ impl Locked<'_> {
         if len == 0 {
             sync_parent(&path)?;
         }
+        if let (Some(anchor), Some(n)) = (&self.store.anchor, anchored) {
+            // The row is committed: should the anchor's line fail, its
+            // `pending` still names the row, which counts.
+            let _ = anchor.commit(n + 1, &row.row_sha256);
+        }
         Ok(row)
+    }
+
+    /// Checks the ledger's rows against the store's anchor (anchoring a
+    /// loop this machine has not anchored yet) and says how many there are;
+    /// `None` without an anchor.
+    fn anchored_rows(&mut self) -> Result<Option<usize>, StoreError> {
+        let Some(anchor) = self.store.anchor.clone() else {
+            return Ok(None);
+        };
+        let rows = self.rows()?;
+        let hashes: Vec<&str> = rows.iter().map(|r| r.row_sha256.as_str()).collect();
+        match anchor.check(&hashes)? {
+            crate::anchor::chain::Standing::Unanchored => anchor.adopt(&hashes)?,
+            crate::anchor::chain::Standing::Holds { .. } => {}
+            crate::anchor::chain::Standing::Broken(b) => {
+                return Err(StoreError::Broken {
+                    path: self.store.ledger.clone(),
+                    problem: b.to_string(),
+                });
+            }
+        }
+        Ok(Some(rows.len()))
     }
 }
 

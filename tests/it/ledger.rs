@@ -8,11 +8,16 @@ use referee::ledger::{Counts, Draft, Evidence, Kind, Store, Verdict};
 use crate::common::{NOW, Repo, text};
 
 /// Initializes loop `name` and returns its store (pinned to the contract).
+/// A loop whose rows these tests append through the library: rows no
+/// referee wrote, so the loop's anchor is removed and it reads unanchored,
+/// as a ledger from another machine does (tests/it/writer_reach.rs has the
+/// anchor's own tests).
 fn init(repo: &Repo, name: &str) -> Store {
     repo.referee()
         .args(["init", "--loop", name])
         .assert()
         .success();
+    std::fs::remove_dir_all(repo.anchor(name)).unwrap();
     store(repo, name)
 }
 

@@ -138,3 +138,163 @@ fn an_agent_the_hook_referees_cannot_record_or_waive() {
     let status = f.repo.run(&["status"]);
     assert_eq!(status.code, 0, "{}", status.stderr);
 }
+
+/// The ledger as the writer would forge it: every row after `edit` sealed
+/// again, so that its chain verifies from the contract on.
+fn rehash(repo: &crate::common::Repo, lp: &str, edit: impl Fn(usize, &mut referee::ledger::Draft)) {
+    use referee::ledger::{Row, chain};
+    let ledger = repo.join(&format!(".referee/ledgers/{lp}.csv"));
+    let contract = std::fs::read(repo.join(&format!(".referee/contracts/{lp}.toml"))).unwrap();
+    let parsed = chain::parse(&std::fs::read(&ledger).unwrap()).unwrap();
+    let mut prev = referee::digest::sha256_hex(&contract);
+    let mut out = format!("{}\n", referee::ledger::row::header()).into_bytes();
+    for (i, row) in parsed.rows.iter().enumerate() {
+        let mut draft = row.draft.clone();
+        edit(i + 1, &mut draft);
+        let sealed = Row::seal(draft, &prev, &row.evidence_sha256);
+        prev = sealed.row_sha256.clone();
+        out.extend(chain::write_record(&sealed.fields()));
+    }
+    std::fs::write(&ledger, out).unwrap();
+}
+
+/// A loop `l` of two rounds recorded by hand, F1 open after round 2.
+fn two_rounds() -> crate::common::Repo {
+    let repo = crate::common::Repo::with_loop("l", &["--max-rounds", "5"]);
+    repo.append("src/a.rs", "fn a() {}");
+    repo.record(BUG).run().assert(10, "");
+    repo.append("src/a.rs", "fn b() {}");
+    repo.record(BUG).run().assert(10, "");
+    repo
+}
+
+fn verify_json(repo: &crate::common::Repo) -> (i32, Value) {
+    let out = repo.run(&["ledger", "verify", "--json"]);
+    (
+        out.code,
+        serde_json::from_str(out.stdout.trim()).unwrap_or(Value::Null),
+    )
+}
+
+/// Case 16: the last rows cut, or the whole ledger deleted, are seen by
+/// `verify` (naming the rows and the rounds gone), by `status`, and by the
+/// next `record`, which refuses.
+#[test]
+fn a_ledger_cut_or_deleted_is_seen_by_verify_status_and_record() {
+    let repo = two_rounds();
+    let (code, v) = verify_json(&repo);
+    assert_eq!(
+        (code, v["ok"].clone(), v["anchored"].clone()),
+        (0, json!(true), json!(true)),
+        "{v}"
+    );
+
+    // Cut the last row (and its evidence).
+    let ledger = repo.join(".referee/ledgers/l.csv");
+    let text = std::fs::read_to_string(&ledger).unwrap();
+    let kept: Vec<&str> = text.lines().take(2).collect();
+    std::fs::write(&ledger, format!("{}\n", kept.join("\n"))).unwrap();
+    std::fs::remove_dir_all(repo.join(".referee/ledgers/l/round-2")).unwrap();
+    let (code, v) = verify_json(&repo);
+    assert_eq!(code, 1, "{v}");
+    assert_eq!(v["lost_rounds"], json!([2]), "{v}");
+    assert!(
+        v["problem"]
+            .as_str()
+            .unwrap()
+            .contains("row 2 was committed and is gone"),
+        "{v}"
+    );
+    let status = repo.run(&["status"]);
+    assert!(
+        status.stdout.contains("warning: ledger"),
+        "{}",
+        status.stdout
+    );
+    assert!(
+        status.stdout.contains("row 2 was committed and is gone"),
+        "{}",
+        status.stdout
+    );
+    repo.append("src/a.rs", "fn c() {}");
+    let again = repo.record(CLEAN).run();
+    assert_eq!(again.code, 1, "{}", again.stderr);
+    assert!(
+        again.stderr.contains("nothing was recorded"),
+        "{}",
+        again.stderr
+    );
+
+    // Delete it: not "no rows yet".
+    std::fs::remove_file(&ledger).unwrap();
+    let (code, v) = verify_json(&repo);
+    assert_eq!(code, 1, "{v}");
+    assert_eq!(v["lost_rounds"], json!([1, 2]), "{v}");
+    let init = repo.run(&["init", "--loop", "l", "--force"]);
+    assert_eq!(init.code, 1, "{}", init.stderr);
+    assert!(
+        init.stderr
+            .contains("its anchor on this machine holds rows"),
+        "{}",
+        init.stderr
+    );
+}
+
+/// Case 17: a row edited to say `stop clean` and the chain hashed again
+/// verifies as a chain, but not against the anchor; `status` says so.
+#[test]
+fn a_ledger_edited_and_hashed_again_is_not_the_referees() {
+    let repo = two_rounds();
+    rehash(&repo, "l", |n, draft| {
+        if n == 2 {
+            draft.verdict = Some(referee::ledger::Verdict::Stop);
+            draft.rule = "clean".into();
+        }
+    });
+    let (code, v) = verify_json(&repo);
+    assert_eq!(code, 1, "{v}");
+    assert!(
+        v["problem"]
+            .as_str()
+            .unwrap()
+            .contains("row 2 is not the row the referee wrote"),
+        "{v}"
+    );
+    let status = repo.run(&["status", "--json"]);
+    let s: Value = serde_json::from_str(&status.stdout).unwrap();
+    assert_eq!(s["anchor"]["anchored"], json!(true), "{s}");
+    assert!(
+        s["anchor"]["problem"]
+            .as_str()
+            .unwrap()
+            .contains("row 2 is not"),
+        "{s}"
+    );
+    let text = repo.run(&["status"]).stdout;
+    assert!(
+        text.contains("what follows is not the referee's verdict"),
+        "{text}"
+    );
+}
+
+/// A loop started on another machine (no anchor here) reads as unanchored,
+/// never as an error, and is anchored from its rows at its next round.
+#[test]
+fn a_loop_without_an_anchor_here_is_unanchored_then_adopted() {
+    let repo = two_rounds();
+    std::fs::remove_dir_all(repo.anchor("l")).unwrap();
+    let (code, v) = verify_json(&repo);
+    assert_eq!((code, v["anchored"].clone()), (0, json!(false)), "{v}");
+    let text = repo.run(&["ledger", "verify"]).stdout;
+    assert!(text.contains("unanchored"), "{text}");
+    let s: Value = serde_json::from_str(&repo.run(&["status", "--json"]).stdout).unwrap();
+    assert_eq!(
+        s["anchor"],
+        json!({"anchored": false, "problem": null}),
+        "{s}"
+    );
+    repo.append("src/a.rs", "fn c() {}");
+    repo.record(CLEAN).run().assert(0, "clean");
+    let (code, v) = verify_json(&repo);
+    assert_eq!((code, v["anchored"].clone()), (0, json!(true)), "{v}");
+}
