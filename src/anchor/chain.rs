@@ -339,7 +339,8 @@ mod tests {
     fn a_ledger_stands_against_its_anchor() {
         let holds = |rows| Standing::Holds { rows };
         let broken = Standing::Broken;
-        let table: Vec<(Vec<Line>, Option<Line>, Vec<&str>, Standing)> = vec![
+        type Case<'a> = (Vec<Line>, Option<Line>, Vec<&'a str>, Standing);
+        let table: Vec<Case> = vec![
             // Nothing anchored yet, nothing written.
             (vec![], None, vec![], holds(0)),
             (lines(1, &["a", "b"]), None, vec!["a", "b"], holds(2)),
