@@ -310,6 +310,7 @@ impl Driver<'_> {
                 &spend,
                 round,
                 &text,
+                &lp.repo,
                 &work,
                 &mut evidence,
             )?;
@@ -330,6 +331,7 @@ impl Driver<'_> {
                 &mut spend,
                 round,
                 &base_vars,
+                &begun.snapped.snap.tree,
                 &begun.snapped.patch.text,
                 &work,
                 &mut evidence,

@@ -368,6 +368,7 @@ impl Hook<'_> {
                 &mut spend,
                 round,
                 &vars,
+                &begun.snapped.snap.tree,
                 &begun.snapped.patch.text,
                 &work,
                 &mut evidence,
