@@ -274,3 +274,270 @@ fn a_repository_reviewer_script_not_in_the_base_is_not_run() {
     let rows: Vec<Value> = repo.ledger_json();
     assert!(rows.is_empty(), "{rows:?}");
 }
+
+/// Runs `referee hook stop` in `repo` with `input`, killing it after
+/// `limit`: its exit code (None: it hung), stdout and stderr.
+fn stop_within(
+    repo: &Repo,
+    input: &str,
+    limit: std::time::Duration,
+) -> (Option<i32>, String, String) {
+    let mut cmd = repo.referee_std();
+    cmd.args(["hook", "stop"]);
+    let mut child = crate::common::spawn_fed(&mut cmd, input.as_bytes());
+    let start = std::time::Instant::now();
+    let code = loop {
+        if let Some(status) = child.try_wait().unwrap() {
+            break status.code();
+        }
+        if start.elapsed() > limit {
+            child.kill().unwrap();
+            child.wait().unwrap();
+            break None;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    };
+    let out = child.wait_with_output().unwrap();
+    (code, text(&out.stdout), text(&out.stderr))
+}
+
+/// A loop whose fake reviewer finds nothing, with a change in the tree.
+fn changed_loop() -> Driven {
+    let d = driven_with(&[], "");
+    d.file("reviewer-1.print", CLEAN);
+    d.repo.write("src/a.rs", "fn a() { 1 }\n");
+    d
+}
+
+#[test]
+fn a_transcript_swapped_for_a_fifo_is_refused_not_waited_on() {
+    let d = changed_loop();
+    let outside = tempfile::tempdir().unwrap();
+    let fifo = outside.path().join("session.jsonl");
+    let made = std::process::Command::new("mkfifo")
+        .arg(&fifo)
+        .status()
+        .unwrap();
+    assert!(made.success());
+    let (code, stdout, stderr) = stop_within(
+        &d.repo,
+        &payload(&d.repo, Some(&fifo)),
+        std::time::Duration::from_secs(30),
+    );
+    assert_eq!(code, Some(0), "the hook hung on the FIFO: {stdout}{stderr}");
+    assert!(
+        stderr.contains("session.jsonl` is a fifo, not a regular file"),
+        "{stderr}"
+    );
+    assert!(stdout.contains("clean"), "{stdout}{stderr}");
+    assert_eq!(d.rows(), 1);
+}
+
+#[test]
+fn a_transcript_linked_to_dev_zero_is_refused_not_read() {
+    let d = changed_loop();
+    let outside = tempfile::tempdir().unwrap();
+    let link = outside.path().join("session.jsonl");
+    std::os::unix::fs::symlink("/dev/zero", &link).unwrap();
+    let start = std::time::Instant::now();
+    let (code, stdout, stderr) = stop_within(
+        &d.repo,
+        &payload(&d.repo, Some(&link)),
+        std::time::Duration::from_secs(30),
+    );
+    assert_eq!(code, Some(0), "{stdout}{stderr}");
+    assert!(
+        stderr.contains("session.jsonl` is a character device, not a regular file"),
+        "{stderr}"
+    );
+    assert!(stdout.contains("clean"), "{stdout}{stderr}");
+    assert!(start.elapsed() < std::time::Duration::from_secs(20));
+    let note = evidence(&d.repo, "l", 1, "hook.json");
+    assert!(note.contains("\"writer_tokens\": null"), "{note}");
+}
+
+/// Every file below `dir`, with its bytes.
+fn files_below(dir: &Path) -> Vec<(PathBuf, Vec<u8>)> {
+    let mut out = Vec::new();
+    for entry in std::fs::read_dir(dir).unwrap().flatten() {
+        let path = entry.path();
+        if path.is_dir() {
+            out.extend(files_below(&path));
+        } else {
+            out.push((path.clone(), std::fs::read(&path).unwrap()));
+        }
+    }
+    out.sort();
+    out
+}
+
+#[test]
+fn hook_install_and_uninstall_never_write_through_a_linked_claude_folder() {
+    let repo = Repo::with_loop("l", &[]);
+    let outside = tempfile::tempdir().unwrap();
+    std::fs::write(outside.path().join("settings.json"), "{}\n").unwrap();
+    std::os::unix::fs::symlink(outside.path(), repo.join(".claude")).unwrap();
+    let out = repo.run(&["hook", "install", "--agent", "claude"]);
+    assert_eq!(out.code, 1, "{}{}", out.stdout, out.stderr);
+    assert!(
+        out.stderr.contains(
+            "`.claude` is a symlink: referee writes no file of the repository through a link"
+        ),
+        "{}",
+        out.stderr
+    );
+    assert_eq!(
+        files_below(outside.path()),
+        [(outside.path().join("settings.json"), b"{}\n".to_vec())]
+    );
+    // Installed into a real folder, then the folder swapped for a link to
+    // a copy: uninstall edits nothing outside either.
+    std::fs::remove_file(repo.join(".claude")).unwrap();
+    repo.run(&["hook", "install", "--agent", "claude"])
+        .assert(0, "");
+    let installed = std::fs::read(repo.join(".claude/settings.json")).unwrap();
+    std::fs::write(outside.path().join("settings.json"), &installed).unwrap();
+    std::fs::remove_dir_all(repo.join(".claude")).unwrap();
+    std::os::unix::fs::symlink(outside.path(), repo.join(".claude")).unwrap();
+    let out = repo.run(&["hook", "uninstall", "--agent", "claude"]);
+    assert_eq!(out.code, 1, "{}{}", out.stdout, out.stderr);
+    assert!(
+        out.stderr.contains("`.claude` is a symlink"),
+        "{}",
+        out.stderr
+    );
+    assert_eq!(
+        files_below(outside.path()),
+        [(outside.path().join("settings.json"), installed)]
+    );
+}
+
+#[test]
+fn skill_install_never_appends_to_an_agents_md_linked_outside() {
+    let repo = Repo::new();
+    let outside = tempfile::tempdir().unwrap();
+    let target = outside.path().join("AGENTS.md");
+    std::fs::write(&target, "# mine\n").unwrap();
+    std::os::unix::fs::symlink(&target, repo.join("AGENTS.md")).unwrap();
+    let out = repo.run(&["skill", "install", "--codex"]);
+    assert_eq!(out.code, 1, "{}{}", out.stdout, out.stderr);
+    assert!(
+        out.stderr.contains("`AGENTS.md` is a symlink"),
+        "{}",
+        out.stderr
+    );
+    assert_eq!(std::fs::read_to_string(&target).unwrap(), "# mine\n");
+    // The same for the Claude skill below a linked `.claude`.
+    let claude = tempfile::tempdir().unwrap();
+    std::os::unix::fs::symlink(claude.path(), repo.join(".claude")).unwrap();
+    let out = repo.run(&["skill", "install", "--claude"]);
+    assert_eq!(out.code, 1, "{}{}", out.stdout, out.stderr);
+    assert!(
+        out.stderr.contains("`.claude` is a symlink"),
+        "{}",
+        out.stderr
+    );
+    assert!(files_below(claude.path()).is_empty());
+}
+
+const GITHUB_TOKEN: &str = "ghp_0123456789abcdefghijABCDEFGHIJ012345";
+const AWS_SECRET: &str = "wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY";
+
+/// Every file below `.referee/` that holds `needle`.
+fn holding(repo: &Repo, needle: &str) -> Vec<PathBuf> {
+    files_below(&repo.join(".referee"))
+        .into_iter()
+        .filter(|(_, bytes)| String::from_utf8_lossy(bytes).contains(needle))
+        .map(|(path, _)| path)
+        .collect()
+}
+
+#[test]
+fn secrets_in_a_persons_words_are_redacted_in_the_ledger_and_its_evidence() {
+    let repo = Repo::with_loop("l", &[]);
+    repo.init_loop("m", &[]);
+    repo.write("src/a.rs", "fn a() {}\n");
+    let key = format!("AWS_SECRET_ACCESS_KEY={AWS_SECRET}");
+    let by = format!("ann {GITHUB_TOKEN}");
+    let reason = format!("token {GITHUB_TOKEN} and AWS_SECRET_ACCESS_KEY={AWS_SECRET}");
+    let bug = crate::common::native(&[("F1", "bug")]);
+    let out = repo
+        .record(&bug)
+        .args(&["--loop", "l", "--idempotency-key", &key])
+        .run();
+    out.assert(10, "");
+    // A retry with the same key is still a retry.
+    let again = repo
+        .record(&bug)
+        .args(&["--loop", "l", "--idempotency-key", &key, "--json"])
+        .run();
+    assert!(
+        again.stdout.contains("already_recorded"),
+        "{}",
+        again.stdout
+    );
+    for args in [
+        vec![
+            "waive", "--loop", "l", "F1", "--by", &by, "--reason", &reason,
+        ],
+        vec![
+            "contract",
+            "amend",
+            "--loop",
+            "l",
+            "--max-rounds",
+            "5",
+            "--by",
+            &by,
+            "--reason",
+            &reason,
+        ],
+    ] {
+        let out = repo.run(&args);
+        assert_eq!(out.code, 0, "{args:?}: {}{}", out.stdout, out.stderr);
+    }
+    repo.record(CLEAN).args(&["--loop", "l"]).run();
+    repo.run(&["approve", "--loop", "l", "--by", &by, "--reason", &reason])
+        .assert(0, "");
+    repo.record(&bug)
+        .args(&["--loop", "m"])
+        .run()
+        .assert(10, "");
+    repo.run(&["reject", "--loop", "m", "--by", &by, "--reason", &reason])
+        .assert(0, "");
+    for secret in [GITHUB_TOKEN, AWS_SECRET] {
+        assert_eq!(holding(&repo, secret), Vec::<PathBuf>::new(), "{secret}");
+    }
+    let ledger = std::fs::read_to_string(repo.join(".referee/ledgers/l.csv")).unwrap();
+    assert!(ledger.contains("[REDACTED]"), "{ledger}");
+}
+
+#[test]
+fn record_under_a_small_address_space_limit_fails_cleanly() {
+    let repo = Repo::with_loop("l", &[]);
+    repo.write("src/a.rs", "fn a() {}\n");
+    // `referee record` as the tests run it, under `prlimit --as`.
+    let referee = repo.referee_std();
+    let mut cmd = std::process::Command::new("prlimit");
+    cmd.arg("--as=100000000")
+        .arg(referee.get_program())
+        .args(["record", "--findings", "-"])
+        .current_dir(repo.path());
+    for (k, v) in referee.get_envs() {
+        match v {
+            Some(v) => cmd.env(k, v),
+            None => cmd.env_remove(k),
+        };
+    }
+    let child = crate::common::spawn_fed(&mut cmd, CLEAN.as_bytes());
+    let out = child.wait_with_output().unwrap();
+    let stderr = text(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{stderr}");
+    assert!(
+        stderr.contains("the address-space limit (`ulimit -v`) is 95 MiB, below the 256 MiB `referee record` needs; nothing was recorded")
+            && stderr.contains("hint: raise it"),
+        "{stderr}"
+    );
+    assert!(!stderr.contains("panicked"), "{stderr}");
+    assert!(repo.ledger_json().is_empty());
+}
