@@ -26,7 +26,9 @@ bug() { printf '{"findings":[{"id":"%s","severity":"bug","title":"%s","file":"sr
 clean='{"findings":[]}'
 
 # sample NAME CONTRACT_EXTRA: a repo with src/auth.rs and a loop driven by the
-# fake agent from .fake/ (ignored by git, so never part of a snapshot).
+# fake agent from .fake/ (ignored by git, so never part of a snapshot). The
+# reviewer runs in a private checkout of the snapshot, where `.fake/` is not:
+# it finds the agent through `FAKE_DIR`, an absolute path `finish` exports.
 sample() {
   local name="$1" extra="$2"
   repo="$work/$name"
@@ -45,8 +47,7 @@ command = ["sh", ".fake/agent.sh"]
 env = { FAKE_DIR = ".fake" }
 [reviewer]
 preset = "command"
-command = ["sh", ".fake/agent.sh"]
-env = { FAKE_DIR = ".fake" }
+command = ["sh", "-c", "exec sh \"\$FAKE_DIR/agent.sh\""]
 TOML
   (cd "$repo" && "$REFEREE" init --from .fake/contract.toml >/dev/null)
 }
@@ -54,7 +55,7 @@ step() { printf '%s' "$2" > "$repo/.fake/$1"; }   # step FILE CONTENT
 edit() { printf 'printf "%%s\\n" "%s" > src/auth.rs\n' "$1"; }
 finish() {
   local name="$1"
-  (cd "$repo" && "$REFEREE" run --task "fix the expiry check" --quiet > /dev/null) || true
+  (cd "$repo" && FAKE_DIR="$repo/.fake" "$REFEREE" run --task "fix the expiry check" --quiet > /dev/null) || true
   cp "$repo/.referee/ledgers/$name.csv" "$out/$name.csv"
   rm -rf "$out/$name"
   mkdir -p "$out/$name"

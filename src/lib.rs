@@ -2,6 +2,7 @@
 
 pub mod agent;
 pub(crate) mod anchor;
+pub(crate) mod checkout;
 pub mod cli;
 pub mod cmd;
 pub mod contract;

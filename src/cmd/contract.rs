@@ -5,7 +5,6 @@ use std::fmt::Write;
 use crate::cli::{AmendArgs, LoopArgs};
 use crate::contract::MAX_ROUNDS_LIMIT;
 use crate::exit::{Exit, UsageError};
-use crate::ledger::row::one_line;
 use crate::ledger::{Draft, Kind, Row};
 use crate::state::State;
 
@@ -74,8 +73,8 @@ pub fn show(state: &State, args: LoopArgs) -> anyhow::Result<Exit> {
 }
 
 pub fn amend(state: &State, args: AmendArgs) -> anyhow::Result<Exit> {
-    let by = one_line(&args.by);
-    let reason = one_line(&args.reason);
+    let by = super::person_words(&args.by);
+    let reason = super::person_words(&args.reason);
     if by.is_empty() {
         return Err(UsageError("--by: name the person who amends the contract".into()).into());
     }

@@ -8,7 +8,6 @@ use serde_json::json;
 use crate::cli::DecisionArgs;
 use crate::engine::History;
 use crate::exit::{Exit, UsageError};
-use crate::ledger::row::one_line;
 use crate::ledger::{Draft, Kind};
 use crate::snapshot;
 use crate::state::State;
@@ -22,11 +21,11 @@ pub fn reject(state: &State, args: DecisionArgs) -> anyhow::Result<Exit> {
 }
 
 fn decide(state: &State, args: DecisionArgs, kind: Kind) -> anyhow::Result<Exit> {
-    let by = one_line(&args.by);
+    let by = super::person_words(&args.by);
     if by.is_empty() {
         return Err(UsageError("--by: name the person who decides".into()).into());
     }
-    let reason = one_line(args.reason.as_deref().unwrap_or_default());
+    let reason = super::person_words(args.reason.as_deref().unwrap_or_default());
     let lp = super::open_loop(state, &args.select)?;
     super::round::refuse_if_driven(&lp, "a decision on its outcome")?;
     let at = super::now()?;

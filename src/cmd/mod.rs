@@ -183,6 +183,52 @@ fn now() -> anyhow::Result<String> {
 
 pub(crate) use crate::state::shown;
 
+/// A person's words for the ledger and its evidence (`--by`, `--reason`,
+/// `--idempotency-key`): on one line, with secrets masked as evidence masks
+/// them (`redact`), since a ledger is committed and shared.
+fn person_words(text: &str) -> String {
+    crate::redact::redact_str(&crate::ledger::row::one_line(text))
+}
+
+/// Refuses to edit `path`, a file of the work tree `repo` that referee
+/// edits for the person (agent settings, `AGENTS.md`), when a link is on
+/// the way to it or is the file itself: the writer could have made
+/// `.claude` a link to a folder outside the repository.
+fn refuse_link_in_repo(repo: &std::path::Path, path: &std::path::Path) -> anyhow::Result<()> {
+    use crate::statefs::FsError;
+    match crate::statefs::check(repo, path) {
+        Ok(_) => Ok(()),
+        Err(FsError::Link { path: link }) => anyhow::bail!(
+            "`{}` is a symlink: referee writes no file of the repository through a link, which could lead outside it; nothing was written\n\
+             hint: replace the link with what it points to, or edit `{}` by hand",
+            shown(&link),
+            shown(path)
+        ),
+        Err(FsError::NotFolder { path: file }) => anyhow::bail!(
+            "`{}` is not a folder, so `{}` cannot be written; nothing was written\nhint: remove it",
+            shown(&file),
+            shown(path)
+        ),
+        Err(err) => Err(err.into()),
+    }
+}
+
+/// The text of `path`, a file of the work tree `repo` referee is about to
+/// edit: never through a link ([`refuse_link_in_repo`]), never a FIFO or a
+/// device; `None` when it does not exist.
+fn read_repo_text(
+    repo: &std::path::Path,
+    path: &std::path::Path,
+) -> anyhow::Result<Option<String>> {
+    refuse_link_in_repo(repo, path)?;
+    match crate::statefs::read(repo, path)? {
+        None => Ok(None),
+        Some(bytes) => String::from_utf8(bytes)
+            .map(Some)
+            .map_err(|_| anyhow::anyhow!("`{}` is not UTF-8 text", shown(path))),
+    }
+}
+
 /// Loads the selected loop's contract (validated) and its store, and
 /// removes the scratch folders of killed runs of the loop.
 fn open_loop(state: &State, select: &crate::cli::LoopSelect) -> anyhow::Result<Loop> {

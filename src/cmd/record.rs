@@ -12,7 +12,16 @@ use crate::report::round::{self, RoundView};
 use crate::rules::Rule;
 use crate::state::State;
 
+/// The least address space `record` is started in. mimalloc reserves
+/// 32 MiB for each thread that allocates, `record` runs up to three threads
+/// beside the main one, and a debug build maps about 95 MB: under 150 MB a
+/// failed allocation aborted it (allocation failures abort; they cannot be
+/// answered with an error), so a smaller limit is refused before anything
+/// is read.
+const LEAST_ADDRESS_SPACE: u64 = 256 * 1024 * 1024;
+
 pub fn run(state: &State, args: RecordArgs) -> anyhow::Result<Exit> {
+    refuse_small_address_space()?;
     if let Some(cost) = args.cost_usd
         && !(cost.is_finite() && cost >= 0.0)
     {
@@ -48,7 +57,7 @@ pub fn run(state: &State, args: RecordArgs) -> anyhow::Result<Exit> {
             responses,
             cost_usd: args.cost_usd,
             tokens: args.tokens,
-            idempotency_key: args.idempotency_key.clone(),
+            idempotency_key: args.idempotency_key.as_deref().map(super::person_words),
             at,
             evidence: Vec::new(),
             interrupt: None,
@@ -93,5 +102,23 @@ pub(super) fn print(lp: &engine::Loop, recorded: &Recorded, json: bool) -> anyho
         )));
     }
     super::emit(&out)?;
+    Ok(())
+}
+
+/// Refuses to start under an address-space limit (`ulimit -v`, `prlimit
+/// --as`) below [`LEAST_ADDRESS_SPACE`].
+fn refuse_small_address_space() -> anyhow::Result<()> {
+    use nix::sys::resource::{RLIM_INFINITY, Resource, getrlimit};
+    let Ok((soft, _)) = getrlimit(Resource::RLIMIT_AS) else {
+        return Ok(());
+    };
+    if soft != RLIM_INFINITY && soft < LEAST_ADDRESS_SPACE {
+        anyhow::bail!(
+            "the address-space limit (`ulimit -v`) is {} MiB, below the {} MiB `referee record` needs; nothing was recorded\n\
+             hint: raise it (`ulimit -v unlimited`, or a larger `prlimit --as`) and record again",
+            soft / 1024 / 1024,
+            LEAST_ADDRESS_SPACE / 1024 / 1024
+        );
+    }
     Ok(())
 }

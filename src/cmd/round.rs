@@ -154,6 +154,14 @@ impl Caller<'_> {
         match (inline, file) {
             (Some(text), _) => Ok(text.clone()),
             (None, Some(rel)) => {
+                // As the loop's base has it, when it has it: the writer's
+                // rewrite since is not the prompt (SPEC §8.4).
+                let base = &self.lp.contract().base;
+                let spec = format!("{base}:{rel}");
+                if let Ok(out) = crate::git::Git::at(&self.lp.repo).run(["cat-file", "blob", &spec])
+                {
+                    return Ok(String::from_utf8_lossy(&out.stdout).into_owned());
+                }
                 let path = self.lp.repo.join(rel);
                 std::fs::read_to_string(&path).with_context(|| {
                     format!(
@@ -167,8 +175,10 @@ impl Caller<'_> {
         }
     }
 
-    /// One agent call: its prompt, process, output and evidence. A failed
-    /// call keeps its output under `failed/` and records nothing.
+    /// One agent call: its prompt, process, output and evidence, run in
+    /// `root` (the work tree for the writer, the round's private checkout
+    /// for the reviewer). A failed call keeps its output under `failed/`
+    /// and records nothing.
     #[allow(clippy::too_many_arguments)]
     pub(super) fn call(
         &self,
@@ -178,6 +188,7 @@ impl Caller<'_> {
         spend: &Spend,
         round: u32,
         text: &str,
+        root: &Path,
         work: &WorkDir,
         evidence: &mut Vec<(String, Vec<u8>)>,
     ) -> anyhow::Result<Reply> {
@@ -199,7 +210,7 @@ impl Caller<'_> {
                 role,
                 loop_name: lp.name.as_str(),
                 round,
-                repo: &lp.repo,
+                repo: root,
                 prompt: text,
                 files,
                 schema: &prompt::schema_for_agents(),
@@ -301,7 +312,9 @@ impl Caller<'_> {
 
     /// The reviewer's call on the round's patch and its findings: the patch
     /// goes to `REFEREE_PATCH_FILE` and into the prompt with the open
-    /// findings. An output that reads as no review keeps it under `failed/`.
+    /// findings. It runs in a private checkout of the round's snapshot
+    /// `tree` (SPEC §8.4), removed when the call ends. An output that reads
+    /// as no review keeps it under `failed/`.
     #[allow(clippy::too_many_arguments)]
     pub(super) fn review(
         &self,
@@ -310,11 +323,18 @@ impl Caller<'_> {
         spend: &mut Spend,
         round: u32,
         vars: &[(&str, &str)],
+        tree: &str,
         patch: &[u8],
         work: &WorkDir,
         evidence: &mut Vec<(String, Vec<u8>)>,
     ) -> anyhow::Result<Review> {
         let lp = self.lp;
+        let base = lp.contract().base.as_str();
+        let checkout = checkout_for(lp, reviewer, tree)
+            .map_err(|e| anyhow::anyhow!("round {round}: {e}; nothing was recorded"))?;
+        if let Some(note) = checkout.note(tree, base) {
+            evidence.push(("reviewer.checkout.txt".into(), note.into_bytes()));
+        }
         work.write(&work.files().patch, patch)?;
         let open: Vec<&Finding> = history
             .registry
@@ -336,6 +356,7 @@ impl Caller<'_> {
             spend,
             round,
             &text,
+            checkout.path(),
             work,
             evidence,
         )?;
@@ -346,7 +367,9 @@ impl Caller<'_> {
             Preset::CodexReview => Format::Codex,
             _ => Format::Auto,
         };
-        let parsed = match findings::parse(&raw, format, &lp.repo.to_string_lossy()) {
+        // The reviewer ran in the checkout: its absolute paths are there.
+        let root = checkout.path().to_string_lossy();
+        let parsed = match findings::parse(&raw, format, &root) {
             Ok(parsed) => parsed,
             // `codex exec review` prints only its explanation when it has no
             // comment; its exit status 0 (checked above) is the proof there.
@@ -372,6 +395,23 @@ impl Caller<'_> {
         };
         Ok(Review::new(raw, parsed))
     }
+}
+
+/// The private checkout the reviewer of `lp` runs in for the snapshot
+/// `tree`: the agent settings, its repository-relative program and argv
+/// files (`sh scripts/review.sh`) as the loop's base has them.
+fn checkout_for(
+    lp: &Loop,
+    reviewer: &Agent,
+    tree: &str,
+) -> Result<crate::checkout::Checkout, crate::checkout::CheckoutError> {
+    let mut words: Vec<String> = preset::program_of(reviewer).into_iter().collect();
+    if let Some(argv) = &reviewer.command {
+        words.extend(argv.iter().skip(1).cloned());
+    }
+    words.extend(reviewer.args.iter().cloned());
+    let files = crate::checkout::argv_files(&words, reviewer.cwd.as_deref());
+    crate::checkout::Checkout::new(&lp.repo, &lp.anchor, tree, &lp.contract().base, &files)
 }
 
 /// The placeholders every prompt of round `round` fills: the loop, the

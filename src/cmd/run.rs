@@ -320,6 +320,7 @@ impl Driver<'_> {
                 &spend,
                 round,
                 &text,
+                &lp.repo,
                 &work,
                 &mut evidence,
             )?;
@@ -340,6 +341,7 @@ impl Driver<'_> {
                 &mut spend,
                 round,
                 &base_vars,
+                &begun.snapped.snap.tree,
                 &begun.snapped.patch.text,
                 &work,
                 &mut evidence,

@@ -30,16 +30,13 @@ pub fn install(dir: Option<&Path>, args: SkillInstallArgs) -> anyhow::Result<Exi
     let mut done: Vec<(String, &'static str)> = Vec::new();
     if args.claude || both {
         let path = root.join(".claude/skills/loop-referee/SKILL.md");
-        let what = write_if_changed(&path, CLAUDE_SKILL)?;
+        let what = write_if_changed(&root, &path, CLAUDE_SKILL)?;
         done.push((path.display().to_string(), what));
     }
     if args.codex || both {
         let path = root.join("AGENTS.md");
-        let old = match std::fs::read_to_string(&path) {
-            Ok(text) => Some(text),
-            Err(e) if e.kind() == std::io::ErrorKind::NotFound => None,
-            Err(e) => return Err(e).with_context(|| format!("cannot read `{}`", path.display())),
-        };
+        // A link (`AGENTS.md` pointing out of the repository) is refused.
+        let old = super::read_repo_text(&root, &path)?;
         let new = with_section(old.as_deref().unwrap_or_default());
         let what = if old.as_deref() == Some(new.as_str()) {
             "unchanged"
@@ -113,8 +110,8 @@ pub fn frozen_files(state: &crate::state::State) -> Vec<String> {
         .unwrap_or_default()
 }
 
-fn write_if_changed(path: &Path, text: &str) -> anyhow::Result<&'static str> {
-    let old = std::fs::read_to_string(path).ok();
+fn write_if_changed(root: &Path, path: &Path, text: &str) -> anyhow::Result<&'static str> {
+    let old = super::read_repo_text(root, path)?;
     if old.as_deref() == Some(text) {
         return Ok("unchanged");
     }

@@ -11,8 +11,8 @@ use crate::ledger::{Draft, Kind};
 use crate::state::State;
 
 pub fn run(state: &State, args: WaiveArgs) -> anyhow::Result<Exit> {
-    let by = one_line(&args.by);
-    let reason = one_line(&args.reason);
+    let by = super::person_words(&args.by);
+    let reason = super::person_words(&args.reason);
     let id = one_line(&args.id);
     if by.is_empty() {
         return Err(UsageError("--by: name the person who waives the finding".into()).into());

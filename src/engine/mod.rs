@@ -135,20 +135,40 @@ pub fn record(
     make: impl FnOnce() -> anyhow::Result<Submission> + Send,
 ) -> anyhow::Result<Recorded> {
     std::thread::scope(|scope| {
-        let filled = scope.spawn(|| lp.fill());
+        let filled = spawn_in(scope, || lp.fill())?;
         // Everything recorded is redacted; the rules are readied while git
         // takes the snapshot, after the submission on its thread (a thread
         // more costs address space: mimalloc reserves for each).
-        let made = scope.spawn(|| {
+        let made = spawn_in(scope, || {
             let made = make();
             crate::redact::warm();
             made
-        });
+        })?;
         let opened = open(lp);
         let sub = joined(made)?;
         let (locked, history) = opened?;
         record_opened(lp, locked, history, sub, || joined(filled))
     })
+}
+
+/// Starts `f` on a thread of `scope`. A thread that cannot be started (a
+/// limit on processes or on address space) is an error, raised before
+/// anything is recorded, never a panic.
+fn spawn_in<'scope, T: Send + 'scope>(
+    scope: &'scope std::thread::Scope<'scope, '_>,
+    f: impl FnOnce() -> T + Send + 'scope,
+) -> anyhow::Result<std::thread::ScopedJoinHandle<'scope, T>> {
+    std::thread::Builder::new()
+        .spawn_scoped(scope, f)
+        .map_err(thread_error)
+}
+
+/// Why a thread of the round could not be started.
+fn thread_error(err: std::io::Error) -> anyhow::Error {
+    anyhow::anyhow!(
+        "cannot start a thread: {err}; nothing was recorded\n\
+         hint: raise the limit on processes (`ulimit -u`) or on address space (`ulimit -v`) referee runs under"
+    )
 }
 
 /// What a scoped thread returned; its panic goes on in this thread.
@@ -415,7 +435,13 @@ pub fn finish<'a>(
     };
     // At round 1 the contract (the bytes just checked) is stored while the
     // round is decided and its evidence written.
-    let storing = storing.map(|s| std::thread::spawn(move || s.finish(contract)));
+    let storing = storing
+        .map(|s| {
+            std::thread::Builder::new()
+                .spawn(move || s.finish(contract))
+                .map_err(thread_error)
+        })
+        .transpose()?;
     let round = history.round() + 1;
     let attributes_changed = attributes_changed(history, &snapped.patch);
     let terms = Terms::of(&history.contract, history.max_rounds)
@@ -482,7 +508,7 @@ pub fn finish<'a>(
     // on a large review they are the two largest files.
     let review = sub.review.take();
     std::thread::scope(|scope| -> anyhow::Result<_> {
-        let written = scope.spawn(|| store_review(&evidence, review));
+        let written = spawn_in(scope, || store_review(&evidence, review))?;
         // Stored evidence is redacted, and what later rounds read is what
         // was stored: redact the state itself, then keep it in hand.
         redact_state(&mut state);
@@ -544,7 +570,7 @@ pub fn finish<'a>(
     // The evidence is made durable while git stores the contract and moves
     // the refs: both are waits (fsyncs, a process).
     std::thread::scope(|scope| -> anyhow::Result<()> {
-        let sealed = scope.spawn(|| evidence.seal());
+        let sealed = spawn_in(scope, || evidence.seal())?;
         let kept = storing.map(joined_thread).transpose()?;
         // The round's ref moves only here, under the lock, right before its row.
         snapshot::publish(

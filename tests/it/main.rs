@@ -21,6 +21,7 @@ mod judge;
 mod ledger;
 mod parse;
 mod races;
+mod reach;
 mod record;
 mod reliability;
 mod report;

@@ -143,7 +143,7 @@ pub fn install(state: &State, args: HookInstallArgs) -> anyhow::Result<Exit> {
         timeout_secs: timeout + MARGIN_SECS,
     };
 
-    let before = read_text(&path)?;
+    let before = read_text(&state.repo, &path)?;
     let installed = settings::install(before.as_deref().unwrap_or_default(), &entry, cap)
         .with_context(|| format!("`{}`", super::super::shown(&path)))?;
     let mut created_dirs = Vec::new();
@@ -248,7 +248,7 @@ pub fn uninstall(state: &State, args: HookUninstallArgs) -> anyhow::Result<Exit>
     let agent = args.agent;
     let path = state.repo.join(file_of(agent));
     let record = read_record(state, agent)?;
-    let current = read_text(&path)?;
+    let current = read_text(&state.repo, &path)?;
     let result = match &current {
         None => "absent",
         Some(current) => {
@@ -395,15 +395,11 @@ fn shell_word(word: &str) -> String {
     }
 }
 
-/// The file's text, or `None` when it does not exist.
-fn read_text(path: &Path) -> anyhow::Result<Option<String>> {
-    match std::fs::read(path) {
-        Ok(bytes) => String::from_utf8(bytes)
-            .map(Some)
-            .map_err(|_| anyhow::anyhow!("`{}` is not UTF-8 text", path.display())),
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(None),
-        Err(e) => Err(e).with_context(|| format!("cannot read `{}`", path.display())),
-    }
+/// The settings file's text, or `None` when it does not exist; a link on
+/// the way to it (`.claude` linked out of the repository) is refused, so
+/// nothing outside is ever read or written.
+fn read_text(repo: &Path, path: &Path) -> anyhow::Result<Option<String>> {
+    super::super::read_repo_text(repo, path)
 }
 
 /// Writes through a temporary file and a rename, so an agent starting a

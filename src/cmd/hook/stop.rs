@@ -380,6 +380,7 @@ impl Hook<'_> {
                 &mut spend,
                 round,
                 &vars,
+                &begun.snapped.snap.tree,
                 &begun.snapped.patch.text,
                 &work,
                 &mut evidence,
@@ -425,21 +426,23 @@ impl Hook<'_> {
         answer_for(lp, &recorded)
     }
 
-    /// The session's transcript as far as it reads.
+    /// The session's transcript as far as it reads; one that cannot be
+    /// read counts nothing, and one refused is named on stderr.
     fn transcript(&self) -> Transcript {
         let Some(path) = &self.payload.transcript_path else {
             return Transcript::default();
         };
-        let mut bytes = Vec::new();
-        match std::fs::File::open(path) {
-            Ok(file) => {
-                if file.take(MAX_TRANSCRIPT).read_to_end(&mut bytes).is_err() {
-                    return Transcript::default();
-                }
+        match read_transcript(path) {
+            Ok(Some(bytes)) => transcript::read(self.payload.agent, &bytes),
+            Ok(None) => Transcript::default(),
+            Err(why) => {
+                eprintln!(
+                    "referee hook stop: the transcript `{}` {why}: the writer's tokens and requests are not read",
+                    escape(&path.display().to_string())
+                );
+                Transcript::default()
             }
-            Err(_) => return Transcript::default(),
         }
-        transcript::read(self.payload.agent, &bytes)
     }
 
     /// The writer's tokens since the last time they were counted, and what
@@ -470,6 +473,50 @@ impl Hook<'_> {
         };
         (note, writer_tokens)
     }
+}
+
+/// The transcript at `path`, read bounded (SPEC §8.6): the writer can swap
+/// it for a FIFO (whose open or read would hold the stop, and the run lock,
+/// for ever) or a link to `/dev/zero`. The open does not wait
+/// (`O_NONBLOCK`), and only a regular file of at most [`MAX_TRANSCRIPT`]
+/// bytes is read. Transcripts live outside the repository (Claude Code's
+/// `~/.claude/projects/`, Codex's `~/.codex/sessions/`), and a link there is
+/// followed: what it leads to must pass the same test. `None`: there is no
+/// file.
+fn read_transcript(path: &Path) -> Result<Option<Vec<u8>>, String> {
+    use std::os::unix::fs::OpenOptionsExt;
+    let file = match std::fs::OpenOptions::new()
+        .read(true)
+        .custom_flags(nix::libc::O_NONBLOCK)
+        .open(path)
+    {
+        Ok(file) => file,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
+        Err(e) => return Err(format!("cannot be opened ({e})")),
+    };
+    let meta = file
+        .metadata()
+        .map_err(|e| format!("cannot be read ({e})"))?;
+    if let Some(what) = crate::statefs::kind_name(&meta) {
+        return Err(format!("is {what}, not a regular file"));
+    }
+    if meta.len() > MAX_TRANSCRIPT {
+        return Err(format!(
+            "is larger than {} MiB",
+            MAX_TRANSCRIPT / 1024 / 1024
+        ));
+    }
+    let mut bytes = Vec::with_capacity(crate::statefs::capacity_for(meta.len()));
+    file.take(MAX_TRANSCRIPT + 1)
+        .read_to_end(&mut bytes)
+        .map_err(|e| format!("cannot be read ({e})"))?;
+    if bytes.len() as u64 > MAX_TRANSCRIPT {
+        return Err(format!(
+            "grew larger than {} MiB",
+            MAX_TRANSCRIPT / 1024 / 1024
+        ));
+    }
+    Ok(Some(bytes))
 }
 
 /// The task the reviewer reads: what the person asked in the session,
