@@ -27,5 +27,6 @@ mod report;
 mod run;
 mod samples;
 mod skill;
+mod snapshot_trust;
 mod statedir;
 mod tools;
