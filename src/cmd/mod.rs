@@ -168,6 +168,7 @@ fn open_loop(state: &State, select: &crate::cli::LoopSelect) -> anyhow::Result<L
     let loaded = crate::contract::load::load(&paths.contract)?;
     let store = crate::ledger::Store::new(paths.ledger.clone(), paths.dir.clone(), &loaded.sha256);
     let anchor = crate::anchor::Anchor::of(&state.repo, &state.root, name.as_str())?;
+    let own = crate::snapshot::Own::open(&state.repo, &anchor)?;
     let lp = Loop {
         name,
         paths,
@@ -183,6 +184,7 @@ fn open_loop(state: &State, select: &crate::cli::LoopSelect) -> anyhow::Result<L
             files
         },
         anchor,
+        own: Some(own),
     };
     scratch::clean(&lp, false);
     Ok(lp)

@@ -123,7 +123,11 @@ fn an_attributes_file_the_writer_configures_cannot_make_a_change_binary() {
     let outside = tempfile::tempdir().unwrap();
     let attributes = outside.path().join("attributes");
     std::fs::write(&attributes, "*.rs -diff\n").unwrap();
-    repo.git(&["config", "core.attributesFile", &attributes.to_string_lossy()]);
+    repo.git(&[
+        "config",
+        "core.attributesFile",
+        &attributes.to_string_lossy(),
+    ]);
     repo.git(&["config", "core.bigFileThreshold", "1"]);
     repo.write("src/a.rs", "fn a() { backdoor() }\n");
     record(&repo).assert(10, "");
@@ -139,7 +143,11 @@ fn info_attributes_the_writer_edits_refuse_the_round_naming_it() {
     repo.write("src/a.rs", "fn a() { backdoor() }\n");
     let out = record(&repo);
     assert_ne!(out.code, 10, "{}", out.stdout);
-    assert!(out.stderr.contains("`.git/info/attributes`"), "{}", out.stderr);
+    assert!(
+        out.stderr.contains("`.git/info/attributes`"),
+        "{}",
+        out.stderr
+    );
     assert!(out.stderr.contains("hint:"), "{}", out.stderr);
     assert_eq!(rows(&repo), 0);
     // Put back, the round records and shows the change as text.
