@@ -922,6 +922,39 @@ local\0filter.x.required\0command\0filter.y.clean\ntr a-z A-Z\0";
         assert!(err.to_string().contains("`a=b`"), "{err}");
     }
 
+    /// A pinned setting takes the pin's value, else the person's, else git's
+    /// default; the repository's own value now is never used.
+    #[test]
+    fn pinned_settings_take_the_pin_then_the_persons_then_the_default() {
+        let entries = config_entries(
+            b"local\0core.filemode\nfalse\0local\0core.ignorecase\ntrue\0\
+global\0core.autocrlf\ninput\0local\0core.autocrlf\nfalse\0local\0core.symlinks\0",
+        );
+        let pin: BTreeMap<String, String> = [("core.ignorecase".into(), "true".into())].into();
+        let set = |pinned: Option<&BTreeMap<String, String>>| -> Vec<String> {
+            pinned_settings(&entries, pinned)
+                .iter()
+                .map(|a| a.to_string_lossy().into_owned())
+                .filter(|a| a != "-c")
+                .collect()
+        };
+        let with_pin = set(Some(&pin));
+        for want in [
+            "core.filemode=true",
+            "core.ignorecase=true",
+            "core.autocrlf=input",
+            "core.symlinks=true",
+        ] {
+            assert!(with_pin.iter().any(|a| a == want), "{want}: {with_pin:?}");
+        }
+        let without = set(None);
+        assert!(
+            without.iter().any(|a| a == "core.ignorecase=false"),
+            "{without:?}"
+        );
+        assert_eq!(without.len(), PINNED.len());
+    }
+
     #[test]
     fn the_minimum_refuses_older_gits_only() {
         let read = |t: &str| Version::parse(t).expect("a version");
