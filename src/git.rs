@@ -11,10 +11,15 @@
 //!   through [`Git::env`];
 //! - no program the repository's config names runs: no fsmonitor hook and no
 //!   hook at all ([`NO_PROGRAMS`]), and no filter driver its own config
-//!   defines ([`Git::planted_filters`]);
+//!   defines ([`Git::listed_config`]);
+//! - what git reads of the repository is what is there: no replace refs, no
+//!   grafts, no commit-graph ([`NO_PROGRAMS`], [`UNREDIRECTED`]), and the
+//!   settings that decide what a snapshot sees ([`PINNED`]) are the loop's
+//!   pin, the person's, or git's defaults, never what the repository's
+//!   config says since the loop started ([`pin_repository`]);
 //! - git is at least [`MIN_VERSION`], checked once per process.
 
-use std::collections::{BTreeSet, HashMap};
+use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::ffi::{OsStr, OsString};
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output, Stdio};
@@ -66,6 +71,12 @@ const REDIRECTING: &[&str] = &[
 /// from 2.36; before, `false` would be run as the hook's name), and hooks are
 /// looked up below `/dev/null`, where none can be. `submodule.recurse` would
 /// let `read-tree` touch submodules' work trees (jj turns it off too).
+///
+/// With them go the settings that would let the writer's repository tell
+/// git a commit or an index is other than it is: a commit-graph file in
+/// `.git/objects/info/` gives each commit's tree and parents without
+/// reading the commit, and a split or sparse index keeps part of a
+/// snapshot's index outside the file referee owns.
 const NO_PROGRAMS: &[&str] = &[
     "-c",
     "core.fsmonitor=",
@@ -73,7 +84,88 @@ const NO_PROGRAMS: &[&str] = &[
     "core.hooksPath=/dev/null",
     "-c",
     "submodule.recurse=false",
+    "-c",
+    "core.commitGraph=false",
+    "-c",
+    "core.splitIndex=false",
+    "-c",
+    "index.sparse=false",
+    "-c",
+    "core.untrackedCache=false",
 ];
+
+/// Variables every command gets: replace refs (`git replace`, in
+/// `refs/replace/`) would let the writer make git read a round's snapshot
+/// as another commit, and `.git/info/grafts` give a commit other parents.
+/// Both are off, in every command (git(1), `GIT_NO_REPLACE_OBJECTS`,
+/// `GIT_GRAFT_FILE`).
+const UNREDIRECTED: &[(&str, &str)] = &[
+    ("GIT_NO_REPLACE_OBJECTS", "1"),
+    ("GIT_GRAFT_FILE", "/dev/null"),
+];
+
+/// Where a [`PINNED`] setting falls back to when neither the loop's pin nor
+/// the person's config sets it.
+#[derive(Debug, Clone, Copy)]
+enum Fallback {
+    /// git's default value.
+    Value(&'static str),
+    /// git's default file below `$XDG_CONFIG_HOME/git/` (or `~/.config/git/`).
+    ConfigFile(&'static str),
+}
+
+/// The repository settings that decide what a snapshot holds and how its
+/// patch reads (SPEC §8.3). The writer can edit `.git/config`: an excludes
+/// or attributes file, `core.ignorecase` (a file differing by case is then
+/// the tracked one), `core.fileMode` (no mode change is seen),
+/// `core.trustctime`/`core.checkStat` (a forged modification time is
+/// trusted), line-ending conversion, `core.bigFileThreshold` (every file
+/// bigger than it diffs as binary), a sparse checkout. Each command gets
+/// each of them with `-c`: the repository's value when the loop started
+/// (its pin), else the person's (global, system, command line), else git's
+/// default. Keys as `git config --list` prints them.
+const PINNED: &[(&str, Fallback)] = &[
+    ("core.excludesfile", Fallback::ConfigFile("ignore")),
+    ("core.attributesfile", Fallback::ConfigFile("attributes")),
+    ("core.ignorecase", Fallback::Value("false")),
+    ("core.filemode", Fallback::Value("true")),
+    ("core.symlinks", Fallback::Value("true")),
+    ("core.trustctime", Fallback::Value("true")),
+    ("core.checkstat", Fallback::Value("default")),
+    ("core.autocrlf", Fallback::Value("false")),
+    ("core.eol", Fallback::Value("native")),
+    ("core.safecrlf", Fallback::Value("warn")),
+    ("core.bigfilethreshold", Fallback::Value("512m")),
+    ("core.sparsecheckout", Fallback::Value("false")),
+    ("core.precomposeunicode", Fallback::Value("false")),
+];
+
+/// The repository values of [`PINNED`] settings a loop pinned, by work
+/// tree top ([`pin_repository`]). A repository with no pin (a submodule, a
+/// command outside a loop) gets the person's values or git's defaults.
+static PINS: std::sync::LazyLock<Mutex<HashMap<PathBuf, BTreeMap<String, String>>>> =
+    std::sync::LazyLock::new(Default::default);
+
+/// Makes `pinned` (a loop's pin: the repository's values of the [`PINNED`]
+/// settings when it started) the repository's values for every later git
+/// command in `repo` in this process.
+pub fn pin_repository(repo: &Path, pinned: &BTreeMap<String, String>) {
+    if let Ok(mut pins) = PINS.lock() {
+        pins.insert(repo.to_path_buf(), pinned.clone());
+    }
+}
+
+/// The repository's own values (local and worktree config, with what they
+/// include) of the [`PINNED`] settings now: what a loop pins when it starts.
+pub fn repository_settings(repo: &Path) -> Result<BTreeMap<String, String>, GitError> {
+    let listed = Git::at(repo).listed_config(true)?;
+    Ok(listed
+        .entries
+        .iter()
+        .filter(|e| !e.trusted && PINNED.iter().any(|(key, _)| *key == e.key))
+        .map(|e| (e.key.clone(), e.value.clone()))
+        .collect())
+}
 
 /// A git command that failed, with what it said.
 #[derive(Debug, thiserror::Error)]
@@ -359,7 +451,7 @@ impl<'a> Git<'a> {
             .stdout(Stdio::piped())
             .stderr(Stdio::piped())
             .spawn();
-        let planted = self.filters(false);
+        let planted = self.listed_config(false);
         let out = early.and_then(|child| child.wait_with_output()).ok();
         let text = out
             .filter(|out| out.status.success())
@@ -476,9 +568,12 @@ impl<'a> Git<'a> {
     /// The command for `git ARGS`: the version checked, the environment
     /// cleaned, then referee's own variables and config applied.
     fn command<S: AsRef<OsStr>>(&self, args: &[S]) -> Result<Command, GitError> {
-        let filters = self.planted_filters()?;
+        let listed = self.listed_config(true)?;
+        let pinned = PINS.lock().ok().and_then(|p| p.get(self.repo).cloned());
         let mut cmd = self.bare_command()?;
-        cmd.args(filters).args(args);
+        cmd.args(&listed.filters)
+            .args(pinned_settings(&listed.entries, pinned.as_ref()))
+            .args(args);
         Ok(cmd)
     }
 
@@ -495,6 +590,9 @@ impl<'a> Git<'a> {
         for name in REDIRECTING {
             cmd.env_remove(name);
         }
+        for (name, value) in UNREDIRECTED {
+            cmd.env(name, value);
+        }
         for (name, value) in self.env {
             cmd.env(name, value);
         }
@@ -505,8 +603,9 @@ impl<'a> Git<'a> {
         cmd
     }
 
-    /// `-c` settings that undo what the repository's own config says of
-    /// filter drivers (`.git/config`, the worktree config and what they
+    /// The config git reads in this repository, and the `-c` settings
+    /// that undo what the repository's own config says of filter drivers
+    /// (`.git/config`, the worktree config and what they
     /// include are the writer's to edit, as the fsmonitor and hooks settings
     /// are). Any git command that reads the work tree may run a driver's
     /// `clean` (`add`, and `write-tree` re-reading a racily clean file), so
@@ -516,33 +615,24 @@ impl<'a> Git<'a> {
     /// (Git LFS as `git lfs install` sets it up) run as before. Where the
     /// repository sets a `process` and the person only a `clean`, the
     /// driver stays off: git reads an empty `process` as "no filter".
-    /// Asked once per repository and process.
-    fn planted_filters(&self) -> Result<Vec<OsString>, GitError> {
-        self.filters(true)
-    }
-
-    /// [`Git::planted_filters`]; `version`: the version is checked here
-    /// (else the caller checks it before it trusts the answer).
-    fn filters(&self, version: bool) -> Result<Vec<OsString>, GitError> {
-        static SEEN: OnceLock<Mutex<HashMap<PathBuf, Vec<OsString>>>> = OnceLock::new();
+    ///
+    /// These and the [`PINNED`] settings come from the config git reads in
+    /// this repository, listed once per repository and process.
+    /// `version`: the version is checked here (else the caller checks it
+    /// before it trusts the answer).
+    fn listed_config(&self, version: bool) -> Result<Listed, GitError> {
+        static SEEN: OnceLock<Mutex<HashMap<PathBuf, Listed>>> = OnceLock::new();
         let seen = SEEN.get_or_init(Default::default);
-        if let Some(args) = seen.lock().ok().and_then(|s| s.get(self.repo).cloned()) {
-            return Ok(args);
+        if let Some(listed) = seen.lock().ok().and_then(|s| s.get(self.repo).cloned()) {
+            return Ok(listed);
         }
         // The process's first git command: `git version` runs beside this
         // one (which starts no program the repository names on any git),
         // and is answered before anything else runs.
         let started = (version && CHECKED.get().is_none()).then(start_version);
         let mut cmd = self.unchecked_command();
-        cmd.args([
-            "config",
-            "--show-scope",
-            "--includes",
-            "-z",
-            "--get-regexp",
-            r"^filter\..*\.(clean|process|required)$",
-        ])
-        .stdin(Stdio::null());
+        cmd.args(["config", "--list", "--show-scope", "--includes", "-z"])
+            .stdin(Stdio::null());
         let out = cmd.output();
         if let Some(started) = started {
             let _ = CHECKED.set(version_of(started));
@@ -551,17 +641,98 @@ impl<'a> Git<'a> {
             check_version()?;
         }
         let out = out.map_err(GitError::Spawn)?;
-        // Exit 1: no filter is configured anywhere.
-        let args = if out.status.success() {
-            filter_overrides(&out.stdout)?
-        } else {
-            Vec::new()
+        // Exit 1 or more: nothing is configured anywhere (or no repository,
+        // which the command itself then reports).
+        let entries = match out.status.success() {
+            true => config_entries(&out.stdout),
+            false => Vec::new(),
+        };
+        let listed = Listed {
+            filters: filter_overrides(&entries)?,
+            entries,
         };
         if let Ok(mut seen) = seen.lock() {
-            seen.insert(self.repo.to_path_buf(), args.clone());
+            seen.insert(self.repo.to_path_buf(), listed.clone());
         }
-        Ok(args)
+        Ok(listed)
     }
+}
+
+/// What `git config --list --show-scope` said in one repository.
+#[derive(Debug, Clone)]
+struct Listed {
+    entries: Vec<ConfigEntry>,
+    /// The `-c` settings of [`Git::listed_config`].
+    filters: Vec<OsString>,
+}
+
+/// One setting git reads, and whether it is the person's.
+#[derive(Debug, Clone, PartialEq, Eq)]
+struct ConfigEntry {
+    key: String,
+    value: String,
+    /// Global, system or command line: the person's. Else the repository's
+    /// (local, worktree), which the writer can edit.
+    trusted: bool,
+}
+
+/// The entries of `git config --show-scope -z` output
+/// (`scope\0key\nvalue\0`…). A bare key (`ignorecase` with no `=`) means
+/// true.
+fn config_entries(listed: &[u8]) -> Vec<ConfigEntry> {
+    let mut entries = Vec::new();
+    let mut items = listed.split(|&b| b == 0);
+    while let (Some(scope), Some(entry)) = (items.next(), items.next()) {
+        let entry = String::from_utf8_lossy(entry);
+        let (key, value) = entry.split_once('\n').unwrap_or((&entry, "true"));
+        entries.push(ConfigEntry {
+            key: key.to_string(),
+            value: value.to_string(),
+            trusted: matches!(scope, b"system" | b"global" | b"command"),
+        });
+    }
+    entries
+}
+
+/// The `-c` settings that give each [`PINNED`] key its value: `pinned`'s
+/// (the loop's pin), else the person's last one in `entries`, else the
+/// fallback. With no pin, the repository's own value is never used.
+fn pinned_settings(
+    entries: &[ConfigEntry],
+    pinned: Option<&BTreeMap<String, String>>,
+) -> Vec<OsString> {
+    let mut args = Vec::with_capacity(PINNED.len() * 2);
+    for (key, fallback) in PINNED {
+        let persons = entries
+            .iter()
+            .rev()
+            .find(|e| e.trusted && e.key == *key)
+            .map(|e| e.value.clone());
+        let value = pinned
+            .and_then(|p| p.get(*key).cloned())
+            .or(persons)
+            .unwrap_or_else(|| match fallback {
+                Fallback::Value(value) => value.to_string(),
+                Fallback::ConfigFile(name) => config_file(name),
+            });
+        args.push(OsString::from("-c"));
+        args.push(OsString::from(format!("{key}={value}")));
+    }
+    args
+}
+
+/// git's default path of its per-user file `name` (`ignore`, `attributes`):
+/// `$XDG_CONFIG_HOME/git/NAME`, or `~/.config/git/NAME`; empty (no file)
+/// without a home.
+fn config_file(name: &str) -> String {
+    let base = match std::env::var_os("XDG_CONFIG_HOME").filter(|v| !v.is_empty()) {
+        Some(xdg) => PathBuf::from(xdg),
+        None => match std::env::var_os("HOME").filter(|v| !v.is_empty()) {
+            Some(home) => PathBuf::from(home).join(".config"),
+            None => return String::new(),
+        },
+    };
+    base.join("git").join(name).to_string_lossy().into_owned()
 }
 
 /// A git command [`Git::start`] started, waiting for its input.
@@ -608,30 +779,29 @@ impl Drop for Started {
     }
 }
 
-/// The `-c` settings for [`Git::planted_filters`] from `git config
-/// --show-scope -z --get-regexp` output (`scope\0key\nvalue\0`…).
-fn filter_overrides(listed: &[u8]) -> Result<Vec<OsString>, GitError> {
-    let mut trusted: HashMap<String, String> = HashMap::new();
+/// The `-c` settings for [`Git::listed_config`] from the config's entries.
+fn filter_overrides(entries: &[ConfigEntry]) -> Result<Vec<OsString>, GitError> {
+    let mut trusted: HashMap<&str, &str> = HashMap::new();
     // The keys the repository's config sets, each overridden on its own: an
     // empty `process` would also silence a trusted `clean`.
-    let mut planted: BTreeSet<(String, String)> = BTreeSet::new();
-    let mut items = listed.split(|&b| b == 0);
-    while let (Some(scope), Some(entry)) = (items.next(), items.next()) {
-        let entry = String::from_utf8_lossy(entry);
-        // A bare key (`required` with no `=`) means true.
-        let (key, value) = entry.split_once('\n').unwrap_or((&entry, "true"));
-        let Some((driver, var)) = key
+    let mut planted: BTreeSet<(&str, &str)> = BTreeSet::new();
+    for entry in entries {
+        let Some((driver, var)) = entry
+            .key
             .strip_prefix("filter.")
             .and_then(|rest| rest.rsplit_once('.'))
         else {
             continue;
         };
-        match scope {
-            b"system" | b"global" | b"command" => {
-                trusted.insert(key.to_string(), value.to_string());
+        if !matches!(var, "clean" | "process" | "required") {
+            continue;
+        }
+        match entry.trusted {
+            true => {
+                trusted.insert(&entry.key, &entry.value);
             }
-            _ => {
-                planted.insert((driver.to_string(), var.to_string()));
+            false => {
+                planted.insert((driver, var));
             }
         }
     }
@@ -640,7 +810,7 @@ fn filter_overrides(listed: &[u8]) -> Result<Vec<OsString>, GitError> {
         // `-c` splits at the first `=`: such a driver cannot be turned off.
         if driver.contains('=') {
             return Err(GitError::Failed {
-                args: "config --get-regexp ^filter".into(),
+                args: "config --list".into(),
                 status: "refused".into(),
                 stderr: format!(
                     "the repository's config defines the filter driver `{driver}`, whose name referee cannot turn off (it holds `=`)"
@@ -649,8 +819,9 @@ fn filter_overrides(listed: &[u8]) -> Result<Vec<OsString>, GitError> {
         }
         let key = format!("filter.{driver}.{var}");
         let value = trusted
-            .get(&key)
-            .map_or(if var == "required" { "false" } else { "" }, String::as_str);
+            .get(key.as_str())
+            .copied()
+            .unwrap_or(if var == "required" { "false" } else { "" });
         args.push(OsString::from("-c"));
         args.push(OsString::from(format!("{key}={value}")));
     }
@@ -729,7 +900,7 @@ mod tests {
         let listed = b"global\0filter.lfs.clean\ngit-lfs clean -- %f\0\
 local\0filter.lfs.clean\nevil\0local\0filter.x.process\nevil\0\
 local\0filter.x.required\0command\0filter.y.clean\ntr a-z A-Z\0";
-        let args: Vec<String> = filter_overrides(listed)
+        let args: Vec<String> = filter_overrides(&config_entries(listed))
             .unwrap()
             .iter()
             .map(|a| a.to_string_lossy().into_owned())
@@ -745,9 +916,43 @@ local\0filter.x.required\0command\0filter.y.clean\ntr a-z A-Z\0";
                 "filter.x.required=false",
             ]
         );
-        assert!(filter_overrides(b"").unwrap().is_empty());
-        let err = filter_overrides(b"local\0filter.a=b.clean\nevil\0").unwrap_err();
+        assert!(filter_overrides(&[]).unwrap().is_empty());
+        let err =
+            filter_overrides(&config_entries(b"local\0filter.a=b.clean\nevil\0")).unwrap_err();
         assert!(err.to_string().contains("`a=b`"), "{err}");
+    }
+
+    /// A pinned setting takes the pin's value, else the person's, else git's
+    /// default; the repository's own value now is never used.
+    #[test]
+    fn pinned_settings_take_the_pin_then_the_persons_then_the_default() {
+        let entries = config_entries(
+            b"local\0core.filemode\nfalse\0local\0core.ignorecase\ntrue\0\
+global\0core.autocrlf\ninput\0local\0core.autocrlf\nfalse\0local\0core.symlinks\0",
+        );
+        let pin: BTreeMap<String, String> = [("core.ignorecase".into(), "true".into())].into();
+        let set = |pinned: Option<&BTreeMap<String, String>>| -> Vec<String> {
+            pinned_settings(&entries, pinned)
+                .iter()
+                .map(|a| a.to_string_lossy().into_owned())
+                .filter(|a| a != "-c")
+                .collect()
+        };
+        let with_pin = set(Some(&pin));
+        for want in [
+            "core.filemode=true",
+            "core.ignorecase=true",
+            "core.autocrlf=input",
+            "core.symlinks=true",
+        ] {
+            assert!(with_pin.iter().any(|a| a == want), "{want}: {with_pin:?}");
+        }
+        let without = set(None);
+        assert!(
+            without.iter().any(|a| a == "core.ignorecase=false"),
+            "{without:?}"
+        );
+        assert_eq!(without.len(), PINNED.len());
     }
 
     #[test]

@@ -9,7 +9,9 @@ use std::sync::atomic::{AtomicU64, Ordering};
 
 use crate::git::{Git, GitError};
 
-mod index;
+mod pin;
+
+pub use pin::{Own, Pin};
 
 /// A round's snapshot: a commit (whose tree is the working tree) and its ref.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -69,6 +71,28 @@ pub enum SnapshotError {
          hint: remove `{path}/.git`, commit in it, or list `{path}/` in `.gitignore`; then record again"
     )]
     EmbeddedWithoutCommit { path: String },
+    #[error(
+        "`{file}` changed since the loop started: git reads it whatever referee tells it, and what it ignores or marks binary would be hidden from the snapshot or its patch (sha256 `{then}` then, `{now}` now); nothing was recorded\n\
+         hint: put it back as it was; to ignore or mark a file during a loop, use a `.gitignore` or `.gitattributes` the patch shows"
+    )]
+    InfoChanged {
+        file: &'static str,
+        then: String,
+        now: String,
+    },
+    #[error(
+        "{files}: over the {} MiB a snapshot reads of one file, so nothing was recorded (git would read it whole to store it)\n\
+         hint: remove `{first}` or move it out of the work tree (or list it in `.gitignore` before the loop starts); then record again",
+        MAX_FILE >> 20
+    )]
+    TooLarge { files: String, first: String },
+    #[error(
+        "`{path}/` is a git repository inside the work tree that `.gitmodules` does not name: a snapshot would hold its commit id alone, so an edit inside it would be no change to review; nothing was recorded\n\
+         hint: remove `{path}/.git` to have its files reviewed as the repository's own, or make it a submodule (`git submodule add`); then record again"
+    )]
+    Nested { path: String },
+    #[error("the loop's snapshot pin `{}`: {what}", crate::statefs::shown(path))]
+    Pin { path: PathBuf, what: String },
 }
 
 /// The identity of snapshot commits: fixed, so snapshots work on machines
@@ -395,18 +419,31 @@ pub struct Frozen<'a> {
     pub paths: &'a [String],
 }
 
+/// What a loop's snapshots take of the work tree, and where they keep
+/// their own state.
+#[derive(Debug, Clone, Copy)]
+pub struct Scope<'a> {
+    /// Repo-relative folders left out (the state folder).
+    pub exclude: &'a [&'a str],
+    /// Files taken from a fixed commit instead of the work tree.
+    pub frozen: Option<Frozen<'a>>,
+    /// The loop's base: a snapshot with no index cache yet starts from its
+    /// tree, so that what it tracks stays tracked though ignored.
+    pub base: &'a str,
+    /// The loop's pin and index cache, in its anchor (none: the index
+    /// starts from `base` every time, and nothing is pinned).
+    pub own: Option<&'a Own>,
+}
+
+/// The largest file a snapshot reads: a file over it refuses the round,
+/// by name, rather than have git hash it whole (a sparse 2 GB file took
+/// 16 to 20 seconds). GitHub refuses files over 100 MB as well.
+const MAX_FILE: u64 = 100 << 20;
+
 /// The tree id the working tree would snapshot to, without writing a ref or
-/// a commit (it does write the blobs and trees, as `git add` would), with
-/// the `frozen` files as `frozen.from` has them.
-///
-/// The temporary index starts as a copy of the user's, so `git add` only
-/// rehashes files whose stat data changed: as fast as `git status`.
-pub fn worktree_tree_frozen(
-    repo: &Path,
-    exclude: &[&str],
-    frozen: Option<Frozen<'_>>,
-) -> Result<String, SnapshotError> {
-    worktree_tree_at(repo, exclude, frozen, 0, write_tree)
+/// a commit (it does write the blobs and trees, as `git add` would).
+pub fn worktree_tree_frozen(repo: &Path, scope: &Scope<'_>) -> Result<String, SnapshotError> {
+    worktree_tree_at(repo, scope, None, 0, write_tree)
 }
 
 /// `git write-tree` of the index `git` names.
@@ -422,44 +459,41 @@ fn write_tree(git: Git<'_>) -> Result<String, SnapshotError> {
 /// `from` and the tree, without waiting for it.
 pub fn worktree_with_patch(
     repo: &Path,
-    exclude: &[&str],
-    frozen: Option<Frozen<'_>>,
+    scope: &Scope<'_>,
     from: &str,
 ) -> Result<(String, Patch), SnapshotError> {
-    let (tree, (), patch) = fill(repo, exclude, frozen)?.tree_and_patch_then(from, |_| Ok(()))?;
+    let (tree, (), patch) = fill(repo, scope)?.tree_and_patch_then(from, |_| Ok(()))?;
     Ok((tree, patch))
 }
 
 /// [`fill_at`], then `finish` handed the git that reads the index filled.
 fn worktree_tree_at<R>(
     repo: &Path,
-    exclude: &[&str],
-    frozen: Option<Frozen<'_>>,
+    scope: &Scope<'_>,
+    sub: Option<&str>,
     depth: u32,
     finish: impl FnOnce(Git<'_>) -> Result<R, SnapshotError>,
 ) -> Result<R, SnapshotError> {
-    fill_at(repo, exclude, frozen, depth)?.with_git(finish)
+    fill_at(repo, scope, sub, depth)?.with_git(finish)
 }
 
 /// A temporary index filled with the working tree, as a snapshot takes it
-/// ([`fill`]); removed when dropped. What a snapshot does next (its tree,
-/// its patch) reads it.
+/// ([`fill`]); removed when dropped, after it became the loop's index
+/// cache (when it has one). What a snapshot does next (its tree, its
+/// patch) reads it.
 #[derive(Debug)]
 pub struct Filled {
     repo: PathBuf,
     index: tempfile::TempPath,
-    own_index: bool,
+    /// The loop's index cache this index replaces once filled.
+    cache: Option<PathBuf>,
 }
 
 impl Filled {
     /// `f` handed the git that reads this index.
     fn with_git<R>(&self, f: impl FnOnce(Git<'_>) -> R) -> R {
         let env = [("GIT_INDEX_FILE", self.index.as_os_str())];
-        let git = Git::at(&self.repo).env(&env);
-        f(match self.own_index {
-            true => git.own_index(),
-            false => git,
-        })
+        f(Git::at(&self.repo).env(&env).own_index())
     }
 
     /// The tree of this index (stored), and the patch from `from` (a
@@ -476,139 +510,337 @@ impl Filled {
     }
 }
 
+impl Drop for Filled {
+    /// The filled index becomes the loop's index cache: a second name for
+    /// it (or a copy), renamed over the cache's. Best effort: without it,
+    /// the next snapshot reads every file again.
+    fn drop(&mut self) {
+        let Some(cache) = &self.cache else {
+            return;
+        };
+        let Some(dir) = cache.parent() else {
+            return;
+        };
+        let next = dir.join(format!("{}next", temp_index_name()));
+        let made = std::fs::hard_link(&self.index, &next)
+            .or_else(|_| std::fs::copy(&self.index, &next).map(|_| ()));
+        if made.is_ok() {
+            let _ = std::fs::rename(&next, cache);
+        }
+        // Left when the rename did nothing: git wrote no new index, so the
+        // name and the cache's are links to the same file.
+        let _ = std::fs::remove_file(&next);
+    }
+}
+
 /// The first half of a snapshot, which needs nothing but the work tree:
 /// a temporary index filled with it. `record` fills it while it takes the
 /// loop's lock and reads its history, and stores the tree once it knows
 /// the round (see [`Filled::tree_and_patch_then`]). Nothing is kept until
 /// then but the blobs `git add` stored, objects no ref names (as an
 /// undone `git add` leaves them).
-pub fn fill(
-    repo: &Path,
-    exclude: &[&str],
-    frozen: Option<Frozen<'_>>,
-) -> Result<Filled, SnapshotError> {
-    fill_at(repo, exclude, frozen, 0)
+pub fn fill(repo: &Path, scope: &Scope<'_>) -> Result<Filled, SnapshotError> {
+    fill_at(repo, scope, None, 0)
 }
 
-/// Fills a temporary index with the working tree (a copy of the user's
-/// index, flags cleared, `git add -A` leaving out `exclude` and the
-/// `frozen` files, which are put back as `frozen.from` has them; dirty
-/// submodules as commits).
+/// Fills a temporary index with the working tree: the loop's index cache
+/// (else `scope.base`'s tree), then `git add -A` leaving out the excluded
+/// folders and the frozen files (put back as `frozen.from` has them), the
+/// files the loop's new ignore rules hide added all the same, dirty
+/// submodules as commits. `sub`: the submodule's path, when `repo` is one.
+///
+/// The person's index is never read for it: its stat data would tell git
+/// which files it need not read again, and the writer can edit it. Only
+/// the loop's first snapshot (with no cache yet) reads every file.
 fn fill_at(
     repo: &Path,
-    exclude: &[&str],
-    frozen: Option<Frozen<'_>>,
+    scope: &Scope<'_>,
+    sub: Option<&str>,
     depth: u32,
 ) -> Result<Filled, SnapshotError> {
+    let pin = scope.own.map(|own| &own.pin).filter(|_| sub.is_none());
+    if let Some(pin) = pin {
+        pin.check_info(repo)?;
+    }
     let tmp_name = temp_index_name();
-    // `--git-path index` is `index` in the work tree's git folder once
-    // `GIT_INDEX_FILE` is gone (git.rs removes it), and so is any name
-    // outside the common folder's.
-    let (format, index, tmp) = match Git::at(repo).layout() {
-        Some(known) => (
-            known.object_format.into_bytes(),
-            known.git_dir.join("index"),
-            known.git_dir.join(&tmp_name),
-        ),
-        None => {
-            let out = Git::at(repo).run([
-                "rev-parse",
-                "--show-object-format",
-                "--git-path",
-                "index",
-                "--git-path",
-                &tmp_name,
-            ])?;
-            let mut lines = out.stdout.split(|&b| b == b'\n');
-            let (Some(format), Some(index), Some(tmp)) = (lines.next(), lines.next(), lines.next())
-            else {
-                return Err(SnapshotError::Unexpected {
-                    command: "rev-parse --show-object-format --git-path",
-                    output: String::from_utf8_lossy(&out.stdout).into_owned(),
-                    expected: "an object format and two paths",
-                });
-            };
-            (
-                format.to_vec(),
-                absolute(repo, index)?,
-                absolute(repo, tmp)?,
-            )
-        }
+    let tmp = match scope.own {
+        Some(own) => own.dir().join(&tmp_name),
+        None => match Git::at(repo).layout() {
+            Some(known) => known.git_dir.join(&tmp_name),
+            None => {
+                let out = Git::at(repo).run(["rev-parse", "--git-path", &tmp_name])?;
+                let printed = out.stdout.strip_suffix(b"\n").unwrap_or(&out.stdout);
+                absolute(repo, printed)?
+            }
+        },
     };
     let tmp = temp_index(tmp)?;
     remove_stale_indexes(&tmp);
-
-    let copied = index.is_file();
-    // The index's bytes, read as it is linked or copied, to be read here rather than
-    // listed by `git ls-files` (a process, and a tenth of a round in a
-    // 20,000-file repository); an index the reader does not follow whole
-    // is left to git. A copy larger than any index a work tree needs (a
-    // writer can plant one) is not kept: git maps it instead.
-    let bytes = match copied {
-        true => copy_index(&index, &tmp).map_err(|source| SnapshotError::CopyIndex {
-            from: index.clone(),
-            to: tmp.to_path_buf(),
-            source,
-        })?,
-        false => None,
+    let cache = scope.own.map(|own| own.cache(sub));
+    let seeded = match (&cache, scope.own) {
+        (Some(cache), Some(own)) if own.usable(cache) => {
+            copy_index(cache, &tmp).map_err(|source| SnapshotError::CopyIndex {
+                from: cache.clone(),
+                to: tmp.to_path_buf(),
+                source,
+            })?;
+            true
+        }
+        _ => false,
     };
-    let read = bytes
-        .as_deref()
-        .zip(hash_len(&format))
-        .and_then(|(bytes, len)| index::read(bytes, len));
-    let filled = Filled {
+    let mut filled = Filled {
         repo: repo.to_path_buf(),
-        own_index: !copied || read.is_some(),
         index: tmp,
+        cache: None,
     };
 
-    let mut exclude: Vec<&str> = exclude
+    let mut exclude: Vec<&str> = scope
+        .exclude
         .iter()
         .map(|d| d.trim_matches('/'))
         .filter(|d| !d.is_empty())
         .collect();
-    if let Some(f) = &frozen {
+    if let Some(f) = &scope.frozen {
         exclude.extend(f.paths.iter().map(String::as_str));
     }
-    filled.with_git(|git| fill_index(git, &exclude, copied.then_some(read), frozen, depth))?;
+    filled.with_git(|git| {
+        if !seeded {
+            seed(git, scope.base, &exclude)?;
+        }
+        fill_index(git, scope, &exclude, pin, depth)
+    })?;
+    filled.cache = cache;
     Ok(filled)
 }
 
-/// Runs what fills the index `git` names: the copy prepared (`copied`,
-/// with what the reader read of it), then `git add -A` without `exclude`,
-/// dirty submodules and the frozen files put back.
+/// Starts the index `git` names from `base`'s tree (when it names one),
+/// without the excluded folders: what the loop's base tracks stays
+/// tracked, ignored or not, as it would in the person's index.
+fn seed(git: Git<'_>, base: &str, exclude: &[&str]) -> Result<(), SnapshotError> {
+    let Some(tree) = verify(git.repo(), &format!("{base}^{{tree}}"))? else {
+        return Ok(());
+    };
+    git.run(["read-tree", &tree])?;
+    if holds_any(git.repo(), &tree, exclude)? {
+        drop_excluded(git, exclude)?;
+    }
+    Ok(())
+}
+
+/// Runs what fills the index `git` names: each file `git add -A` would
+/// read checked for its size, `git add -A` without `exclude`, what the
+/// loop's new ignore rules hide added too (with a pin), nested
+/// repositories checked, dirty submodules and the frozen files put back.
 fn fill_index(
     git: Git<'_>,
+    scope: &Scope<'_>,
     exclude: &[&str],
-    copied: Option<Option<index::Index>>,
-    frozen: Option<Frozen<'_>>,
+    pin: Option<&Pin>,
     depth: u32,
 ) -> Result<(), SnapshotError> {
-    // The copied index may track files under an excluded directory; `add`
-    // with an exclude pathspec would leave them in, so drop them first.
-    if let Some(read) = copied {
-        prepare_index(git, exclude, read)?;
-    }
     let repo = git.repo();
-    let mut args: Vec<OsString> = [
-        "-c",
-        "advice.addEmbeddedRepo=false",
-        "add",
-        "-A",
-        "--",
-        ":(top)",
-    ]
-    .map(OsString::from)
-    .to_vec();
-    args.extend(exclude.iter().flat_map(|d| excluding(d)));
+    let mut pathspecs: Vec<OsString> = vec![OsString::from(":(top)")];
+    pathspecs.extend(exclude.iter().flat_map(|d| excluding(d)));
+    let read = untracked_and_changed(git, &["--modified", "--exclude-standard"], &pathspecs)?;
+    refuse_large(repo, &read)?;
+    let mut args: Vec<OsString> = ["-c", "advice.addEmbeddedRepo=false", "add", "-A", "--"]
+        .map(OsString::from)
+        .to_vec();
+    args.extend(pathspecs.iter().cloned());
     git.run(&args).map_err(embedded_without_commit)?;
-    if depth < MAX_SUBMODULE_DEPTH && repo.join(".gitmodules").is_file() {
-        dirty_submodules(git, depth)?;
+    let mut nested: Vec<String> = read.iter().filter(|p| p.ends_with('/')).cloned().collect();
+    if let Some(pin) = pin {
+        nested.extend(reveal(git, pin, exclude, &pathspecs)?);
     }
-    if let Some(f) = &frozen {
+    refuse_nested(repo, &nested)?;
+    if depth < MAX_SUBMODULE_DEPTH && repo.join(".gitmodules").is_file() {
+        dirty_submodules(git, scope, depth)?;
+    }
+    if let Some(f) = &scope.frozen {
         put_back(git, f)?;
     }
     Ok(())
+}
+
+/// The paths `git ls-files -z --others OPTIONS -- PATHSPECS` lists in the
+/// index `git` names (a nested repository as its folder with a `/`).
+fn untracked_and_changed(
+    git: Git<'_>,
+    options: &[&str],
+    pathspecs: &[OsString],
+) -> Result<Vec<String>, SnapshotError> {
+    let mut args: Vec<OsString> = ["ls-files", "-z", "--others"].map(OsString::from).to_vec();
+    args.extend(options.iter().map(OsString::from));
+    args.push(OsString::from("--"));
+    args.extend(pathspecs.iter().cloned());
+    let out = git.run(&args)?;
+    Ok(out
+        .stdout
+        .split(|&b| b == 0)
+        .filter(|p| !p.is_empty())
+        .map(|p| String::from_utf8_lossy(p).into_owned())
+        .collect())
+}
+
+/// Refuses the round when a file of `paths` (that a snapshot would read)
+/// is larger than [`MAX_FILE`]: its size, from `lstat`, costs nothing.
+fn refuse_large(repo: &Path, paths: &[String]) -> Result<(), SnapshotError> {
+    let mut large: Vec<(String, u64)> = paths
+        .iter()
+        .filter_map(|p| {
+            let meta = std::fs::symlink_metadata(repo.join(p)).ok()?;
+            (meta.is_file() && meta.len() > MAX_FILE).then(|| (p.clone(), meta.len()))
+        })
+        .collect();
+    if large.is_empty() {
+        return Ok(());
+    }
+    large.sort();
+    Err(SnapshotError::TooLarge {
+        files: large
+            .iter()
+            .map(|(p, size)| format!("`{p}` ({} MiB)", size >> 20))
+            .collect::<Vec<_>>()
+            .join(", "),
+        first: large[0].0.clone(),
+    })
+}
+
+/// Refuses the round when a folder of `nested` (a git repository inside the
+/// work tree, as `ls-files` lists it) is not a submodule `.gitmodules`
+/// names: `git add` stores it as a commit id alone, so an edit inside it
+/// would be no change to review.
+fn refuse_nested(repo: &Path, nested: &[String]) -> Result<(), SnapshotError> {
+    if nested.is_empty() {
+        return Ok(());
+    }
+    let registered: Vec<String> = match repo.join(".gitmodules").is_file() {
+        true => Git::at(repo)
+            .run_unchecked(&[
+                "config",
+                "-f",
+                ".gitmodules",
+                "-z",
+                "--get-regexp",
+                r"^submodule\..*\.path$",
+            ])?
+            .stdout
+            .split(|&b| b == 0)
+            .filter_map(|e| {
+                let entry = String::from_utf8_lossy(e);
+                let (_, path) = entry.split_once('\n')?;
+                Some(path.trim_matches('/').to_string())
+            })
+            .collect(),
+        false => Vec::new(),
+    };
+    let mut unnamed: Vec<&str> = nested
+        .iter()
+        .map(|p| p.trim_end_matches('/'))
+        .filter(|p| !registered.iter().any(|r| r == p))
+        .collect();
+    unnamed.sort();
+    match unnamed.first() {
+        None => Ok(()),
+        Some(path) => Err(SnapshotError::Nested {
+            path: path.to_string(),
+        }),
+    }
+}
+
+/// Adds to the index `git` names what an ignore rule the loop did not start
+/// with hides (a `.gitignore` line the writer added, a folder whose own
+/// `.gitignore` says `*`), and what the person's index tracks though it is
+/// ignored: `git add -A` leaves both out. Returns the nested repositories
+/// among them, for [`refuse_nested`].
+///
+/// `git check-ignore -v` names the rule that ignores each ignored path;
+/// a rule is the loop's when its file was pinned holding that line. The
+/// rules of `.git/info/exclude` and `core.excludesFile` are pinned whole.
+fn reveal(
+    git: Git<'_>,
+    pin: &Pin,
+    exclude: &[&str],
+    pathspecs: &[OsString],
+) -> Result<Vec<String>, SnapshotError> {
+    let ignored = untracked_and_changed(
+        git,
+        &["--ignored", "--exclude-standard", "--directory"],
+        pathspecs,
+    )?;
+    if ignored.is_empty() {
+        return Ok(Vec::new());
+    }
+    let mut input = Vec::new();
+    for path in &ignored {
+        input.extend_from_slice(path.as_bytes());
+        input.push(0);
+    }
+    let checked = git.run_with_input(
+        &["check-ignore", "-v", "-z", "--no-index", "--stdin"],
+        input,
+    )?;
+    let fields: Vec<String> = checked
+        .stdout
+        .split(|&b| b == 0)
+        .map(|f| String::from_utf8_lossy(f).into_owned())
+        .collect();
+    let mut hidden: Vec<String> = fields
+        .chunks_exact(4)
+        .filter(|f| {
+            let (source, pattern) = (&f[0], &f[2]);
+            let per_folder = (source == ".gitignore" || source.ends_with("/.gitignore"))
+                && !source.starts_with('/')
+                && !source.starts_with(".git/");
+            per_folder && !pin.had_rule(source, pattern)
+        })
+        .map(|f| f[3].clone())
+        .collect();
+    // What the person's index tracks is tracked, ignored or not.
+    let tracked = Git::at(git.repo()).run([
+        "ls-files",
+        "-z",
+        "--cached",
+        "--ignored",
+        "--exclude-standard",
+    ])?;
+    let excluded = |path: &str| {
+        exclude.iter().any(|d| {
+            path.strip_prefix(d)
+                .is_some_and(|rest| rest.is_empty() || rest.starts_with('/'))
+        })
+    };
+    hidden.extend(
+        tracked
+            .stdout
+            .split(|&b| b == 0)
+            .map(|p| String::from_utf8_lossy(p).into_owned())
+            .filter(|p| !p.is_empty() && git.repo().join(p).exists()),
+    );
+    hidden.retain(|p| !excluded(p.trim_end_matches('/')));
+    if hidden.is_empty() {
+        return Ok(Vec::new());
+    }
+    let literal: Vec<OsString> = hidden
+        .iter()
+        .map(|p| OsString::from(format!(":(top,literal){}", p.trim_end_matches('/'))))
+        .collect();
+    let files = untracked_and_changed(git, &[], &literal)?;
+    refuse_large(git.repo(), &files)?;
+    let (nested, files): (Vec<String>, Vec<String>) =
+        files.into_iter().partition(|p| p.ends_with('/'));
+    if !files.is_empty() {
+        let mut input = Vec::new();
+        for path in &files {
+            input.extend_from_slice(format!(":(top,literal){path}").as_bytes());
+            input.push(0);
+        }
+        git.run_with_input(
+            &["add", "-f", "--pathspec-from-file=-", "--pathspec-file-nul"],
+            input,
+        )?;
+    }
+    Ok(nested)
 }
 
 /// `git add`'s refusal of a git repository inside the work tree that has
@@ -732,100 +964,14 @@ fn put_back(git: Git<'_>, frozen: &Frozen<'_>) -> Result<(), SnapshotError> {
     Ok(())
 }
 
-/// The largest index copy referee reads itself for its flags: 64 MiB is
-/// an index of about 600,000 files.
-const READ_INDEX_MAX: u64 = 64 << 20;
-
 /// How deep snapshots look into submodules of submodules.
 const MAX_SUBMODULE_DEPTH: u32 = 3;
-
-/// Index flags must not hide a change from a snapshot: in the temporary
-/// index, `assume-unchanged` is cleared everywhere and `skip-worktree` on
-/// every file that is in the work tree (a sparse checkout's absent files
-/// keep it: they are not deleted).
-///
-/// The copied index may also track files under an excluded directory (the
-/// state folder, frozen files); `add` with an exclude pathspec would leave
-/// them in, so they are dropped first, and only when there are any: `git rm
-/// --cached` rewrites the whole index and its cache tree (in a 20,000-file
-/// repository that and the `write-tree` it slows cost half a round).
-fn prepare_index(
-    git: Git<'_>,
-    exclude: &[&str],
-    read: Option<index::Index>,
-) -> Result<(), SnapshotError> {
-    let listed;
-    // (path, assume-unchanged, skip-worktree) of each entry.
-    let entries: Vec<(&[u8], bool, bool)> = match &read {
-        Some(read) => read
-            .entries
-            .iter()
-            .map(|e| (&e.path[..], e.assume_unchanged, e.skip_worktree))
-            .collect(),
-        None => {
-            // `-v`: a lowercase tag is assume-unchanged, `S` skip-worktree.
-            listed = git.run(["ls-files", "-v", "-z"])?;
-            listed
-                .stdout
-                .split(|&b| b == 0)
-                .filter_map(|entry| {
-                    let (&tag, path) = (entry.first()?, entry.get(2..)?);
-                    Some((
-                        path,
-                        tag.is_ascii_lowercase(),
-                        tag.eq_ignore_ascii_case(&b's'),
-                    ))
-                })
-                .collect()
-        }
-    };
-    let excluded = |path: &[u8]| {
-        exclude.iter().any(|d| {
-            path.strip_prefix(d.as_bytes())
-                .is_some_and(|rest| rest.is_empty() || rest.starts_with(b"/"))
-        })
-    };
-    let mut any_excluded = false;
-    let mut assumed: Vec<u8> = Vec::new();
-    let mut skipped: Vec<u8> = Vec::new();
-    for (path, assume_unchanged, skip_worktree) in entries {
-        if excluded(path) {
-            any_excluded = true;
-            continue;
-        }
-        if assume_unchanged {
-            assumed.extend_from_slice(path);
-            assumed.push(0);
-        }
-        if skip_worktree
-            && git
-                .repo()
-                .join(String::from_utf8_lossy(path).as_ref())
-                .exists()
-        {
-            skipped.extend_from_slice(path);
-            skipped.push(0);
-        }
-    }
-    if any_excluded {
-        drop_excluded(git, exclude)?;
-    }
-    for (flag, paths) in [
-        ("--no-assume-unchanged", assumed),
-        ("--no-skip-worktree", skipped),
-    ] {
-        if !paths.is_empty() {
-            git.run_with_input(&["update-index", flag, "-z", "--stdin"], paths)?;
-        }
-    }
-    Ok(())
-}
 
 /// A submodule whose work tree differs from its commit counts as a change
 /// to its path: its gitlink in the snapshot points at a commit made (in the
 /// submodule's object store, no ref) of its work tree, with a fixed identity
 /// and date, so the same content always gives the same snapshot.
-fn dirty_submodules(git: Git<'_>, depth: u32) -> Result<(), SnapshotError> {
+fn dirty_submodules(git: Git<'_>, scope: &Scope<'_>, depth: u32) -> Result<(), SnapshotError> {
     let out = git.run(["ls-files", "-s", "-z"])?;
     for entry in out.stdout.split(|&b| b == 0) {
         let Some(rest) = entry.strip_prefix(b"160000 ") else {
@@ -839,7 +985,15 @@ fn dirty_submodules(git: Git<'_>, depth: u32) -> Result<(), SnapshotError> {
         if !sub.join(".git").exists() {
             continue;
         }
-        let tree = worktree_tree_at(&sub, &[], None, depth + 1, write_tree)?;
+        // The submodule's own snapshot starts from its `HEAD`, with an index
+        // cache of its own in the loop's folder.
+        let inner = Scope {
+            exclude: &[],
+            frozen: None,
+            base: "HEAD",
+            own: scope.own,
+        };
+        let tree = worktree_tree_at(&sub, &inner, Some(&path), depth + 1, write_tree)?;
         let head = verify(&sub, "HEAD^{commit}")?;
         let head_tree = match &head {
             Some(h) => verify(&sub, &format!("{h}^{{tree}}"))?,
@@ -1173,27 +1327,19 @@ fn temp_index_name() -> String {
     )
 }
 
-/// Makes `to` the index `from` as it is now: a second name for the same
-/// file (a hard link), else a copy. Git never writes an index in place: it
-/// writes `<index>.lock` and renames it over the name, so what git does to
-/// `to` replaces that name and leaves `from`'s file as it was, and a later
-/// `git add` of the user's replaces `from`'s name and leaves the snapshot's.
-/// The link also keeps the index's modification time, which git needs: it
-/// trusts an entry's stat data only when the file is older than the index,
-/// and re-reads the "racily clean" ones; a copy stamped now would hide a
-/// same-size edit made in the same clock tick as the user's last index
-/// write, so the copy is stamped with the original's time. Linking takes
-/// no time where copying the 1.6 MB index of a 20,000-file repository took
-/// 2 ms.
-///
-/// Returns the bytes when they are no more than [`READ_INDEX_MAX`] (read
-/// once, for the reader). Only a regular file is linked (a link to a
-/// symlink would be a symlink); a file system that refuses links gets the
-/// copy.
-fn copy_index(from: &Path, to: &Path) -> std::io::Result<Option<Vec<u8>>> {
-    let regular = std::fs::symlink_metadata(from).is_ok_and(|m| m.file_type().is_file());
-    if regular && std::fs::hard_link(from, to).is_ok() {
-        return read_capped(&mut std::fs::File::open(to)?, None);
+/// Makes `to` the index `from` (the loop's index cache) as it is now: a
+/// second name for the same file (a hard link), else a copy. Git never
+/// writes an index in place: it writes `<index>.lock` and renames it over
+/// the name, so what git does to `to` replaces that name and leaves the
+/// cache's file as it was. The link also keeps the index's modification
+/// time, which git needs: it trusts an entry's stat data only when the
+/// file is older than the index, and re-reads the "racily clean" ones; a
+/// copy stamped now would hide a same-size edit made in the same clock
+/// tick as the cache's last write, so the copy is stamped with the
+/// original's time.
+fn copy_index(from: &Path, to: &Path) -> std::io::Result<()> {
+    if std::fs::hard_link(from, to).is_ok() {
+        return Ok(());
     }
     let mut source = std::fs::File::open(from)?;
     let meta = source.metadata()?;
@@ -1201,47 +1347,9 @@ fn copy_index(from: &Path, to: &Path) -> std::io::Result<Option<Vec<u8>>> {
         .write(true)
         .create_new(true)
         .open(to)?;
-    let kept = read_capped(&mut source, Some(&mut copy))?;
+    std::io::copy(&mut source, &mut copy)?;
     copy.set_modified(meta.modified()?)?;
-    Ok(kept)
-}
-
-/// Reads `source` up to [`READ_INDEX_MAX`], writing what it reads to
-/// `copy` and the rest of `source` after it; returns the bytes read when
-/// the whole file was no more than that.
-fn read_capped(
-    source: &mut std::fs::File,
-    mut copy: Option<&mut std::fs::File>,
-) -> std::io::Result<Option<Vec<u8>>> {
-    use std::io::{Read, Write};
-    let len = source.metadata()?.len();
-    let mut kept = None;
-    if len <= READ_INDEX_MAX {
-        // An index that grew past the limit since its length was read is
-        // copied on from where the read stopped, and not kept.
-        let mut bytes = Vec::with_capacity(len as usize);
-        (&mut *source)
-            .take(READ_INDEX_MAX + 1)
-            .read_to_end(&mut bytes)?;
-        if let Some(copy) = copy.as_deref_mut() {
-            copy.write_all(&bytes)?;
-        }
-        kept = (bytes.len() as u64 <= READ_INDEX_MAX).then_some(bytes);
-    }
-    if let Some(copy) = copy {
-        std::io::copy(source, copy)?;
-    }
-    Ok(kept)
-}
-
-/// The length of an object id in the object format `rev-parse
-/// --show-object-format` printed, when it is one referee knows.
-fn hash_len(format: &[u8]) -> Option<usize> {
-    match format {
-        b"sha1" => Some(20),
-        b"sha256" => Some(32),
-        _ => None,
-    }
+    Ok(())
 }
 
 /// A path git printed (relative to `repo` unless absolute), made absolute:
@@ -1319,7 +1427,17 @@ mod tests {
     }
 
     fn worktree_tree(repo: &Path, exclude: &[&str]) -> Result<String, SnapshotError> {
-        worktree_tree_at(repo, exclude, None, 0, write_tree)
+        worktree_tree_at(repo, &scope(exclude, None), None, 0, write_tree)
+    }
+
+    /// A scope with no pin or index cache, starting from `HEAD`.
+    fn scope<'a>(exclude: &'a [&'a str], frozen: Option<Frozen<'a>>) -> Scope<'a> {
+        Scope {
+            exclude,
+            frozen,
+            base: "HEAD",
+            own: None,
+        }
     }
 
     /// The commit id stored for `round` of `loop_name`, or `None`.
@@ -1441,78 +1559,6 @@ mod tests {
     /// writes that it reads (versions 2 to 4, SHA-1 and SHA-256, flags and
     /// long paths), and leaves a split index to git.
     #[test]
-    fn the_index_reader_agrees_with_ls_files() {
-        let listed = |repo: &Repo| -> Vec<(Vec<u8>, bool, bool)> {
-            repo.git_bytes(&["ls-files", "-v", "-z"])
-                .split(|&b| b == 0)
-                .filter(|e| !e.is_empty())
-                .map(|e| {
-                    (
-                        e[2..].to_vec(),
-                        e[0].is_ascii_lowercase(),
-                        e[0].eq_ignore_ascii_case(&b's'),
-                    )
-                })
-                .collect()
-        };
-        let read = |repo: &Repo, len: usize| -> Option<Vec<(Vec<u8>, bool, bool)>> {
-            let bytes = std::fs::read(repo.path().join(".git/index")).expect("index");
-            index::read(&bytes, len).map(|i| {
-                i.entries
-                    .into_iter()
-                    .map(|e| (e.path.into_owned(), e.assume_unchanged, e.skip_worktree))
-                    .collect()
-            })
-        };
-        for format in ["sha1", "sha256"] {
-            let repo = Repo {
-                dir: tempfile::tempdir().expect("tempdir"),
-            };
-            repo.git(&[
-                "init",
-                "-q",
-                "-b",
-                "main",
-                &format!("--object-format={format}"),
-            ]);
-            let long = format!("{}f.txt", "deep/".repeat(200));
-            for path in [
-                "a.txt",
-                "src/lib.rs",
-                "src/main.rs",
-                "src/módulo/ü.rs",
-                long.as_str(),
-            ] {
-                repo.write(path, path);
-            }
-            repo.git(&["add", "-A"]);
-            repo.git(&["commit", "-q", "-m", "files"]);
-            repo.git(&["update-index", "--assume-unchanged", "src/lib.rs"]);
-            repo.git(&["update-index", "--skip-worktree", "src/main.rs", &long]);
-            let len = hash_len(format.as_bytes()).expect("known format");
-            for version in ["2", "3", "4"] {
-                // git keeps version 3 while an entry has an extended flag.
-                repo.git(&["update-index", "--index-version", version]);
-                let want = listed(&repo);
-                assert_eq!(want.iter().filter(|e| e.1).count(), 1);
-                assert_eq!(want.iter().filter(|e| e.2).count(), 2);
-                assert_eq!(
-                    read(&repo, len).as_ref(),
-                    Some(&want),
-                    "{format} version {version}"
-                );
-            }
-            assert_eq!(
-                read(&repo, if len == 20 { 32 } else { 20 }),
-                None,
-                "{format} with the other length"
-            );
-            repo.git(&["update-index", "--split-index"]);
-            assert_eq!(read(&repo, len), None, "{format} split index");
-        }
-    }
-
-    #[test]
     fn publish_is_refused_when_the_ref_moved_under_it() {
         let repo = Repo::new();
         let first = take(repo.path(), "demo", 1, None, EXCLUDE, "m").expect("snapshot");
@@ -1537,22 +1583,40 @@ mod tests {
         );
     }
 
-    /// A snapshot of `repo` whose index names, for `path`, a blob the
-    /// store lacks (kept by `skip-worktree` with no file in the work tree,
-    /// so `add` leaves it): it must fail, naming the blob, never be stored
-    /// as a tree. `write-tree --missing-ok` trusts the patch to read every
-    /// blob that differs from `from`.
+    /// A snapshot of `repo` whose index cache names, for `path`, a blob
+    /// the store lacks (kept by `skip-worktree` with no file in the work
+    /// tree, so `add` leaves it): it must fail, naming the blob, never be
+    /// stored as a tree. `write-tree --missing-ok` trusts the patch to read
+    /// every blob that differs from `from`.
     fn snapshot_with_a_missing_blob(repo: &Repo, path: &str) {
         let from = repo.git(&["rev-parse", "HEAD"]).trim().to_string();
         let ghost = "1234567890123456789012345678901234567890";
-        repo.git(&[
+        let folder = tempfile::tempdir().expect("tempdir");
+        let own = Own::in_folder(folder.path());
+        let cache = own.cache(None);
+        let in_cache = |args: &[&str]| {
+            let out = Command::new("git")
+                .args(args)
+                .current_dir(repo.path())
+                .envs(GIT_ENV.iter().copied())
+                .env("GIT_INDEX_FILE", &cache)
+                .output()
+                .expect("git");
+            assert!(out.status.success(), "{out:?}");
+        };
+        in_cache(&["read-tree", "HEAD"]);
+        in_cache(&[
             "update-index",
             "--add",
             "--cacheinfo",
             &format!("100644,{ghost},{path}"),
         ]);
-        repo.git(&["update-index", "--skip-worktree", path]);
-        let err = worktree_with_patch(repo.path(), EXCLUDE, None, &from)
+        in_cache(&["update-index", "--skip-worktree", path]);
+        let scope = Scope {
+            own: Some(&own),
+            ..scope(EXCLUDE, None)
+        };
+        let err = worktree_with_patch(repo.path(), &scope, &from)
             .expect_err("a snapshot naming a missing blob");
         assert!(err.to_string().contains(ghost), "{err}");
     }
@@ -1940,11 +2004,11 @@ mod tests {
         );
         repo.git(&["add", ".claude/settings.json"]);
         repo.write(".codex/hooks.json", "{\"hooks\": {}}\n");
-        let tree = worktree_tree_frozen(repo.path(), EXCLUDE, frozen).unwrap();
+        let tree = worktree_tree_frozen(repo.path(), &scope(EXCLUDE, frozen)).unwrap();
         assert_eq!(tree, base_tree);
         // Other changes still show.
         repo.write("README.md", "changed\n");
-        let tree = worktree_tree_frozen(repo.path(), EXCLUDE, frozen).unwrap();
+        let tree = worktree_tree_frozen(repo.path(), &scope(EXCLUDE, frozen)).unwrap();
         assert_ne!(tree, base_tree);
         assert_eq!(
             changed_paths(repo.path(), &base_tree, &tree).unwrap(),
@@ -1962,7 +2026,7 @@ mod tests {
             from: crate::git::EMPTY_TREE,
             paths: &paths,
         });
-        let tree = worktree_tree_frozen(repo.path(), EXCLUDE, empty).unwrap();
+        let tree = worktree_tree_frozen(repo.path(), &scope(EXCLUDE, empty)).unwrap();
         let out = repo.git(&["ls-tree", "-r", "--name-only", &tree]);
         assert_eq!(out, "README.md\n");
     }
@@ -2086,7 +2150,7 @@ mod tests {
 
         for from in [first.commit.as_str(), crate::git::EMPTY_TREE] {
             let (tree, patch) =
-                worktree_with_patch(repo.path(), EXCLUDE, None, from).expect("snapshot");
+                worktree_with_patch(repo.path(), &scope(EXCLUDE, None), from).expect("snapshot");
             assert_eq!(tree, worktree_tree(repo.path(), EXCLUDE).expect("tree"));
             assert_eq!(patch, diff(repo.path(), from, &tree).expect("diff"));
 
@@ -2109,8 +2173,8 @@ mod tests {
                 String::from_utf8_lossy(&repo.git_bytes(&alone))
             );
         }
-        let (_, patch) =
-            worktree_with_patch(repo.path(), EXCLUDE, None, &first.commit).expect("snapshot");
+        let (_, patch) = worktree_with_patch(repo.path(), &scope(EXCLUDE, None), &first.commit)
+            .expect("snapshot");
         assert_eq!(
             patch.files,
             [
@@ -2172,7 +2236,7 @@ mod tests {
         repo.write("new.txt", "--\n++\n");
         for from in [first.commit.as_str(), crate::git::EMPTY_TREE] {
             let (tree, patch) =
-                worktree_with_patch(repo.path(), EXCLUDE, None, from).expect("snapshot");
+                worktree_with_patch(repo.path(), &scope(EXCLUDE, None), from).expect("snapshot");
             let q = ["-c", "core.quotePath=false", "diff-tree", "-r", "-M"];
             let mut alone: Vec<&str> = q.to_vec();
             alone.extend(["--numstat", "-z", from, &tree]);
@@ -2352,8 +2416,7 @@ mod tests {
         assert!(err.to_string().contains("`git rev-parse"), "{err}");
         let err = worktree_tree(not_repo.path(), EXCLUDE).expect_err("not a repo");
         assert!(
-            err.to_string()
-                .contains("`git rev-parse --show-object-format --git-path"),
+            err.to_string().contains("`git rev-parse --git-path"),
             "{err}"
         );
     }

@@ -127,6 +127,10 @@ pub(super) fn write(
         );
     }
     statefs::replace(&state.root, &path, text.as_bytes())?;
+    // The loop's snapshots pin the repository's settings and ignore rules
+    // as they are now, before any writer ran (SPEC §8.3).
+    let anchor = crate::anchor::Anchor::of(&state.repo, &state.root, name.as_str())?;
+    crate::snapshot::Own::start(&state.repo, &anchor)?;
     write_attributes(state)?;
     anchor.adopt(&hashes)?;
     Ok((name, path, contract, text))

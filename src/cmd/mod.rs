@@ -238,6 +238,7 @@ fn open_loop(state: &State, select: &crate::cli::LoopSelect) -> anyhow::Result<L
     let anchor = crate::anchor::Anchor::of(&state.repo, &state.root, name.as_str())?;
     let store = crate::ledger::Store::new(paths.ledger.clone(), paths.dir.clone(), &loaded.sha256)
         .anchored(anchor.clone());
+    let own = crate::snapshot::Own::open(&state.repo, &anchor)?;
     let lp = Loop {
         name,
         paths,
@@ -253,6 +254,7 @@ fn open_loop(state: &State, select: &crate::cli::LoopSelect) -> anyhow::Result<L
             files
         },
         anchor,
+        own: Some(own),
     };
     scratch::clean(&lp, false);
     Ok(lp)

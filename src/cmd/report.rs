@@ -103,6 +103,7 @@ fn with_contract(state: &State, name: &LoopName) -> anyhow::Result<LoopSummary> 
         exclude: Vec::new(),
         frozen: Vec::new(),
         anchor: crate::anchor::Anchor::of(&state.repo, &state.root, name.as_str())?,
+        own: None,
     };
     // A loop whose contract changed since round 1 still reports its rows.
     let (rounds, status, rule, must_fix) = match History::read(&lp, rows.clone()) {

@@ -28,6 +28,11 @@ pub struct Loop {
     pub frozen: Vec<String>,
     /// The loop's authority outside the work tree (SPEC §8.2).
     pub anchor: crate::anchor::Anchor,
+    /// The loop's snapshot pin and index cache, in its anchor (SPEC §8.3):
+    /// `snapshot::Own::open`, which also makes the pinned settings the
+    /// repository's for every later git command. `None` for a loop only
+    /// read, never snapshotted.
+    pub own: Option<crate::snapshot::Own>,
 }
 
 impl Loop {
@@ -35,10 +40,10 @@ impl Loop {
         &self.loaded.contract
     }
 
-    /// The tree the working tree snapshots to (see `snapshot::worktree_tree`).
+    /// The tree the working tree snapshots to (see `snapshot::worktree_tree_frozen`).
     pub fn worktree_tree(&self) -> Result<String, crate::snapshot::SnapshotError> {
         let exclude: Vec<&str> = self.exclude.iter().map(String::as_str).collect();
-        crate::snapshot::worktree_tree_frozen(&self.repo, &exclude, self.frozen_files())
+        crate::snapshot::worktree_tree_frozen(&self.repo, &self.scope(&exclude))
     }
 
     /// The tree the working tree snapshots to and the patch from `from`
@@ -48,20 +53,30 @@ impl Loop {
         from: &str,
     ) -> Result<(String, crate::snapshot::Patch), crate::snapshot::SnapshotError> {
         let exclude: Vec<&str> = self.exclude.iter().map(String::as_str).collect();
-        crate::snapshot::worktree_with_patch(&self.repo, &exclude, self.frozen_files(), from)
+        crate::snapshot::worktree_with_patch(&self.repo, &self.scope(&exclude), from)
     }
 
     /// The first half of this loop's next snapshot: a temporary index
     /// filled with the working tree (see `snapshot::fill`).
     pub fn fill(&self) -> Result<crate::snapshot::Filled, crate::snapshot::SnapshotError> {
         let exclude: Vec<&str> = self.exclude.iter().map(String::as_str).collect();
-        crate::snapshot::fill(&self.repo, &exclude, self.frozen_files())
+        crate::snapshot::fill(&self.repo, &self.scope(&exclude))
     }
 
     /// The tree `rev` would snapshot to.
     pub fn tree_of(&self, rev: &str) -> Result<String, crate::snapshot::SnapshotError> {
         let exclude: Vec<&str> = self.exclude.iter().map(String::as_str).collect();
         crate::snapshot::tree_of_frozen(&self.repo, rev, &exclude, self.frozen_files())
+    }
+
+    /// What this loop's snapshots take, and its snapshot state.
+    fn scope<'a>(&'a self, exclude: &'a [&'a str]) -> crate::snapshot::Scope<'a> {
+        crate::snapshot::Scope {
+            exclude,
+            frozen: self.frozen_files(),
+            base: self.contract().base.as_str(),
+            own: self.own.as_ref(),
+        }
     }
 
     fn frozen_files(&self) -> Option<crate::snapshot::Frozen<'_>> {

@@ -117,17 +117,26 @@ fn an_ignored_state_folder_or_frozen_file_does_not_break_record() {
         (".git/info/exclude", ".referee\n"),
         (".gitignore", "/.referee/ledgers/\n.codex/\n"),
     ] {
-        let repo = with_loop();
+        // The person ignores them before the loop starts (`.git/info/exclude`
+        // is pinned then).
+        let repo = Repo::new();
+        let path = repo.join(file);
+        let mut text_before = std::fs::read_to_string(&path).unwrap_or_default();
+        text_before.push_str(line);
+        std::fs::write(&path, text_before).unwrap();
+        let out = repo
+            .referee()
+            .args(["init", "--loop", "l", "--guards", "none"])
+            .output()
+            .unwrap();
+        assert!(out.status.success(), "{}", text(&out.stderr));
+        repo.write("src/a.rs", "fn a() {}\n");
         let out = repo
             .referee()
             .args(["hook", "install", "--agent", "codex"])
             .output()
             .unwrap();
         assert!(out.status.success(), "{}", text(&out.stderr));
-        let path = repo.join(file);
-        let mut text_before = std::fs::read_to_string(&path).unwrap_or_default();
-        text_before.push_str(line);
-        std::fs::write(&path, text_before).unwrap();
         repo.write(".codex/hooks.json", "{\"hooks\": {}}\n");
         repo.write(".referee/notes.txt", "mine\n");
 

@@ -204,15 +204,16 @@ fn a_command_judge_reads_a_sorted_redacted_request_on_stdin() {
         ),
     )
     .unwrap();
-    repo.referee()
-        .args(["init", "--from", contract.to_str().unwrap()])
-        .assert()
-        .success();
+    // Ignored before the loop starts: `.git/info/exclude` is pinned then.
     std::fs::write(
         repo.join(".git/info/exclude"),
         "judge.sh\nc.toml\n.referee-seen.json\n",
     )
     .unwrap();
+    repo.referee()
+        .args(["init", "--from", contract.to_str().unwrap()])
+        .assert()
+        .success();
     let (code, out) = record(
         &repo,
         1,
@@ -441,15 +442,16 @@ fn status_answers_while_a_judge_call_is_in_progress() {
         ),
     )
     .unwrap();
-    repo.referee()
-        .args(["init", "--from", contract.to_str().unwrap()])
-        .assert()
-        .success();
+    // Ignored before the loop starts: `.git/info/exclude` is pinned then.
     std::fs::write(
         repo.join(".git/info/exclude"),
         "judge.sh\nc.toml\njudge-started\n",
     )
     .unwrap();
+    repo.referee()
+        .args(["init", "--from", contract.to_str().unwrap()])
+        .assert()
+        .success();
     repo.write("doc.md", "draft\n");
     let mut record = repo
         .referee_std()

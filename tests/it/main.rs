@@ -28,6 +28,7 @@ mod report;
 mod run;
 mod samples;
 mod skill;
+mod snapshot_trust;
 mod statedir;
 mod tools;
 mod writer_reach;

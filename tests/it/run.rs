@@ -488,8 +488,17 @@ exit $failures
         &contract[..start],
         junit_script.display()
     );
-    std::fs::write(&path, contract).unwrap();
+    // The report is ignored from the loop's start: an ignore rule the
+    // writer adds later hides nothing (docs/snapshots.md).
     f.repo.write(".gitignore", "target/\n");
+    let changed = f.script.path().join("tests-contract.toml");
+    std::fs::write(&changed, contract).unwrap();
+    f.repo
+        .referee()
+        .args(["init", "--force", "--from", changed.to_str().unwrap()])
+        .assert()
+        .success();
+    assert!(std::fs::read_to_string(&path).unwrap().contains("junit"));
     f.file(
         "writer-1.sh",
         &fix("fn valid(now: u64, exp: u64) -> bool { now > exp } // still wrong"),

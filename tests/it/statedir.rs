@@ -467,9 +467,37 @@ fn dead_pid() -> u32 {
     pid
 }
 
-fn referee_indexes(repo: &Repo) -> Vec<String> {
-    let mut names: Vec<String> = std::fs::read_dir(repo.join(".git"))
+/// The folder loop `l`'s snapshots keep their indexes in: `snapshot/` in
+/// its anchor, outside the work tree.
+fn snapshot_folder(repo: &Repo) -> std::path::PathBuf {
+    let states = repo.state_dir().join("states");
+    let state = std::fs::read_dir(&states)
         .unwrap()
+        .filter_map(Result::ok)
+        .next()
+        .expect("a state folder");
+    state.path().join("loops/l/snapshot")
+}
+
+/// The temporary indexes referee left: in the git folder and in every
+/// loop's snapshot folder.
+fn referee_indexes(repo: &Repo) -> Vec<String> {
+    let mut folders = vec![repo.join(".git")];
+    if let Ok(states) = std::fs::read_dir(repo.state_dir().join("states")) {
+        for state in states.filter_map(Result::ok) {
+            if let Ok(loops) = std::fs::read_dir(state.path().join("loops")) {
+                folders.extend(
+                    loops
+                        .filter_map(Result::ok)
+                        .map(|l| l.path().join("snapshot")),
+                );
+            }
+        }
+    }
+    let mut names: Vec<String> = folders
+        .iter()
+        .filter_map(|folder| std::fs::read_dir(folder).ok())
+        .flatten()
         .filter_map(Result::ok)
         .map(|e| e.file_name().to_string_lossy().into_owned())
         .filter(|n| n.starts_with("referee-index-"))
@@ -489,10 +517,10 @@ fn temporary_indexes_of_dead_calls_are_removed_by_the_next_snapshot() {
         format!("referee-index-{dead}-7-456.lock"),
         format!("referee-index-{live}-0-789"),
     ] {
-        std::fs::write(repo.join(&format!(".git/{name}")), "index").unwrap();
+        std::fs::write(snapshot_folder(&repo).join(&name), "index").unwrap();
     }
     // Not referee's: never touched.
-    std::fs::write(repo.join(".git/referee-index-notapid"), "x").unwrap();
+    std::fs::write(snapshot_folder(&repo).join("referee-index-notapid"), "x").unwrap();
     assert_eq!(record(&repo, "l", BUG).code, 10);
     assert_eq!(
         referee_indexes(&repo),
