@@ -516,6 +516,11 @@ pub struct HookStopArgs {
     /// The agent sending the payload (default: told from the payload).
     #[arg(long, value_enum)]
     pub agent: Option<HookAgent>,
+    /// The project whose loop this hook referees, as `hook install` wrote
+    /// it (default: the host's `CLAUDE_PROJECT_DIR` or `GEMINI_PROJECT_DIR`,
+    /// else the payload's `cwd`).
+    #[arg(long, value_name = "DIR")]
+    pub project: Option<std::path::PathBuf>,
 }
 
 #[derive(Debug, Args)]

@@ -94,26 +94,7 @@ impl Anchor {
     pub fn of(repo: &Path, state_dir: &Path, name: &str) -> Result<Anchor, AnchorError> {
         let root = state_root()?;
         let canon = std::fs::canonicalize(state_dir).unwrap_or_else(|_| state_dir.to_path_buf());
-        let id = crate::digest::sha256_hex(canon.as_os_str().as_encoded_bytes());
-        let label: String = canon
-            .parent()
-            .and_then(Path::file_name)
-            .map(|n| n.to_string_lossy().into_owned())
-            .unwrap_or_default()
-            .chars()
-            .map(
-                |c| match c.is_ascii_alphanumeric() || c == '-' || c == '_' {
-                    true => c,
-                    false => '_',
-                },
-            )
-            .take(40)
-            .collect();
-        let dir = root
-            .join("states")
-            .join(format!("{label}-{}", &id[..16]))
-            .join("loops")
-            .join(name);
+        let dir = states_folder(&root, &canon).join("loops").join(name);
         Ok(Anchor {
             root,
             dir,
@@ -221,6 +202,81 @@ impl Anchor {
     /// for links.
     pub fn base(&self) -> &Path {
         &self.root
+    }
+}
+
+/// The folder below `root` of the state folder `state_dir` (canonical):
+/// `states/<its folder's name>-<its path's sha256, cut>`.
+fn states_folder(root: &Path, state_dir: &Path) -> PathBuf {
+    let id = crate::digest::sha256_hex(state_dir.as_os_str().as_encoded_bytes());
+    let label: String = state_dir
+        .parent()
+        .and_then(Path::file_name)
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_default()
+        .chars()
+        .map(
+            |c| match c.is_ascii_alphanumeric() || c == '-' || c == '_' {
+                true => c,
+                false => '_',
+            },
+        )
+        .take(40)
+        .collect();
+    root.join("states").join(format!("{label}-{}", &id[..16]))
+}
+
+/// What the per-user state folder holds for one state folder (`.referee/`)
+/// beyond its loops: which loops it anchors, the Stop hook's incidents.
+#[derive(Debug, Clone)]
+pub struct StateAnchor {
+    root: PathBuf,
+    dir: PathBuf,
+}
+
+impl StateAnchor {
+    pub fn of(state_dir: &Path) -> Result<StateAnchor, AnchorError> {
+        let root = state_root()?;
+        let canon = std::fs::canonicalize(state_dir).unwrap_or_else(|_| state_dir.to_path_buf());
+        let dir = states_folder(&root, &canon);
+        Ok(StateAnchor { root, dir })
+    }
+
+    /// The loops anchored here (with a chain), sorted: a loop whose
+    /// contract or ledger went missing from the work tree is still named.
+    pub fn anchored_loops(&self) -> Vec<String> {
+        let Ok(entries) = std::fs::read_dir(self.dir.join("loops")) else {
+            return Vec::new();
+        };
+        let mut names: Vec<String> = entries
+            .filter_map(Result::ok)
+            .filter(|e| e.path().join("chain").is_file())
+            .filter_map(|e| e.file_name().into_string().ok())
+            .collect();
+        names.sort();
+        names
+    }
+
+    /// A file of this folder (made with its folders on writing).
+    pub fn file(&self, name: &str) -> PathBuf {
+        self.dir.join(name)
+    }
+
+    pub fn base(&self) -> &Path {
+        &self.root
+    }
+
+    /// Makes the folder (0700) if missing.
+    pub fn create(&self) -> Result<(), AnchorError> {
+        let mut builder = std::fs::DirBuilder::new();
+        builder.recursive(true).mode(0o700);
+        builder.create(&self.dir).map_err(|cause| FsError::Io {
+            action: "create",
+            path: self.dir.clone(),
+            cause,
+        })?;
+        statefs::check(&self.root, &self.dir)?;
+        Ok(())
     }
 }
 

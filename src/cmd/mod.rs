@@ -18,6 +18,7 @@ mod decide;
 mod escalate;
 mod findings;
 mod hook;
+mod incident;
 mod init;
 mod judge;
 mod ledger;

@@ -98,6 +98,16 @@ pub fn run(state: &State, args: LoopArgs) -> anyhow::Result<Exit> {
             rounds
         }
     };
+    // Stops the hook could not judge since the last row (SPEC §8.5).
+    let since = history
+        .rows
+        .last()
+        .map(|r| r.at.clone())
+        .unwrap_or_default();
+    let incidents: Vec<serde_json::Value> = super::incident::incidents(&state.root, 20)
+        .into_iter()
+        .filter(|i| i["at"].as_str().is_some_and(|at| at >= since.as_str()))
+        .collect();
     let anchor_json = match &anchor {
         Standing::Unanchored => json!({"anchored": false, "problem": null}),
         Standing::Holds { .. } => json!({"anchored": true, "problem": null}),
@@ -213,6 +223,7 @@ pub fn run(state: &State, args: LoopArgs) -> anyhow::Result<Exit> {
             "skipped": skipped_json,
             "lost_rounds": lost_rounds,
             "anchor": anchor_json,
+            "incidents": incidents,
             "next": next,
         });
         super::emit_json(&value)?;
@@ -250,6 +261,14 @@ pub fn run(state: &State, args: LoopArgs) -> anyhow::Result<Exit> {
             );
         }
         Standing::Holds { .. } => {}
+    }
+    if let Some(last) = incidents.last() {
+        let _ = writeln!(
+            out,
+            "warning: the Stop hook could not judge {} since the last round; the last: {}",
+            crate::engine::decide::plural(incidents.len(), "stop"),
+            last["problem"].as_str().unwrap_or("?")
+        );
     }
     let mut budget = String::new();
     if let Some(usd) = c.budget.usd {

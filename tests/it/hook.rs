@@ -567,10 +567,13 @@ fn install_merges_into_existing_settings_and_uninstall_restores_the_bytes() {
         stdout.starts_with("updated `.claude/settings.json`: Stop hook `"),
         "{stdout}"
     );
+    // The project is named, so the hook finds its loop wherever the
+    // agent's shell goes.
     assert!(
-        stdout.contains(" hook stop --agent claude --loop h` (timeout 900 s"),
+        stdout.contains(" hook stop --agent claude --project /"),
         "{stdout}"
     );
+    assert!(stdout.contains(" --loop h` (timeout 900 s"), "{stdout}");
     assert!(
         stdout.contains("set `CLAUDE_CODE_STOP_HOOK_BLOCK_CAP` to 12 in its `env`"),
         "{stdout}"
@@ -591,12 +594,10 @@ fn install_merges_into_existing_settings_and_uninstall_restores_the_bytes() {
     let ours = &value["hooks"]["Stop"][1]["hooks"][0];
     assert_eq!(ours["type"], "command");
     assert_eq!(ours["timeout"], 900);
-    assert!(
-        ours["command"]
-            .as_str()
-            .unwrap()
-            .ends_with(" hook stop --agent claude --loop h")
-    );
+    assert!(ours["command"].as_str().unwrap().ends_with(&format!(
+        " hook stop --agent claude --project {} --loop h",
+        h.repo.path().canonicalize().unwrap().display()
+    )));
     assert_eq!(value["env"]["RUST_LOG"], "info");
     assert_eq!(value["env"]["CLAUDE_CODE_STOP_HOOK_BLOCK_CAP"], "12");
 
@@ -670,9 +671,12 @@ fn install_into_a_fresh_project_and_uninstall_leave_nothing_behind() {
         .unwrap();
     let stdout = text(&out.stdout);
     assert!(
-        stdout.starts_with("created `.codex/hooks.json`: Stop hook `referee hook stop --agent codex` (timeout 2100 s"),
+        stdout.starts_with(
+            "created `.codex/hooks.json`: Stop hook `referee hook stop --agent codex --project /"
+        ),
         "{stdout}"
     );
+    assert!(stdout.contains("` (timeout 2100 s"), "{stdout}");
     // The trust Codex asks for, plainly.
     let repo_path = repo.path().display().to_string();
     for line in [
@@ -690,7 +694,8 @@ fn install_into_a_fresh_project_and_uninstall_leave_nothing_behind() {
     assert_eq!(
         value,
         json!({"hooks": {"Stop": [{"hooks": [{"type": "command",
-               "command": "referee hook stop --agent codex", "timeout": 2100}]}]}})
+               "command": format!("referee hook stop --agent codex --project {repo_path}"),
+               "timeout": 2100}]}]}})
     );
     repo.referee()
         .args(["hook", "uninstall", "--agent", "codex"])

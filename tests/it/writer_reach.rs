@@ -298,3 +298,159 @@ fn a_loop_without_an_anchor_here_is_unanchored_then_adopted() {
     let (code, v) = verify_json(&repo);
     assert_eq!((code, v["anchored"].clone()), (0, json!(true)), "{v}");
 }
+
+/// `referee hook stop` in `f`'s repository, the payload saying `cwd`, with
+/// `args` after `hook stop --agent claude`; the one JSON answer.
+fn hook_stop(f: &Driven, cwd: &Path, session: &str, args: &[&str]) -> Value {
+    let payload = json!({"session_id": session, "transcript_path": null, "cwd": cwd,
+                         "hook_event_name": "Stop", "stop_hook_active": false});
+    let out = f
+        .repo
+        .referee()
+        .current_dir(cwd)
+        .args(["hook", "stop", "--agent", "claude"])
+        .args(args)
+        .write_stdin(payload.to_string())
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    serde_json::from_slice(&out.stdout)
+        .unwrap_or_else(|e| panic!("{e}: {} {}", text(&out.stdout), text(&out.stderr)))
+}
+
+/// Case 5: the writer `cd`s into a repository of its own and stops there:
+/// the hook still referees the project it was installed in, named by
+/// `--project` (what `hook install` writes) or by `CLAUDE_PROJECT_DIR`.
+#[test]
+fn a_writer_that_moves_into_a_repository_of_its_own_is_still_refereed() {
+    let f = Driven::new();
+    f.file("reviewer-1.print", BUG)
+        .file("reviewer-2.print", BUG);
+    f.repo.write("src/a.rs", "fn a() { 0 }\n");
+    let elsewhere = tempfile::tempdir().unwrap();
+    let own = elsewhere.path().join("x");
+    std::fs::create_dir_all(&own).unwrap();
+    let init = std::process::Command::new("git")
+        .args(["init", "-q"])
+        .current_dir(&own)
+        .output()
+        .unwrap();
+    assert!(init.status.success());
+    let project = f.repo.path().to_string_lossy().into_owned();
+    let answer = hook_stop(&f, &own, "s1", &["--project", &project]);
+    assert_eq!(answer["decision"], "block", "{answer}");
+    assert!(
+        answer["reason"].as_str().unwrap().contains("F1"),
+        "{answer}"
+    );
+
+    f.repo.write("src/a.rs", "fn a() { 1 }\n");
+    let payload = json!({"session_id": "s1", "transcript_path": null, "cwd": own,
+                         "hook_event_name": "Stop", "stop_hook_active": true});
+    let out = f
+        .repo
+        .referee()
+        .current_dir(&own)
+        .env("CLAUDE_PROJECT_DIR", f.repo.path())
+        .args(["hook", "stop", "--agent", "claude"])
+        .write_stdin(payload.to_string())
+        .output()
+        .unwrap();
+    let answer: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(answer["decision"], "block", "{answer}");
+    assert_eq!(f.rows(), 2);
+
+    // Its repository inside the project is named, not a way out.
+    let inside = f.repo.join("y");
+    std::fs::create_dir_all(&inside).unwrap();
+    std::process::Command::new("git")
+        .args(["init", "-q"])
+        .current_dir(&inside)
+        .output()
+        .unwrap();
+    f.repo.write("src/a.rs", "fn a() { 2 }\n");
+    let answer = hook_stop(&f, &inside, "s1", &["--project", &project]);
+    assert_eq!(answer["decision"], "block", "{answer}");
+    assert!(
+        answer["reason"].as_str().unwrap().contains("`y/`"),
+        "{answer}"
+    );
+}
+
+/// Case 4: stops the hook cannot judge during a live loop are blocked with
+/// the reason, kept as incidents, and after three in a row in one session
+/// the agent is let stop with a message to the person.
+#[test]
+fn a_stop_the_hook_cannot_judge_is_blocked_then_left_to_the_person() {
+    let f = Driven::new();
+    f.file("reviewer-1.print", BUG);
+    f.repo.write("src/a.rs", "fn a() { 0 }\n");
+    let root = f.repo.path().to_path_buf();
+    let answer = hook_stop(&f, &root, "s1", &[]);
+    assert_eq!(answer["decision"], "block", "{answer}");
+
+    // Each move the writer can make to blind the hook, undone after its
+    // stop: a broken responses file, a folder there, a broken contract,
+    // the contracts folder moved away.
+    let responses = f.repo.join(".referee/ledgers/l/responses.json");
+    let contract = f.repo.join(".referee/contracts/l.toml");
+    let contract_text = std::fs::read_to_string(&contract).unwrap();
+    let moves: Vec<(&str, Box<dyn Fn()>, Box<dyn Fn()>)> = vec![
+        (
+            "is not a responses file",
+            Box::new(|| std::fs::write(&responses, "{not json").unwrap()),
+            Box::new(|| std::fs::remove_file(&responses).unwrap()),
+        ),
+        (
+            "responses.json",
+            Box::new(|| std::fs::create_dir_all(&responses).unwrap()),
+            Box::new(|| std::fs::remove_dir(&responses).unwrap()),
+        ),
+        (
+            "l.toml",
+            Box::new(|| {
+                std::fs::write(&contract, "loop = \"l\"\nmax_rounds = \"many\"\n").unwrap()
+            }),
+            Box::new(|| std::fs::write(&contract, &contract_text).unwrap()),
+        ),
+        (
+            "has no contracts folder, but this machine anchors loops of it (`l`)",
+            Box::new(|| {
+                std::fs::rename(f.repo.join(".referee/contracts"), f.repo.join("moved")).unwrap()
+            }),
+            Box::new(|| {
+                std::fs::rename(f.repo.join("moved"), f.repo.join(".referee/contracts")).unwrap()
+            }),
+        ),
+    ];
+    for (i, (says, make, undo)) in moves.iter().enumerate() {
+        f.repo
+            .write("src/a.rs", &format!("fn a() {{ {} }}\n", i + 1));
+        make();
+        let session = format!("t{i}");
+        for n in 1..=3 {
+            let answer = hook_stop(&f, &root, &session, &[]);
+            assert_eq!(answer["decision"], "block", "move {i}, stop {n}: {answer}");
+            let reason = answer["reason"].as_str().unwrap();
+            assert!(reason.contains("could not judge this stop"), "{reason}");
+            assert!(reason.contains(says), "move {i}: {reason}");
+        }
+        let answer = hook_stop(&f, &root, &session, &[]);
+        assert!(answer.get("decision").is_none(), "move {i}: {answer}");
+        let message = answer["systemMessage"].as_str().unwrap();
+        assert!(
+            message.contains("could not judge 3 stops in a row"),
+            "{message}"
+        );
+        undo();
+    }
+    assert_eq!(f.rows(), 1, "nothing was recorded");
+    let status = f.repo.run(&["status", "--json"]);
+    let s: Value = serde_json::from_str(&status.stdout).unwrap();
+    assert_eq!(s["incidents"].as_array().map(Vec::len), Some(16), "{s}");
+    let text = f.repo.run(&["status"]).stdout;
+    assert!(
+        text.contains("warning: the Stop hook could not judge 16 stops"),
+        "{text}"
+    );
+}

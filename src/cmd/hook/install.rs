@@ -130,10 +130,13 @@ pub fn install(state: &State, args: HookInstallArgs) -> anyhow::Result<Exit> {
         Some(p) => p.clone(),
         None => default_program()?,
     };
+    // The project named, so that the hook finds its loop wherever the
+    // agent's shell has gone.
     let mut command = format!(
-        "{} hook stop --agent {}",
+        "{} hook stop --agent {} --project {}",
         shell_word(&program),
-        name_of(agent)
+        name_of(agent),
+        shell_word(&state.repo.to_string_lossy())
     );
     if let Some(name) = &args.name {
         command.push_str(&format!(" --loop {}", shell_word(name)));

@@ -13,6 +13,7 @@ use std::time::Duration;
 use anyhow::Context as _;
 use serde::{Deserialize, Serialize};
 
+use super::super::incident;
 use super::super::round::{self, Caller, RunLock, Spend};
 use super::super::scratch::WorkDir;
 use crate::agent::progress::Silent;
@@ -70,11 +71,35 @@ pub fn stop(dir: Option<&Path>, args: HookStopArgs) -> Exit {
             return Exit::Success;
         }
     };
-    let answer = match referee(dir, &args.select, &payload, &input) {
-        Ok(answer) => answer,
+    // The project the hook was installed in, not the folder the agent's
+    // shell is in: a writer that `cd`s into a repository of its own must
+    // not leave the loop (SPEC §8, case 5).
+    let project = project_dir(args.project.as_deref(), &payload);
+    let state_dir = match dir {
+        Some(d) if d.is_absolute() => d.to_path_buf(),
+        Some(d) => project.join(d),
+        None => crate::git::Git::at(&project)
+            .toplevel()
+            .unwrap_or_else(|| project.clone())
+            .join(".referee"),
+    };
+    let answer = match referee(dir, &args.select, &payload, &input, &project) {
+        Ok(answer) => {
+            incident::judged(&state_dir, &payload);
+            answer
+        }
         Err(err) => {
-            eprintln!("referee hook stop: {}", escape(&format!("{err:#}")));
-            Answer::Tell(answer::failed_message(&format!("{err:#}")))
+            let why = format!("{err:#}");
+            eprintln!("referee hook stop: {}", escape(&why));
+            // During a live loop a stop the hook cannot judge is not let
+            // go in silence (SPEC §8.5).
+            match incident::live(&state_dir) {
+                true => {
+                    let at = super::super::now().unwrap_or_default();
+                    incident::answer(&state_dir, &payload, &why, &at)
+                }
+                false => Answer::Tell(answer::failed_message(&why)),
+            }
         }
     };
     if let Some(line) = answer.json() {
@@ -84,6 +109,24 @@ pub fn stop(dir: Option<&Path>, args: HookStopArgs) -> Exit {
     Exit::Success
 }
 
+/// The project the hook referees: `--project` (written by `hook install`),
+/// else the host's own word (`CLAUDE_PROJECT_DIR`, `GEMINI_PROJECT_DIR`),
+/// else the payload's `cwd`.
+fn project_dir(given: Option<&Path>, payload: &Payload) -> PathBuf {
+    if let Some(p) = given {
+        return p.to_path_buf();
+    }
+    for var in ["CLAUDE_PROJECT_DIR", "GEMINI_PROJECT_DIR"] {
+        if let Some(dir) = std::env::var_os(var).filter(|v| !v.is_empty()) {
+            let dir = PathBuf::from(dir);
+            if dir.is_absolute() {
+                return dir;
+            }
+        }
+    }
+    payload.cwd.clone()
+}
+
 /// The answer to one stop. Cheap checks first: most stops end a turn with
 /// no loop in progress or nothing changed.
 fn referee(
@@ -91,20 +134,37 @@ fn referee(
     select: &LoopSelect,
     payload: &Payload,
     input: &[u8],
+    project: &Path,
 ) -> anyhow::Result<Answer> {
     if !payload.is_stop() {
         return Ok(Answer::Allow);
     }
-    // Most stops are in a repository with no loop: said without starting git.
-    if dir.is_none() && !has_contracts(&payload.cwd) {
-        return Ok(Answer::Allow);
+    // Most stops are in a repository with no loop: said without starting
+    // git. A contracts folder gone while the anchor holds loops of it is
+    // no such repository.
+    if dir.is_none() && !has_contracts(project) {
+        let anchored = crate::anchor::StateAnchor::of(&project.join(".referee"))
+            .map(|a| a.anchored_loops())
+            .unwrap_or_default();
+        if anchored.is_empty() {
+            return Ok(Answer::Allow);
+        }
+        anyhow::bail!(
+            "`{}` has no contracts folder, but this machine anchors loops of it ({}): the loop's files were moved or removed",
+            project.join(".referee").display(),
+            anchored
+                .iter()
+                .map(|n| format!("`{n}`"))
+                .collect::<Vec<_>>()
+                .join(", ")
+        );
     }
-    let Some(repo) = crate::git::Git::at(&payload.cwd).toplevel() else {
+    let Some(repo) = crate::git::Git::at(project).toplevel() else {
         return Ok(Answer::Allow);
     };
     // A link planted in the state folder is refused here as by every
-    // command (the stop goes through with the message).
-    let state = State::at(&payload.cwd, repo, dir)?;
+    // command.
+    let state = State::at(project, repo, dir)?;
     let Some(lp) = choose_loop(&state, select)? else {
         return Ok(Answer::Allow);
     };
@@ -333,26 +393,22 @@ impl Hook<'_> {
         let responses_path = responses_file(lp);
         // The writer wrote it: read it as any file in the state folder,
         // never through a link.
+        // A responses file the hook cannot read fails the stop closed.
         let responses = match crate::statefs::read(lp.store.base(), &responses_path) {
-            Ok(Some(bytes)) => match responses::parse(&bytes) {
-                Ok(list) => list,
-                Err(err) => {
-                    return Ok(Answer::Tell(format!(
-                        "referee: loop `{}`: `{}` is not a responses file: {err}; this stop was not refereed\n\
-                         hint: {{\"responses\": [{{\"id\": \"F1\", \"status\": \"disputed\", \"note\": \"...\"}}]}}",
-                        lp.name,
-                        responses_path.display()
-                    )));
-                }
-            },
-            Ok(None) => Vec::new(),
-            Err(err) => {
-                return Ok(Answer::Tell(format!(
-                    "referee: loop `{}`: cannot read `{}`: {err}; this stop was not refereed",
+            Ok(Some(bytes)) => responses::parse(&bytes).map_err(|err| {
+                anyhow::anyhow!(
+                    "loop `{}`: `{}` is not a responses file: {err}\n\
+                     hint: {{\"responses\": [{{\"id\": \"F1\", \"status\": \"disputed\", \"note\": \"...\"}}]}}",
                     lp.name,
                     responses_path.display()
-                )));
-            }
+                )
+            })?,
+            Ok(None) => Vec::new(),
+            Err(err) => anyhow::bail!(
+                "loop `{}`: cannot read `{}`: {err}",
+                lp.name,
+                responses_path.display()
+            ),
         };
 
         let mut spend = Spend::default();
