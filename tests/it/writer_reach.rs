@@ -395,7 +395,8 @@ fn a_stop_the_hook_cannot_judge_is_blocked_then_left_to_the_person() {
     let responses = f.repo.join(".referee/ledgers/l/responses.json");
     let contract = f.repo.join(".referee/contracts/l.toml");
     let contract_text = std::fs::read_to_string(&contract).unwrap();
-    let moves: Vec<(&str, Box<dyn Fn()>, Box<dyn Fn()>)> = vec![
+    type Move<'a> = (&'a str, Box<dyn Fn() + 'a>, Box<dyn Fn() + 'a>);
+    let moves: Vec<Move> = vec![
         (
             "is not a responses file",
             Box::new(|| std::fs::write(&responses, "{not json").unwrap()),
