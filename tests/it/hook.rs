@@ -742,7 +742,11 @@ fn hooked_for(agent: &str, max_rounds: u32, reviews: &[&str]) -> Hooked {
     h
 }
 
-fn claude_command(claude: &Path, home: &Path, port: u16, repo: &Path) -> Command {
+/// Claude Code in print mode in `repo`, against the mock on `port`; its
+/// hooks keep their anchors where this test's own referee calls do.
+fn claude_command(claude: &Path, home: &Path, port: u16, repo: &Repo) -> Command {
+    let state = repo.state_dir();
+    let repo = repo.path();
     std::fs::create_dir_all(home.join("claude")).unwrap();
     let mut cmd = Command::new(claude);
     cmd.args([
@@ -765,6 +769,7 @@ fn claude_command(claude: &Path, home: &Path, port: u16, repo: &Path) -> Command
     .env("DISABLE_TELEMETRY", "1")
     .env("DISABLE_ERROR_REPORTING", "1")
     .env("CLAUDE_CODE_MAX_RETRIES", "0")
+    .env("REFEREE_STATE_DIR", state)
     .env_remove("REFEREE_DIR")
     .env("NO_COLOR", "1");
     cmd
@@ -827,7 +832,7 @@ fn claude_code_is_refereed_by_its_stop_hook() {
                 "anthropic": claude_writer(&auth, "now >= exp")}),
     );
     let out = run_limited(
-        claude_command(&claude, home.path(), server.port, h.repo.path()),
+        claude_command(&claude, home.path(), server.port, &h.repo),
         "fix the expiry check in src/auth.rs\n",
         Duration::from_secs(180),
     );
@@ -899,7 +904,7 @@ fn claude_code_stopped_at_the_round_cap_tells_the_hand_off() {
         &json!({"anthropic": claude_writer(&auth, "now <= exp + 1")}),
     );
     let out = run_limited(
-        claude_command(&claude, home.path(), server.port, h.repo.path()),
+        claude_command(&claude, home.path(), server.port, &h.repo),
         "fix the expiry check in src/auth.rs\n",
         Duration::from_secs(180),
     );
@@ -930,7 +935,9 @@ fn claude_code_stopped_at_the_round_cap_tells_the_hand_off() {
     assert_eq!(server.bodies("/v1/messages").len(), 5);
 }
 
-fn codex_command(codex: &Path, home: &Path, repo: &Path, bypass: bool) -> Command {
+fn codex_command(codex: &Path, home: &Path, repo: &Repo, bypass: bool) -> Command {
+    let state = repo.state_dir();
+    let repo = repo.path();
     let mut cmd = Command::new(codex);
     cmd.args([
         "exec",
@@ -951,6 +958,7 @@ fn codex_command(codex: &Path, home: &Path, repo: &Path, bypass: bool) -> Comman
         .env("HOME", home)
         .env("CODEX_HOME", home.join("codex"))
         .env("MOCK_API_KEY", "dummy")
+        .env("REFEREE_STATE_DIR", state)
         .env_remove("REFEREE_DIR")
         .env("NO_COLOR", "1");
     cmd
@@ -1005,7 +1013,7 @@ fn codex_is_refereed_by_its_stop_hook_in_a_trusted_project() {
     // hook without a word: no round.
     let first = serve("untrusted");
     let untrusted = run_limited(
-        codex_command(&codex, home.path(), h.repo.path(), false),
+        codex_command(&codex, home.path(), &h.repo, false),
         "fix the expiry check in src/auth.rs\n",
         Duration::from_secs(180),
     );
@@ -1021,7 +1029,7 @@ fn codex_is_refereed_by_its_stop_hook_in_a_trusted_project() {
 
     let server = serve("bypass");
     let out = run_limited(
-        codex_command(&codex, home.path(), h.repo.path(), true),
+        codex_command(&codex, home.path(), &h.repo, true),
         "fix the expiry check in src/auth.rs\n",
         Duration::from_secs(180),
     );
@@ -1070,7 +1078,7 @@ fn codex_stopped_at_the_round_cap_is_let_through() {
     let home = tempfile::tempdir().unwrap();
     let server = serve_codex(home.path(), "cap", h.repo.path(), "now <= exp + 1");
     let out = run_limited(
-        codex_command(&codex, home.path(), h.repo.path(), true),
+        codex_command(&codex, home.path(), &h.repo, true),
         "fix the expiry check in src/auth.rs\n",
         Duration::from_secs(180),
     );
@@ -1091,4 +1099,112 @@ fn codex_stopped_at_the_round_cap_is_let_through() {
         "{}",
         text(&handoff.stdout)
     );
+}
+
+/// SPEC §8 case 1 with the real Claude Code: blocked by the hook, the
+/// writer's Bash runs `referee record` with a clean review and `referee
+/// waive F1`; both are refused (the hook registered its session), and the
+/// loop goes on as the reviewer says.
+#[test]
+fn claude_code_cannot_record_or_waive_its_way_out() {
+    let Some(claude) = tool("claude") else {
+        return;
+    };
+    let h = hooked_for("claude", 2, &[BUG, BUG]);
+    let home = tempfile::tempdir().unwrap();
+    let auth = h.repo.join("src/auth.rs").display().to_string();
+    let clean = home.path().join("clean.json");
+    std::fs::write(&clean, CLEAN).unwrap();
+    let log = home.path().join("writer.log");
+    let referee = env!("CARGO_BIN_EXE_referee");
+    let escape = format!(
+        "'{referee}' record --loop h --findings '{}' >> '{}' 2>&1; echo rc=$? >> '{}'; \
+         '{referee}' waive F1 --loop h --by lead --reason trust-me >> '{}' 2>&1; echo rc=$? >> '{}'",
+        clean.display(),
+        log.display(),
+        log.display(),
+        log.display(),
+        log.display()
+    );
+    let server = Server::start(
+        home.path(),
+        &json!({"anthropic": [
+            {"tool_use": {"name": "Read", "input": {"file_path": auth}}},
+            {"tool_use": {"name": "Edit", "input": {"file_path": auth,
+                "old_string": "now > exp", "new_string": "now < exp"}}},
+            {"text": "Done."},
+            {"match": "Stop hook feedback", "tool_use": {"name": "Bash", "input": {"command": escape}}},
+            {"text": "Recorded it clean."}
+        ]}),
+    );
+    let mut cmd = claude_command(&claude, home.path(), server.port, &h.repo);
+    cmd.args(["--allowedTools", "Bash"]);
+    let out = run_limited(cmd, "fix the expiry check\n", Duration::from_secs(180));
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let said = std::fs::read_to_string(&log).unwrap_or_default();
+    assert_eq!(said.matches("rc=1").count(), 2, "{said}");
+    assert!(
+        said.contains(
+            "`referee record` was run from inside the claude session refereed by the Stop hook"
+        ),
+        "{said}"
+    );
+    assert!(
+        said.contains("`referee waive` was run from inside"),
+        "{said}"
+    );
+    // Two rounds, both the hook's: the writer changed nothing after the
+    // block, so the loop stalled; never the writer's clean review.
+    let rows = h.rows();
+    assert_eq!(rows.len(), 2, "{rows:?}");
+    assert_eq!(rows[1]["rule"], "stalled", "{rows:?}");
+}
+
+/// SPEC §8 case 5 with the real Claude Code: the writer makes a git
+/// repository of its own in the project and stops from inside it. The
+/// hook, installed with the project named, still referees the loop: the
+/// snapshot refuses the nested repository by name, so the stop is blocked
+/// as one it cannot judge; the writer removes it, and the loop goes on.
+#[test]
+fn claude_code_that_moves_into_a_repository_of_its_own_is_still_refereed() {
+    let Some(claude) = tool("claude") else {
+        return;
+    };
+    let h = hooked_for("claude", 3, &[BUG, CLEAN]);
+    let home = tempfile::tempdir().unwrap();
+    let auth = h.repo.join("src/auth.rs").display().to_string();
+    let server = Server::start(
+        home.path(),
+        &json!({"anthropic": [
+            {"tool_use": {"name": "Read", "input": {"file_path": auth}}},
+            {"tool_use": {"name": "Edit", "input": {"file_path": auth,
+                "old_string": "now > exp", "new_string": "now < exp"}}},
+            {"tool_use": {"name": "Bash", "input": {"command": "mkdir -p scratch && cd scratch && git init -q"}}},
+            {"text": "Done."},
+            {"match": "could not judge", "tool_use": {"name": "Bash", "input": {"command": "cd .. && rm -rf scratch"}}},
+            {"text": "Done again."},
+            {"match": "expired tokens", "tool_use": {"name": "Edit", "input": {"file_path": auth,
+                "old_string": "now < exp", "new_string": "now >= exp"}}},
+            {"text": "Fixed."}
+        ]}),
+    );
+    let mut cmd = claude_command(&claude, home.path(), server.port, &h.repo);
+    cmd.args(["--allowedTools", "Bash"]);
+    let out = run_limited(cmd, "fix the expiry check\n", Duration::from_secs(180));
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let result: Value = serde_json::from_str(text(&out.stdout).trim()).unwrap();
+    assert_eq!(result["result"], "Fixed.", "{result}");
+    // The stop from inside `scratch/` was refereed: blocked, naming it.
+    let status: Value =
+        serde_json::from_str(&h.repo.run(&["status", "--json"]).stdout).unwrap_or(Value::Null);
+    let bodies = server.bodies("/v1/messages");
+    assert!(
+        bodies.iter().any(|b| b
+            .to_string()
+            .contains("`scratch/` is a git repository inside the work tree")),
+        "{status}"
+    );
+    let rows = h.rows();
+    assert_eq!(rows.len(), 2, "{rows:?}");
+    assert_eq!(rows[1]["rule"], "clean", "{rows:?}");
 }
