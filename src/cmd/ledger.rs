@@ -60,6 +60,8 @@ pub fn verify(state: &State, args: LoopArgs) -> anyhow::Result<Exit> {
     // checked, and every row's hash, for the anchor.
     let mut rounds: Vec<(usize, u32, String)> = Vec::new();
     let mut hashes: Vec<String> = Vec::new();
+    // The ledger and the anchor, read as of one moment.
+    let held = store.hold_shared()?;
     let checked = store
         .verify_seeing(|n, row| {
             hashes.push(row.row_sha256.to_string());
@@ -74,6 +76,7 @@ pub fn verify(state: &State, args: LoopArgs) -> anyhow::Result<Exit> {
         });
     let hashes: Vec<&str> = hashes.iter().map(String::as_str).collect();
     let standing = anchor.check(&hashes)?;
+    drop(held);
     // The rounds gone with the rows: their snapshot refs outlive them.
     let lost_rounds: Vec<u32> = match &standing {
         Standing::Broken(b) if b.lost().is_some() => {
@@ -96,7 +99,7 @@ pub fn verify(state: &State, args: LoopArgs) -> anyhow::Result<Exit> {
             anchor.dir().display(),
             super::shown(store.path())
         )),
-        _ => Ok(summary),
+        _ => states_agree(&store).map(|()| summary),
     });
     match checked {
         Ok(summary) => {
@@ -136,6 +139,23 @@ pub fn verify(state: &State, args: LoopArgs) -> anyhow::Result<Exit> {
             Err(err)
         }
     }
+}
+
+/// Every round row says what its own `state.json` says (round, verdict,
+/// rule, snapshot): where no anchor knows the loop, a row edited and its
+/// chain hashed again without its evidence is still named.
+fn states_agree(store: &Store) -> anyhow::Result<()> {
+    for (i, row) in store.read()?.rows.iter().enumerate() {
+        let has_state = row.kind == crate::ledger::Kind::Round
+            && store
+                .evidence_listing(row.round)?
+                .is_some_and(|l| l.files.contains_key(crate::engine::history::STATE_FILE));
+        if has_state {
+            crate::engine::history::read_state(store, row)
+                .map_err(|e| anyhow::anyhow!("row {}: {e:#}", i + 1))?;
+        }
+    }
+    Ok(())
 }
 
 /// Every round row's snapshot commit is in the repository, and its round

@@ -14,7 +14,25 @@ use crate::state::State;
 
 pub fn run(state: &State, args: LoopArgs) -> anyhow::Result<Exit> {
     let lp = super::open_loop(state, &args.select)?;
-    let history = History::read(&lp, lp.store.read()?.rows)?;
+    // The ledger and the anchor, read as of one moment.
+    let held = lp.store.hold_shared()?;
+    let rows = lp.store.read()?.rows;
+    let hashes: Vec<String> = rows.iter().map(|r| r.row_sha256.clone()).collect();
+    let hashes: Vec<&str> = hashes.iter().map(String::as_str).collect();
+    let anchor = lp.anchor.check(&hashes)?;
+    drop(held);
+    // A ledger the anchor does not know may not read as a loop at all (a
+    // row edited away from its evidence): the anchor says why first.
+    let history = match (History::read(&lp, rows), &anchor) {
+        (Ok(history), _) => history,
+        (Err(err), Standing::Broken(b)) => {
+            return Err(err.context(format!(
+                "ledger `{}`: {b}; its rows are not the referee's",
+                crate::state::shown(lp.store.path())
+            )));
+        }
+        (Err(err), _) => return Err(err),
+    };
     let c = &history.contract;
     let name = lp.name.as_str();
     let mut open: Vec<&Tracked> = history
@@ -71,8 +89,6 @@ pub fn run(state: &State, args: LoopArgs) -> anyhow::Result<Exit> {
     // The anchor (SPEC §8.2) knows the rows the referee wrote: rows cut,
     // edited or re-hashed since are said, and what they show is not the
     // referee's verdict.
-    let hashes: Vec<&str> = history.rows.iter().map(|r| r.row_sha256.as_str()).collect();
-    let anchor = lp.anchor.check(&hashes)?;
     let cut = matches!(&anchor, Standing::Broken(b) if b.lost().is_some());
     let last_round = history
         .rows

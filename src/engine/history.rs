@@ -332,7 +332,46 @@ pub fn read_state(store: &Store, row: &Row) -> anyhow::Result<RoundState> {
             path.display()
         );
     }
-    state_from_bytes(&bytes, &path)
+    let state = state_from_bytes(&bytes, &path)?;
+    if let Some(differs) = disagreement(row, &state) {
+        anyhow::bail!(
+            "ledger row of round {} does not match its `{}`: {differs}\n\
+             hint: `referee ledger verify` names what changed; evidence is write-once",
+            row.round,
+            path.display()
+        );
+    }
+    Ok(state)
+}
+
+/// What a round row says that its own state does not: its round, verdict,
+/// rule or snapshot. A row edited (and its chain hashed again) without its
+/// evidence reads here even where no anchor knows the loop.
+fn disagreement(row: &Row, state: &RoundState) -> Option<String> {
+    let rule = state.rule.as_ref().map(|r| r.name()).unwrap_or_default();
+    if state.round != row.round {
+        return Some(format!("the state is round {}", state.round));
+    }
+    if Some(state.verdict) != row.verdict || rule != row.rule {
+        let said = |v: Option<Verdict>, r: &str| match (v, r) {
+            (Some(Verdict::Stop), r) => format!("stop `{r}`"),
+            (Some(Verdict::Continue), _) => "continue".to_string(),
+            (None, _) => "no verdict".to_string(),
+        };
+        return Some(format!(
+            "the row says {}, the state {}",
+            said(row.verdict, &row.rule),
+            said(Some(state.verdict), &rule)
+        ));
+    }
+    if !row.snapshot.is_empty() && row.snapshot != state.snapshot.commit {
+        return Some(format!(
+            "the row pins snapshot `{}`, the state `{}`",
+            short(&row.snapshot),
+            short(&state.snapshot.commit)
+        ));
+    }
+    None
 }
 
 fn state_from_bytes(bytes: &[u8], path: &Path) -> anyhow::Result<RoundState> {

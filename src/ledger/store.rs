@@ -377,6 +377,19 @@ impl Store {
         Ok(bytes)
     }
 
+    /// Holds the ledger's shared lock until the file returned is dropped
+    /// (`None`: no ledger yet), so that what a reader reads of the ledger
+    /// and of the loop's anchor is of the same moment: an append holds the
+    /// exclusive lock while it writes both.
+    pub fn hold_shared(&self) -> Result<Option<File>, StoreError> {
+        self.check_base()?;
+        let Some(file) = statefs::open_read(&self.base, &self.ledger)? else {
+            return Ok(None);
+        };
+        file.lock_shared().map_err(io(&self.ledger))?;
+        Ok(Some(file))
+    }
+
     /// Takes the exclusive lock that every append holds, creating the file.
     pub fn lock(&self) -> Result<Locked<'_>, StoreError> {
         self.create_base()?;

@@ -260,20 +260,32 @@ fn a_ledger_edited_and_hashed_again_is_not_the_referees() {
             .contains("row 2 is not the row the referee wrote"),
         "{v}"
     );
-    let status = repo.run(&["status", "--json"]);
-    let s: Value = serde_json::from_str(&status.stdout).unwrap();
-    assert_eq!(s["anchor"]["anchored"], json!(true), "{s}");
+    // `status` does not show the forged verdict: the row no longer reads
+    // against its evidence, and the anchor says why.
+    let status = repo.run(&["status"]);
+    assert_eq!(status.code, 1, "{}", status.stdout);
     assert!(
-        s["anchor"]["problem"]
-            .as_str()
-            .unwrap()
-            .contains("row 2 is not"),
-        "{s}"
+        status
+            .stderr
+            .contains("row 2 is not the row the referee wrote"),
+        "{}",
+        status.stderr
     );
-    let text = repo.run(&["status"]).stdout;
+    assert!(!status.stdout.contains("clean"), "{}", status.stdout);
+
+    // Where no anchor knows the loop (another machine), the row still
+    // disagrees with its own evidence.
+    std::fs::remove_dir_all(repo.anchor("l")).unwrap();
+    let (code, v) = verify_json(&repo);
+    assert_eq!((code, v["anchored"].clone()), (1, json!(false)), "{v}");
+    let problem = v["problem"].as_str().unwrap();
     assert!(
-        text.contains("what follows is not the referee's verdict"),
-        "{text}"
+        problem.starts_with("row 2: ledger row of round 2 does not match its"),
+        "{v}"
+    );
+    assert!(
+        problem.contains("the row says stop `clean`, the state continue"),
+        "{v}"
     );
 }
 
