@@ -85,6 +85,13 @@ impl RunLock {
                     if !same_file(&file, &path) {
                         continue;
                     }
+                    // A file made anew under a live driver (the old one
+                    // removed, its holder line copied) still names it.
+                    if let Some(d) =
+                        read_holder(&path).filter(|d| d.is_live_referee() && !d.is_me())
+                    {
+                        return Err(NotTaken::Held(d));
+                    }
                     return Ok(Self::taken(file, holder));
                 }
                 Err(std::fs::TryLockError::WouldBlock) => {}
@@ -161,16 +168,16 @@ pub fn driving(anchor: &Anchor) -> Option<Driving> {
     let path = anchor.file("run.lock");
     // Opened without following a link or blocking on a FIFO.
     let file = statefs::open_read(anchor.base(), &path).ok().flatten()?;
+    // Held or not: a lock file made anew under a live driver, its holder
+    // line copied, still names that driver.
     match file.try_lock_shared() {
         Ok(()) => {
             let _ = file.unlock();
-            None
         }
-        Err(std::fs::TryLockError::WouldBlock) => {
-            read_holder(&path).filter(Driving::is_live_referee)
-        }
-        Err(std::fs::TryLockError::Error(_)) => None,
+        Err(std::fs::TryLockError::WouldBlock) => {}
+        Err(std::fs::TryLockError::Error(_)) => return None,
     }
+    read_holder(&path).filter(Driving::is_live_referee)
 }
 
 fn read_holder(path: &Path) -> Option<Driving> {
@@ -179,6 +186,11 @@ fn read_holder(path: &Path) -> Option<Driving> {
 }
 
 impl Driving {
+    /// Whether it names this process.
+    fn is_me(&self) -> bool {
+        self.pid == std::process::id()
+    }
+
     /// Whether the process the lock names is alive, is the same process
     /// (its start time), and is a referee.
     pub fn is_live_referee(&self) -> bool {

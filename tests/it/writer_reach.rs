@@ -467,3 +467,53 @@ fn a_stop_the_hook_cannot_judge_is_blocked_then_left_to_the_person() {
         "{text}"
     );
 }
+
+/// Case 3: under `run`, the writer removes the loop's run lock and makes it
+/// anew (its holder line copied, unlocked); a `record` from a person's
+/// shell meanwhile is still refused, naming the run that drives the loop.
+#[test]
+fn a_run_lock_made_anew_by_the_writer_still_names_the_run() {
+    let f = Driven::new();
+    let lock = f.repo.anchor("l").join("run.lock");
+    let ready = f.script.path().join("replaced");
+    f.file(
+        "writer-1.sh",
+        format!(
+            "echo 'fn a() {{ 0 }}' > src/a.rs\n\
+             cp '{lock}' \"$FAKE_DIR/held\"; rm -f '{lock}'; head -n 1 \"$FAKE_DIR/held\" > '{lock}'\n\
+             touch '{ready}'\nsleep 3\n",
+            lock = lock.display(),
+            ready = ready.display()
+        ),
+    )
+    .file("reviewer-1.print", CLEAN);
+    let mut run = f
+        .repo
+        .referee_std()
+        .args(["run", "--task", "t", "--quiet"])
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    let started = std::time::Instant::now();
+    while !ready.exists() {
+        assert!(
+            started.elapsed() < std::time::Duration::from_secs(30),
+            "hang guard"
+        );
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+    let out = f.repo.record(CLEAN).run();
+    let _ = run.wait();
+    assert_eq!(out.code, 1, "{}", out.stderr);
+    assert!(
+        out.stderr.contains(&format!(
+            "is being driven by `referee run` (pid {}",
+            run.id()
+        )),
+        "{}",
+        out.stderr
+    );
+    // The run's own round is the only one.
+    assert_eq!(f.rows(), 1);
+}
