@@ -531,6 +531,10 @@ pub struct HookInstallArgs {
     /// program on PATH, else this program's absolute path).
     #[arg(long, value_name = "PROGRAM")]
     pub program: Option<String>,
+    /// Also turn on Claude Code's sandbox for Bash, failing closed, with
+    /// `.referee/` and `.git/` denied to writes (needs `bwrap` and `socat`).
+    #[arg(long)]
+    pub sandbox: bool,
     /// Print JSON.
     #[arg(long)]
     pub json: bool,

@@ -576,10 +576,17 @@ fn install_merges_into_existing_settings_and_uninstall_restores_the_bytes() {
         "{stdout}"
     );
     let installed = h.repo.read(".claude/settings.json");
-    // Every byte before the new entry is the person's.
+    // Every byte before the new entries is the person's; the deny rules go
+    // after their allow rules.
     assert!(
         installed.starts_with(
-            "{\n    \"permissions\": { \"allow\": [\"Bash(cargo test:*)\"] },\n    \"hooks\": {\n        \"Stop\": [\n            { \"hooks\": [ { \"type\": \"command\", \"command\": \"notify-send done\" } ] },\n            {\n"
+            "{\n    \"permissions\": { \"allow\": [\"Bash(cargo test:*)\"], \"deny\": ["
+        ),
+        "{installed}"
+    );
+    assert!(
+        installed.contains(
+            "\n    \"hooks\": {\n        \"Stop\": [\n            { \"hooks\": [ { \"type\": \"command\", \"command\": \"notify-send done\" } ] },\n            {\n"
         ),
         "{installed}"
     );
@@ -696,7 +703,10 @@ fn install_into_a_fresh_project_and_uninstall_leave_nothing_behind() {
         .args(["hook", "uninstall", "--agent", "codex"])
         .assert()
         .success()
-        .stdout("removed `.codex/hooks.json`: the install had created it\n");
+        .stdout(
+            "removed `.codex/hooks.json`: the install had created it\n\
+             removed `.codex/config.toml`: the install had created it\n",
+        );
     assert!(!repo.join(".codex").exists());
     assert_eq!(repo.git(&["status", "--short", "--", ".codex"]), "");
 }
