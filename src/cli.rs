@@ -108,6 +108,20 @@ pub enum Command {
     /// The Stop hook of an interactive agent session (Claude Code, Codex).
     #[command(subcommand)]
     Hook(HookCommand),
+    /// Say which of the host's boundaries around the writer are in force.
+    Doctor(DoctorArgs),
+}
+
+/// Reads the agents' settings for this repository (never writing, never
+/// trying as the agent) and says, for each agent, whether referee's hook,
+/// deny rules, sandbox or permission profile are there, what the agent
+/// could still write, and what that means. Exits 0 unless the repository
+/// cannot be read.
+#[derive(Debug, Args)]
+pub struct DoctorArgs {
+    /// Print JSON.
+    #[arg(long)]
+    pub json: bool,
 }
 
 /// Selects a loop; may be left out when exactly one loop exists.

@@ -46,11 +46,6 @@ impl Pins {
         })
     }
 
-    /// The folder, in the per-user state folder.
-    pub fn dir(&self) -> &Path {
-        &self.dir
-    }
-
     /// The per-user state folder, below which every file is checked for links.
     pub fn base(&self) -> &Path {
         &self.root

@@ -15,6 +15,7 @@ mod approval;
 mod completions;
 mod contract;
 mod decide;
+mod doctor;
 mod escalate;
 mod findings;
 mod hook;
@@ -84,6 +85,7 @@ fn dispatch(cli: Cli) -> anyhow::Result<Exit> {
         Command::Hook(HookCommand::Stop(args)) => Ok(hook::stop(dir, args)),
         Command::Hook(HookCommand::Install(args)) => hook::install(&State::locate(dir)?, args),
         Command::Hook(HookCommand::Uninstall(args)) => hook::uninstall(&State::locate(dir)?, args),
+        Command::Doctor(args) => doctor::run(&State::locate(dir)?, args),
     }
 }
 
