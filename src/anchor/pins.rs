@@ -116,11 +116,10 @@ impl Pins {
         let Some(bytes) = statefs::read(&self.root, &path)? else {
             return Ok(Frozen::default());
         };
-        let mut frozen: Frozen =
-            serde_json::from_slice(&bytes).map_err(|e| AnchorError::Bad {
-                path: path.clone(),
-                what: format!("is not a freeze list referee wrote ({e})"),
-            })?;
+        let mut frozen: Frozen = serde_json::from_slice(&bytes).map_err(|e| AnchorError::Bad {
+            path: path.clone(),
+            what: format!("is not a freeze list referee wrote ({e})"),
+        })?;
         for files in frozen.by.values_mut() {
             files.retain(|f| plain(f));
         }

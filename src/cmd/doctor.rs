@@ -133,7 +133,11 @@ pub fn run(state: &State, args: DoctorArgs) -> anyhow::Result<Exit> {
 
 fn tools() -> Vec<Tool> {
     let list: [(&str, bool, &str); 5] = [
-        ("claude", true, "Claude Code: its Stop hook, deny rules and sandbox"),
+        (
+            "claude",
+            true,
+            "Claude Code: its Stop hook, deny rules and sandbox",
+        ),
         ("codex", true, "Codex: its Stop hook and sandbox"),
         ("gemini", true, "Gemini CLI (no hook installed by referee)"),
         ("bwrap", false, "bubblewrap: Claude Code's sandbox on Linux"),
@@ -382,23 +386,32 @@ fn codex_facts(
             place: format!("{state_shown}/"),
             writable_by_agent: !profile,
             why: match profile {
-                true => format!("the default profile `referee` makes it read-only in the sandbox (not under `-s`, which ignores profiles; {full})"),
-                false => "no profile makes it read-only: `workspace-write` lets the agent write it".into(),
+                true => format!(
+                    "the default profile `referee` makes it read-only in the sandbox (not under `-s`, which ignores profiles; {full})"
+                ),
+                false => "no profile makes it read-only: `workspace-write` lets the agent write it"
+                    .into(),
             },
             command: false,
         },
         Place {
             place: ".git/ and .codex/".into(),
             writable_by_agent: false,
-            why: format!("read-only in Codex's `read-only` and `workspace-write` sandboxes; {full}"),
+            why: format!(
+                "read-only in Codex's `read-only` and `workspace-write` sandboxes; {full}"
+            ),
             command: false,
         },
         Place {
             place: format!("{} (the anchors)", anchors.display()),
             writable_by_agent: anchors_in_tmp,
             why: match anchors_in_tmp {
-                true => "under `/tmp` or `$TMPDIR`, which `workspace-write` lets the agent write".into(),
-                false => format!("outside the workspace, `/tmp` and `$TMPDIR`: read-only in the sandbox; {full}"),
+                true => {
+                    "under `/tmp` or `$TMPDIR`, which `workspace-write` lets the agent write".into()
+                }
+                false => format!(
+                    "outside the workspace, `/tmp` and `$TMPDIR`: read-only in the sandbox; {full}"
+                ),
             },
             command: false,
         },
@@ -509,10 +522,7 @@ fn render(r: &Report) -> String {
         }
         if !a.deny.is_empty() {
             let n = a.deny.iter().filter(|d| d.present).count();
-            out.push_str(&format!(
-                "  deny rules: {n} of {} present\n",
-                a.deny.len()
-            ));
+            out.push_str(&format!("  deny rules: {n} of {} present\n", a.deny.len()));
             for d in &a.deny {
                 out.push_str(&format!(
                     "    {} `{}`\n",

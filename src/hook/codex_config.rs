@@ -101,7 +101,10 @@ pub fn remove(text: &str, edits: &[Edit]) -> (String, bool) {
     let mut out = text.to_string();
     let mut all = true;
     for edit in edits.iter().rev() {
-        match (out.matches(edit.inserted.as_str()).count(), out.find(&edit.inserted)) {
+        match (
+            out.matches(edit.inserted.as_str()).count(),
+            out.find(&edit.inserted),
+        ) {
             (1, Some(at)) => out.replace_range(at..at + edit.inserted.len(), ""),
             _ => all = false,
         }
@@ -145,14 +148,20 @@ mod tests {
         assert!(in_force(&text, ".referee"), "{text}");
         let parsed: toml::Table = toml::from_str(&text).unwrap();
         assert_eq!(parsed["features"]["hooks"].as_bool(), Some(true));
-        assert_eq!(parsed["permissions"]["referee"]["extends"].as_str(), Some(":workspace"));
+        assert_eq!(
+            parsed["permissions"]["referee"]["extends"].as_str(),
+            Some(":workspace")
+        );
         assert_eq!(add(&text, ".referee").unwrap(), Profile::Present);
         assert_eq!(remove(&text, &edits), (original.to_string(), true));
         // The person added a line in between: each block still comes out.
         let edited = text.replace("model = ", "approval_policy = \"never\"\nmodel = ");
         let (out, all) = remove(&edited, &edits);
         assert!(all);
-        assert_eq!(out, original.replace("model = ", "approval_policy = \"never\"\nmodel = "));
+        assert_eq!(
+            out,
+            original.replace("model = ", "approval_policy = \"never\"\nmodel = ")
+        );
     }
 
     #[test]
@@ -161,7 +170,10 @@ mod tests {
             add("default_permissions = \"mine\"\n", ".referee").unwrap(),
             Profile::Other("mine".into())
         );
-        assert!(matches!(add("x = ", ".referee"), Err(ConfigError::Syntax(_))));
+        assert!(matches!(
+            add("x = ", ".referee"),
+            Err(ConfigError::Syntax(_))
+        ));
         assert!(!in_force("", ".referee"));
         let Profile::Added { text, .. } = add("", ".referee").unwrap() else {
             panic!("not added");

@@ -453,7 +453,12 @@ impl Doc {
 
     /// Makes the object or list at `path` when missing (and the objects on
     /// the way), noting what it made; refuses one of another kind.
-    fn ensure(&mut self, path: &[&str], list: bool, made: &mut Made) -> Result<Node, SettingsError> {
+    fn ensure(
+        &mut self,
+        path: &[&str],
+        list: bool,
+        made: &mut Made,
+    ) -> Result<Node, SettingsError> {
         let mut node = self.root()?;
         for (depth, key) in path.iter().enumerate() {
             let last = depth + 1 == path.len();
@@ -479,7 +484,12 @@ impl Doc {
     }
 
     /// Appends `item` to the list at `path` unless it is there.
-    fn add_to_list(&mut self, path: &[&str], item: &str, made: &mut Made) -> Result<(), SettingsError> {
+    fn add_to_list(
+        &mut self,
+        path: &[&str],
+        item: &str,
+        made: &mut Made,
+    ) -> Result<(), SettingsError> {
         let list = self.ensure(path, true, made)?;
         let Node::Array { items, .. } = &list else {
             return Err(SettingsError::NotList(path.join(".")));
@@ -499,7 +509,12 @@ impl Doc {
     }
 
     /// Sets the value at `path` to `value` unless it is that already.
-    fn set_value(&mut self, path: &[&str], value: Value, made: &mut Made) -> Result<(), SettingsError> {
+    fn set_value(
+        &mut self,
+        path: &[&str],
+        value: Value,
+        made: &mut Made,
+    ) -> Result<(), SettingsError> {
         let Some((key, parent)) = path.split_last() else {
             return Err(SettingsError::Edit);
         };

@@ -195,8 +195,8 @@ pub fn install(state: &State, args: HookInstallArgs) -> anyhow::Result<Exit> {
             deny: boundary::claude_deny(&places, &super::super::PERSONS_COMMANDS),
             sandbox: args.sandbox.then(|| boundary::claude_deny_write(&places)),
         };
-        let guarded = settings::guard(&installed.text, &guard)
-            .with_context(|| format!("`{shown_path}`"))?;
+        let guarded =
+            settings::guard(&installed.text, &guard).with_context(|| format!("`{shown_path}`"))?;
         installed.text = guarded.text;
         installed.edits.extend(guarded.edits);
         installed.made = installed.made.and(Made {
@@ -332,8 +332,7 @@ pub fn install(state: &State, args: HookInstallArgs) -> anyhow::Result<Exit> {
     }
     let mut out = format!(
         "{result} `{shown_path}`: Stop hook `{command}` (timeout {} s: the reviewer's {} s and {MARGIN_SECS} s for the rest)\n",
-        entry.timeout_secs,
-        timeout
+        entry.timeout_secs, timeout
     );
     if let Some(line) = cap_line {
         out.push_str(&format!("{line}\n"));
@@ -453,8 +452,8 @@ pub fn uninstall(state: &State, args: HookUninstallArgs) -> anyhow::Result<Exit>
                     .with_context(|| format!("`{}`", path.display()))?,
             };
             // What an earlier install added that its edits no longer undo.
-            text = settings::unguard(&text, &made)
-                .with_context(|| format!("`{}`", path.display()))?;
+            text =
+                settings::unguard(&text, &made).with_context(|| format!("`{}`", path.display()))?;
             let made_file = record.as_ref().is_some_and(|r| r.made.file);
             if made_file && (text.trim().is_empty() || settings::is_empty_object(&text)) {
                 std::fs::remove_file(&path)
@@ -524,7 +523,9 @@ fn remove_codex_profile(state: &State, config: &ConfigRecord) -> anyhow::Result<
         notes.push(format!("removed `{shown}`: the install had created it"));
     } else if text != current {
         write_text(&path, &text)?;
-        notes.push(format!("updated `{shown}`: referee's permission profile is out"));
+        notes.push(format!(
+            "updated `{shown}`: referee's permission profile is out"
+        ));
     }
     if !all {
         notes.push(format!(
