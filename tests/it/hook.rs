@@ -714,7 +714,7 @@ fn install_into_a_fresh_project_and_uninstall_leave_nothing_behind() {
 // ---- the real CLIs
 
 /// Runs `cmd` with `input` on stdin, killing it (by its pid) past `limit`.
-fn run_limited(mut cmd: Command, input: &str, limit: Duration) -> Output {
+pub(crate) fn run_limited(mut cmd: Command, input: &str, limit: Duration) -> Output {
     let mut child = spawn_fed(&mut cmd, input.as_bytes());
     let started = Instant::now();
     while child.try_wait().unwrap().is_none() {
@@ -747,7 +747,7 @@ fn hooked_for(agent: &str, max_rounds: u32, reviews: &[&str]) -> Hooked {
     h
 }
 
-fn claude_command(claude: &Path, home: &Path, port: u16, repo: &Path) -> Command {
+pub(crate) fn claude_command(claude: &Path, home: &Path, port: u16, repo: &Path) -> Command {
     std::fs::create_dir_all(home.join("claude")).unwrap();
     let mut cmd = Command::new(claude);
     cmd.args([

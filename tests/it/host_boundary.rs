@@ -597,3 +597,61 @@ fn find(dir: &Path, name: &str) -> Option<PathBuf> {
     }
     None
 }
+
+/// The real Claude Code, under `bypassPermissions` (as root that needs
+/// `IS_SANDBOX=1`), with the deny rules `hook install` wrote: the scripted
+/// Write and Edit tool calls on `.referee/` are refused, and the files stay
+/// as they were. Skips when `claude` is missing, as in agents_real.rs.
+#[test]
+fn claude_code_denies_its_tools_the_state_folder_after_install() {
+    let Some(claude) = crate::agents_real::tool("claude") else {
+        return;
+    };
+    let repo = Repo::new();
+    repo.init_loop("l", &[]);
+    repo.referee()
+        .args(["hook", "install", "--agent", "claude"])
+        .assert()
+        .success();
+    repo.write(".referee/notes.txt", "kept\n");
+    let home = tempfile::tempdir().unwrap();
+    let planted = repo.join(".referee/x").display().to_string();
+    let notes = repo.join(".referee/notes.txt").display().to_string();
+    let server = crate::agents_real::Server::start(
+        home.path(),
+        &json!({"anthropic": [
+            {"tool_use": {"name": "Write", "input": {"file_path": planted, "content": "forged\n"}}},
+            {"tool_use": {"name": "Read", "input": {"file_path": notes}}},
+            {"tool_use": {"name": "Edit", "input": {"file_path": notes,
+                "old_string": "kept", "new_string": "forged"}}},
+            {"text": "Done."}
+        ]}),
+    );
+    let mut cmd = crate::hook::claude_command(&claude, home.path(), server.port, repo.path());
+    // The last `--permission-mode` wins; the hook itself is not under test.
+    cmd.args(["--permission-mode", "bypassPermissions"])
+        .env("IS_SANDBOX", "1")
+        .env("REFEREE_STATE_DIR", repo.state_dir());
+    let out = crate::hook::run_limited(
+        cmd,
+        "write the notes\n",
+        std::time::Duration::from_secs(180),
+    );
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    assert!(
+        !repo.join(".referee/x").exists(),
+        "the Write tool wrote `.referee/x`"
+    );
+    assert_eq!(repo.read(".referee/notes.txt"), "kept\n");
+    // The model was told each call was denied.
+    let bodies: Vec<String> = server
+        .bodies("/v1/messages")
+        .iter()
+        .map(Value::to_string)
+        .collect();
+    let denied = bodies
+        .last()
+        .map(|b| b.matches("denied").count())
+        .unwrap_or(0);
+    assert!(denied >= 2, "{bodies:?}");
+}
