@@ -108,6 +108,20 @@ pub enum Command {
     /// The Stop hook of an interactive agent session (Claude Code, Codex).
     #[command(subcommand)]
     Hook(HookCommand),
+    /// Say which of the host's boundaries around the writer are in force.
+    Doctor(DoctorArgs),
+}
+
+/// Reads the agents' settings for this repository (never writing, never
+/// trying as the agent) and says, for each agent, whether referee's hook,
+/// deny rules, sandbox or permission profile are there, what the agent
+/// could still write, and what that means. Exits 0 unless the repository
+/// cannot be read.
+#[derive(Debug, Args)]
+pub struct DoctorArgs {
+    /// Print JSON.
+    #[arg(long)]
+    pub json: bool,
 }
 
 /// Selects a loop; may be left out when exactly one loop exists.
@@ -536,6 +550,10 @@ pub struct HookInstallArgs {
     /// program on PATH, else this program's absolute path).
     #[arg(long, value_name = "PROGRAM")]
     pub program: Option<String>,
+    /// Also turn on Claude Code's sandbox for Bash, failing closed, with
+    /// `.referee/` and `.git/` denied to writes (needs `bwrap` and `socat`).
+    #[arg(long)]
+    pub sandbox: bool,
     /// Print JSON.
     #[arg(long)]
     pub json: bool,

@@ -13,6 +13,9 @@
 //!       run.lock                 held by the loop's driver, naming it
 //!       agents                   the agent processes a driver started or serves
 //!       ...                      what else a loop pins (snapshot cache, files)
+//!     frozen.json                the files snapshots take from a loop's base,
+//!                                 by the install that wrote them (`pins.rs`)
+//!     hooks/<agent>.json         what `hook install` did, for `hook uninstall`
 //! ```
 //!
 //! A loop with no folder here was started on another machine (a CI runner,
@@ -27,6 +30,7 @@ use crate::statefs::{self, FsError, shown};
 
 pub mod authority;
 pub mod chain;
+pub mod pins;
 pub mod run_lock;
 
 /// Why the anchor could not be used.
@@ -92,12 +96,10 @@ impl Anchor {
     /// The anchor of loop `name` of the state folder (a
     /// `.referee/`, `state_dir`) of the work tree `repo`. Touches nothing.
     pub fn of(repo: &Path, state_dir: &Path, name: &str) -> Result<Anchor, AnchorError> {
-        let root = state_root()?;
-        let canon = std::fs::canonicalize(state_dir).unwrap_or_else(|_| state_dir.to_path_buf());
-        let dir = states_folder(&root, &canon).join("loops").join(name);
+        let (root, folder, canon) = state_folder(state_dir)?;
         Ok(Anchor {
             root,
-            dir,
+            dir: folder.join("loops").join(name),
             repo: repo.to_path_buf(),
             state_dir: canon,
         })
@@ -205,11 +207,14 @@ impl Anchor {
     }
 }
 
-/// The folder below `root` of the state folder `state_dir` (canonical):
-/// `states/<its folder's name>-<its path's sha256, cut>`.
-fn states_folder(root: &Path, state_dir: &Path) -> PathBuf {
-    let id = crate::digest::sha256_hex(state_dir.as_os_str().as_encoded_bytes());
-    let label: String = state_dir
+/// The per-user state folder, the folder in it that belongs to the state
+/// folder `state_dir` (a `.referee/`: `states/<name>-<id>`, its id the
+/// sha256 of its canonical path), and that canonical path. Touches nothing.
+pub(crate) fn state_folder(state_dir: &Path) -> Result<(PathBuf, PathBuf, PathBuf), AnchorError> {
+    let root = state_root()?;
+    let canon = std::fs::canonicalize(state_dir).unwrap_or_else(|_| state_dir.to_path_buf());
+    let id = crate::digest::sha256_hex(canon.as_os_str().as_encoded_bytes());
+    let label: String = canon
         .parent()
         .and_then(Path::file_name)
         .map(|n| n.to_string_lossy().into_owned())
@@ -223,7 +228,8 @@ fn states_folder(root: &Path, state_dir: &Path) -> PathBuf {
         )
         .take(40)
         .collect();
-    root.join("states").join(format!("{label}-{}", &id[..16]))
+    let folder = root.join("states").join(format!("{label}-{}", &id[..16]));
+    Ok((root, folder, canon))
 }
 
 /// What the per-user state folder holds for one state folder (`.referee/`)
@@ -236,9 +242,7 @@ pub struct StateAnchor {
 
 impl StateAnchor {
     pub fn of(state_dir: &Path) -> Result<StateAnchor, AnchorError> {
-        let root = state_root()?;
-        let canon = std::fs::canonicalize(state_dir).unwrap_or_else(|_| state_dir.to_path_buf());
-        let dir = states_folder(&root, &canon);
+        let (root, dir, _) = state_folder(state_dir)?;
         Ok(StateAnchor { root, dir })
     }
 
@@ -281,7 +285,7 @@ impl StateAnchor {
 }
 
 /// Refuses a per-user state folder `root` that lies inside `repo`.
-fn refuse_inside(root: &Path, repo: &Path) -> Result<(), AnchorError> {
+pub(crate) fn refuse_inside(root: &Path, repo: &Path) -> Result<(), AnchorError> {
     let canon = |p: &Path| {
         // The folder may not exist yet: canonicalize its nearest parent.
         let mut at = p.to_path_buf();

@@ -15,6 +15,7 @@ mod approval;
 mod completions;
 mod contract;
 mod decide;
+mod doctor;
 mod escalate;
 mod findings;
 mod hook;
@@ -85,8 +86,26 @@ fn dispatch(cli: Cli) -> anyhow::Result<Exit> {
         Command::Hook(HookCommand::Stop(args)) => Ok(hook::stop(dir, args)),
         Command::Hook(HookCommand::Install(args)) => hook::install(&State::locate(dir)?, args),
         Command::Hook(HookCommand::Uninstall(args)) => hook::uninstall(&State::locate(dir)?, args),
+        Command::Doctor(args) => doctor::run(&State::locate(dir)?, args),
     }
 }
+
+/// The commands [`persons_command`] names, as typed after `referee`: the
+/// Bash commands `hook install` asks Claude Code to deny the writer.
+const PERSONS_COMMANDS: [&str; 12] = [
+    "init",
+    "run",
+    "record",
+    "ledger repair",
+    "contract amend",
+    "contract restore",
+    "waive",
+    "approve",
+    "reject",
+    "skill install",
+    "hook install",
+    "hook uninstall",
+];
 
 /// The commands only a person (or, for `record`, the caller of a loop no
 /// referee drives) may run: never from inside a refereed agent (SPEC §8.1).
@@ -230,6 +249,14 @@ fn read_repo_text(
     }
 }
 
+/// The program `name` as found on `PATH`, if it is there.
+fn on_path(name: &str) -> Option<std::path::PathBuf> {
+    let path = std::env::var_os("PATH")?;
+    std::env::split_paths(&path)
+        .map(|dir| dir.join(name))
+        .find(|p| p.is_file())
+}
+
 /// Loads the selected loop's contract (validated) and its store, and
 /// removes the scratch folders of killed runs of the loop.
 fn open_loop(state: &State, select: &crate::cli::LoopSelect) -> anyhow::Result<Loop> {
@@ -247,13 +274,8 @@ fn open_loop(state: &State, select: &crate::cli::LoopSelect) -> anyhow::Result<L
         store,
         repo: state.repo.clone(),
         exclude: state.inside_repo().into_iter().collect(),
-        frozen: {
-            let mut files = hook::frozen_files(state);
-            files.extend(skill::frozen_files(state));
-            files.sort();
-            files.dedup();
-            files
-        },
+        // From the pins a person's installs wrote, never from `.referee/`.
+        frozen: crate::anchor::pins::Pins::of(&state.repo, &state.root)?.frozen()?,
         anchor,
         own: Some(own),
     };

@@ -66,9 +66,12 @@ pub fn install(dir: Option<&Path>, args: SkillInstallArgs) -> anyhow::Result<Exi
     Ok(Exit::Success)
 }
 
-/// Where `skill install` notes the files it wrote, under the state folder.
-const RECORD: &str = "skill-install.json";
+/// The name `skill install` keeps its freeze list under in the pins.
+const FROZEN_BY: &str = "skill install";
 
+/// Notes the files `skill install` wrote in the pins of the state folder
+/// (per-user, outside the work tree: `anchor::pins`), so loops take them
+/// from their base.
 fn remember(
     dir: Option<&Path>,
     root: &Path,
@@ -77,37 +80,16 @@ fn remember(
     let Ok(state) = crate::state::State::locate(dir) else {
         return Ok(());
     };
-    let mut files = frozen_files(&state);
+    state.create()?;
+    let pins = crate::anchor::pins::Pins::of(&state.repo, &state.root)?;
+    let mut files = pins.frozen_by(FROZEN_BY)?;
     for (path, _) in done {
         if let Ok(rel) = Path::new(path).strip_prefix(root) {
             files.push(rel.to_string_lossy().into_owned());
         }
     }
-    files.sort();
-    files.dedup();
-    state.create()?;
-    let bytes = serde_json::to_vec_pretty(&serde_json::json!({ "files": files }))?;
-    crate::statefs::replace(&state.root, &state.root.join(RECORD), &bytes)?;
+    pins.set_frozen(FROZEN_BY, &files)?;
     Ok(())
-}
-
-/// The files `skill install` wrote, repo-relative: snapshots take them from
-/// the loop's base.
-pub fn frozen_files(state: &crate::state::State) -> Vec<String> {
-    let Ok(bytes) = crate::statefs::read_file(&state.root.join(RECORD)) else {
-        return Vec::new();
-    };
-    serde_json::from_slice::<serde_json::Value>(&bytes)
-        .ok()
-        .and_then(|v| {
-            v["files"].as_array().map(|a| {
-                a.iter()
-                    .filter_map(|f| f.as_str().map(str::to_string))
-                    .filter(|f| !f.starts_with('/') && !f.split('/').any(|p| p == ".."))
-                    .collect()
-            })
-        })
-        .unwrap_or_default()
 }
 
 fn write_if_changed(root: &Path, path: &Path, text: &str) -> anyhow::Result<&'static str> {

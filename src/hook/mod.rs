@@ -5,6 +5,8 @@
 //! processes or the clock (docs/hooks.md).
 
 pub mod answer;
+pub mod boundary;
+pub mod codex_config;
 pub mod json_edit;
 pub mod payload;
 pub mod settings;

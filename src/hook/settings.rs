@@ -60,7 +60,53 @@ pub struct Made {
     pub env: bool,
     /// The block cap it set: what it was (`None`: unset) and what it is.
     pub cap: Option<CapChange>,
+    /// Objects and lists the guard added (`permissions`, `permissions.deny`,
+    /// `sandbox`, ...), by their keys from the root, outermost first.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub created: Vec<Vec<String>>,
+    /// Strings the guard added to lists (a deny rule, a `denyWrite` path).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub listed: Vec<Listed>,
+    /// Values the guard set (`sandbox.enabled`, ...).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub set: Vec<SetValue>,
 }
+
+/// One string added to the list at `path`.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Listed {
+    pub path: Vec<String>,
+    pub item: String,
+}
+
+/// One value set at `path`: what it was (`None`: absent), as JSON text, and
+/// what it is.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct SetValue {
+    pub path: Vec<String>,
+    pub before: Option<String>,
+    pub after: Value,
+}
+
+/// What the guard asks of Claude Code's settings besides the hook: deny
+/// rules for its tools, and with `sandbox`, its sandbox for Bash
+/// (docs/hooks.md).
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Guard {
+    /// `permissions.deny` rules.
+    pub deny: Vec<String>,
+    /// `sandbox.filesystem.denyWrite` paths; with them, the sandbox is
+    /// turned on, fails closed and runs nothing outside it.
+    pub sandbox: Option<Vec<String>>,
+}
+
+/// The sandbox settings that make Claude Code's sandbox a write boundary,
+/// each with the value the guard wants.
+pub const SANDBOX_SWITCHES: [(&str, bool); 3] = [
+    ("enabled", true),
+    ("failIfUnavailable", true),
+    ("allowUnsandboxedCommands", false),
+];
 
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct CapChange {
@@ -83,8 +129,30 @@ impl Made {
                 }),
                 (first, second) => second.or(first),
             },
+            created: union(self.created, later.created),
+            listed: union(self.listed, later.listed),
+            set: {
+                let mut set = self.set;
+                for value in later.set {
+                    match set.iter_mut().find(|s| s.path == value.path) {
+                        Some(first) => first.after = value.after,
+                        None => set.push(value),
+                    }
+                }
+                set
+            },
         }
     }
+}
+
+/// `first` and then what `later` adds to it, in order.
+fn union<T: PartialEq>(mut first: Vec<T>, later: Vec<T>) -> Vec<T> {
+    for item in later {
+        if !first.contains(&item) {
+            first.push(item);
+        }
+    }
+    first
 }
 
 /// The settings after an install, and the edits that made them.
@@ -105,6 +173,10 @@ pub enum SettingsError {
     NotObject(&'static str),
     #[error("`hooks.Stop` is not a list")]
     StopNotList,
+    #[error("`{0}` is not a list")]
+    NotList(String),
+    #[error("`{0}` is not a JSON object")]
+    NotObjectAt(String),
     #[error("an edit did not apply (this is a bug in referee)")]
     Edit,
 }
@@ -160,6 +232,125 @@ pub fn install(text: &str, entry: &Entry, cap: Option<u32>) -> Result<Installed,
         edits: doc.edits,
         made,
     })
+}
+
+/// Adds what `guard` asks for to `text` (settings that already hold the
+/// hook, or any): missing deny rules and `denyWrite` paths are appended,
+/// sandbox switches set; the person's own entries stay.
+pub fn guard(text: &str, guard: &Guard) -> Result<Installed, SettingsError> {
+    let mut doc = Doc {
+        text: text.to_string(),
+        edits: Vec::new(),
+    };
+    let mut made = Made::default();
+    if text.trim().is_empty() {
+        made.file = true;
+        doc.apply(Edit {
+            at: 0,
+            removed: text.to_string(),
+            inserted: "{}\n".to_string(),
+        })?;
+    }
+    doc.root()?;
+    for rule in &guard.deny {
+        doc.add_to_list(&["permissions", "deny"], rule, &mut made)?;
+    }
+    if let Some(paths) = &guard.sandbox {
+        for (key, on) in SANDBOX_SWITCHES {
+            doc.set_value(&["sandbox", key], json!(on), &mut made)?;
+        }
+        for path in paths {
+            doc.add_to_list(&["sandbox", "filesystem", "denyWrite"], path, &mut made)?;
+        }
+    }
+    Ok(Installed {
+        text: doc.text,
+        edits: doc.edits,
+        made,
+    })
+}
+
+/// Takes out what a guard added, as `made` says: the strings it listed,
+/// the values it set (when still as it set them), then the objects and
+/// lists it made when they are empty. Everything else stays.
+pub fn unguard(text: &str, made: &Made) -> Result<String, SettingsError> {
+    let mut doc = Doc {
+        text: text.to_string(),
+        edits: Vec::new(),
+    };
+    if text.trim().is_empty() {
+        return Ok(doc.text);
+    }
+    for listed in made.listed.iter().rev() {
+        let path: Vec<&str> = listed.path.iter().map(String::as_str).collect();
+        let Some(Node::Array { items, .. }) = doc.node(&path)? else {
+            continue;
+        };
+        let found = items.iter().position(|i| {
+            serde_json::from_str::<Value>(&doc.text[i.start()..i.end()])
+                .is_ok_and(|v| v.as_str() == Some(listed.item.as_str()))
+        });
+        if let (Some(index), Some(list)) = (found, doc.node(&path)?) {
+            match json_edit::remove(&doc.text, &list, index) {
+                Some(edit) => doc.apply(edit)?,
+                None => return Err(SettingsError::Edit),
+            }
+        }
+    }
+    for set in made.set.iter().rev() {
+        let path: Vec<&str> = set.path.iter().map(String::as_str).collect();
+        let Some((parent, key)) = path.split_last().map(|(k, p)| (p, *k)) else {
+            continue;
+        };
+        let Some(node) = doc.node(&path)? else {
+            continue;
+        };
+        let now: Option<Value> = serde_json::from_str(&doc.text[node.start()..node.end()]).ok();
+        if now.as_ref() != Some(&set.after) {
+            continue;
+        }
+        match &set.before {
+            None => doc.remove_member(parent, key)?,
+            Some(before) => {
+                let value: Value = serde_json::from_str(before).unwrap_or(json!(before));
+                doc.apply(json_edit::replace(&doc.text, &node, &value))?;
+            }
+        }
+    }
+    for created in made.created.iter().rev() {
+        let path: Vec<&str> = created.iter().map(String::as_str).collect();
+        let Some((parent, key)) = path.split_last().map(|(k, p)| (p, *k)) else {
+            continue;
+        };
+        let empty = match doc.node(&path)? {
+            Some(Node::Object { members, .. }) => members.is_empty(),
+            Some(Node::Array { items, .. }) => items.is_empty(),
+            _ => false,
+        };
+        if empty {
+            doc.remove_member(parent, key)?;
+        }
+    }
+    Ok(doc.text)
+}
+
+/// The strings of the list at `path` in `text` (none when it is missing or
+/// not a list of strings).
+pub fn strings_at(text: &str, path: &[&str]) -> Vec<String> {
+    let Ok(mut value) = serde_json::from_str::<Value>(text) else {
+        return Vec::new();
+    };
+    for key in path {
+        value = value.get(key).cloned().unwrap_or(Value::Null);
+    }
+    value
+        .as_array()
+        .map(|a| {
+            a.iter()
+                .filter_map(|v| v.as_str().map(str::to_string))
+                .collect()
+        })
+        .unwrap_or_default()
 }
 
 /// Takes referee's entries out of `text`, and what `made` says an install
@@ -246,6 +437,108 @@ impl Doc {
             Node::Object { .. } => Ok(root),
             _ => Err(SettingsError::NotObject("the file")),
         }
+    }
+
+    /// The node at `path` (keys from the root), if there is one.
+    fn node(&self, path: &[&str]) -> Result<Option<Node>, SettingsError> {
+        let mut node = self.root()?;
+        for key in path {
+            match node.get(key) {
+                Some(m) => node = m.value.clone(),
+                None => return Ok(None),
+            }
+        }
+        Ok(Some(node))
+    }
+
+    /// Makes the object or list at `path` when missing (and the objects on
+    /// the way), noting what it made; refuses one of another kind.
+    fn ensure(
+        &mut self,
+        path: &[&str],
+        list: bool,
+        made: &mut Made,
+    ) -> Result<Node, SettingsError> {
+        let mut node = self.root()?;
+        for (depth, key) in path.iter().enumerate() {
+            let last = depth + 1 == path.len();
+            let here = path[..=depth].join(".");
+            let next = match node.get(key) {
+                Some(m) => m.value.clone(),
+                None => {
+                    let empty = if last && list { json!([]) } else { json!({}) };
+                    self.apply(json_edit::add_member(&self.text, &node, key, &empty))?;
+                    made.created
+                        .push(path[..=depth].iter().map(|k| k.to_string()).collect());
+                    self.node(&path[..=depth])?.ok_or(SettingsError::Edit)?
+                }
+            };
+            match (&next, last && list) {
+                (Node::Array { .. }, true) | (Node::Object { .. }, false) => {}
+                (_, true) => return Err(SettingsError::NotList(here)),
+                (_, false) => return Err(SettingsError::NotObjectAt(here)),
+            }
+            node = next;
+        }
+        Ok(node)
+    }
+
+    /// Appends `item` to the list at `path` unless it is there.
+    fn add_to_list(
+        &mut self,
+        path: &[&str],
+        item: &str,
+        made: &mut Made,
+    ) -> Result<(), SettingsError> {
+        let list = self.ensure(path, true, made)?;
+        let Node::Array { items, .. } = &list else {
+            return Err(SettingsError::NotList(path.join(".")));
+        };
+        let present = items.iter().any(|i| {
+            serde_json::from_str::<Value>(&self.text[i.start()..i.end()])
+                .is_ok_and(|v| v.as_str() == Some(item))
+        });
+        if !present {
+            self.apply(json_edit::add_item(&self.text, &list, &json!(item)))?;
+            made.listed.push(Listed {
+                path: path.iter().map(|k| k.to_string()).collect(),
+                item: item.to_string(),
+            });
+        }
+        Ok(())
+    }
+
+    /// Sets the value at `path` to `value` unless it is that already.
+    fn set_value(
+        &mut self,
+        path: &[&str],
+        value: Value,
+        made: &mut Made,
+    ) -> Result<(), SettingsError> {
+        let Some((key, parent)) = path.split_last() else {
+            return Err(SettingsError::Edit);
+        };
+        let object = self.ensure(parent, false, made)?;
+        let before = match object.get(key) {
+            None => {
+                self.apply(json_edit::add_member(&self.text, &object, key, &value))?;
+                None
+            }
+            Some(m) => {
+                let text = self.text[m.value.start()..m.value.end()].to_string();
+                if serde_json::from_str::<Value>(&text).ok().as_ref() == Some(&value) {
+                    return Ok(());
+                }
+                self.apply(json_edit::replace(&self.text, &m.value, &value))?;
+                Some(text)
+            }
+        };
+        made.set.push(SetValue {
+            path: path.iter().map(|k| k.to_string()).collect(),
+            before,
+            after: value,
+        });
+        Ok(())
     }
 
     /// `hooks.Stop` exists: update referee's entry, or add a group for it.
@@ -474,6 +767,60 @@ mod tests {
             assert_eq!(removed, original, "uninstall");
         }
         installed
+    }
+
+    fn full_guard() -> Guard {
+        Guard {
+            deny: vec!["Edit(.referee/**)".into(), "Bash(referee waive:*)".into()],
+            sandbox: Some(vec!["./.referee".into(), "./.git".into()]),
+        }
+    }
+
+    #[test]
+    fn the_guard_adds_what_is_missing_and_unguard_takes_out_only_that() {
+        let original = "{\n  \"permissions\": {\"deny\": [\"Bash(rm:*)\", \"Edit(.referee/**)\"]},\n  \"sandbox\": {\"enabled\": false}\n}\n";
+        let g = guard(original, &full_guard()).unwrap();
+        let value: Value = serde_json::from_str(&g.text).unwrap();
+        assert_eq!(
+            value["permissions"]["deny"],
+            json!(["Bash(rm:*)", "Edit(.referee/**)", "Bash(referee waive:*)"])
+        );
+        assert_eq!(
+            value["sandbox"],
+            json!({"enabled": true, "failIfUnavailable": true, "allowUnsandboxedCommands": false,
+                   "filesystem": {"denyWrite": ["./.referee", "./.git"]}})
+        );
+        // The rule the person had is not the install's to take out.
+        assert_eq!(g.made.listed.len(), 3, "{:?}", g.made.listed);
+        let mut undone = g.text.clone();
+        for edit in g.edits.iter().rev() {
+            undone = edit.inverse().apply(&undone).unwrap();
+        }
+        assert_eq!(undone, original);
+        let out = unguard(&g.text, &g.made).unwrap();
+        assert_eq!(
+            serde_json::from_str::<Value>(&out).unwrap(),
+            serde_json::from_str::<Value>(original).unwrap()
+        );
+        // Again: nothing more to add.
+        assert!(guard(&g.text, &full_guard()).unwrap().edits.is_empty());
+    }
+
+    #[test]
+    fn a_guard_into_a_fresh_file_leaves_an_empty_object_when_undone() {
+        let hooked = install("", &entry(), None).unwrap();
+        let g = guard(&hooked.text, &full_guard()).unwrap();
+        let made = hooked.made.clone().and(g.made.clone());
+        let out = unguard(&uninstall(&g.text, &made).unwrap(), &made).unwrap();
+        assert!(is_empty_object(&out), "{out}");
+        assert_eq!(
+            guard("{\"permissions\": []}", &full_guard()).unwrap_err(),
+            SettingsError::NotObjectAt("permissions".into())
+        );
+        assert_eq!(
+            guard("{\"permissions\": {\"deny\": {}}}", &full_guard()).unwrap_err(),
+            SettingsError::NotList("permissions.deny".into())
+        );
     }
 
     #[test]

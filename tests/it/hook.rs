@@ -579,10 +579,17 @@ fn install_merges_into_existing_settings_and_uninstall_restores_the_bytes() {
         "{stdout}"
     );
     let installed = h.repo.read(".claude/settings.json");
-    // Every byte before the new entry is the person's.
+    // Every byte before the new entries is the person's; the deny rules go
+    // after their allow rules.
     assert!(
         installed.starts_with(
-            "{\n    \"permissions\": { \"allow\": [\"Bash(cargo test:*)\"] },\n    \"hooks\": {\n        \"Stop\": [\n            { \"hooks\": [ { \"type\": \"command\", \"command\": \"notify-send done\" } ] },\n            {\n"
+            "{\n    \"permissions\": { \"allow\": [\"Bash(cargo test:*)\"], \"deny\": ["
+        ),
+        "{installed}"
+    );
+    assert!(
+        installed.contains(
+            "\n    \"hooks\": {\n        \"Stop\": [\n            { \"hooks\": [ { \"type\": \"command\", \"command\": \"notify-send done\" } ] },\n            {\n"
         ),
         "{installed}"
     );
@@ -701,7 +708,10 @@ fn install_into_a_fresh_project_and_uninstall_leave_nothing_behind() {
         .args(["hook", "uninstall", "--agent", "codex"])
         .assert()
         .success()
-        .stdout("removed `.codex/hooks.json`: the install had created it\n");
+        .stdout(
+            "removed `.codex/hooks.json`: the install had created it\n\
+             removed `.codex/config.toml`: the install had created it\n",
+        );
     assert!(!repo.join(".codex").exists());
     assert_eq!(repo.git(&["status", "--short", "--", ".codex"]), "");
 }
@@ -709,7 +719,7 @@ fn install_into_a_fresh_project_and_uninstall_leave_nothing_behind() {
 // ---- the real CLIs
 
 /// Runs `cmd` with `input` on stdin, killing it (by its pid) past `limit`.
-fn run_limited(mut cmd: Command, input: &str, limit: Duration) -> Output {
+pub(crate) fn run_limited(mut cmd: Command, input: &str, limit: Duration) -> Output {
     let mut child = spawn_fed(&mut cmd, input.as_bytes());
     let started = Instant::now();
     while child.try_wait().unwrap().is_none() {
@@ -744,7 +754,7 @@ fn hooked_for(agent: &str, max_rounds: u32, reviews: &[&str]) -> Hooked {
 
 /// Claude Code in print mode in `repo`, against the mock on `port`; its
 /// hooks keep their anchors where this test's own referee calls do.
-fn claude_command(claude: &Path, home: &Path, port: u16, repo: &Repo) -> Command {
+pub(crate) fn claude_command(claude: &Path, home: &Path, port: u16, repo: &Repo) -> Command {
     let state = repo.state_dir();
     let repo = repo.path();
     std::fs::create_dir_all(home.join("claude")).unwrap();

@@ -16,6 +16,7 @@ mod docs;
 mod findings_props;
 mod git_env;
 mod hook;
+mod host_boundary;
 mod hostile;
 mod judge;
 mod ledger;

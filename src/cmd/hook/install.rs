@@ -1,9 +1,12 @@
 //! `referee hook install|uninstall`: adds referee's Stop hook to the
 //! project's `.claude/settings.json` or `.codex/hooks.json`, merged with what
-//! is there, and takes it out again. What an install did is kept in
-//! `<state>/hooks/<agent>.json` (no copy of the file: settings may hold
-//! secrets), so an uninstall right after puts the original bytes back, and
-//! snapshots know to take the file from the loop's base (docs/hooks.md).
+//! is there, with what the host can enforce around the writer (Claude Code's
+//! deny rules and, with `--sandbox`, its sandbox; Codex's permission profile
+//! in `.codex/config.toml`), and takes it all out again. What an install did
+//! is kept in the pins of the state folder, in the per-user state folder
+//! (`anchor::pins`: no copy of the file, settings may hold secrets), so an
+//! uninstall right after puts the original bytes back, and snapshots know to
+//! take the files from the loop's base (docs/hooks.md).
 
 use std::path::{Path, PathBuf};
 
@@ -11,12 +14,15 @@ use anyhow::Context as _;
 use serde::{Deserialize, Serialize};
 use serde_json::json;
 
+use crate::anchor::pins::Pins;
 use crate::cli::{HookAgent, HookInstallArgs, HookUninstallArgs, LoopSelect};
 use crate::digest::sha256_hex;
 use crate::engine::Loop;
 use crate::exit::Exit;
+use crate::hook::boundary::{self, Places};
+use crate::hook::codex_config::{self, Profile};
 use crate::hook::json_edit::Edit;
-use crate::hook::settings::{self, CAP_VAR, Entry, Made};
+use crate::hook::settings::{self, CAP_VAR, Entry, Guard, Made};
 use crate::state::State;
 
 /// What the hook needs besides the reviewer's call: the snapshot, waiting
@@ -26,6 +32,8 @@ const MARGIN_SECS: u64 = 300;
 const DEFAULT_TIMEOUT_SECS: u64 = 30 * 60;
 /// How many consecutive Stop-hook blocks Claude Code honours by default.
 const CLAUDE_BLOCK_CAP: u32 = 8;
+/// Codex's project config, where its permission profile goes.
+pub const CODEX_CONFIG: &str = ".codex/config.toml";
 
 /// What `hook install` did to one agent's settings file.
 #[derive(Debug, Clone, Serialize, Deserialize)]
@@ -41,6 +49,17 @@ struct Record {
     made: Made,
     /// Folders the install created for the file, deepest first.
     created_dirs: Vec<String>,
+    /// Codex's `config.toml`, when the install added referee's profile.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    config: Option<ConfigRecord>,
+}
+
+/// What `hook install --agent codex` did to `.codex/config.toml`.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+struct ConfigRecord {
+    edits: Vec<Edit>,
+    /// The file did not exist.
+    made_file: bool,
 }
 
 fn file_of(agent: HookAgent) -> &'static str {
@@ -57,34 +76,54 @@ fn name_of(agent: HookAgent) -> &'static str {
     }
 }
 
-fn record_path(state: &State, agent: HookAgent) -> PathBuf {
-    state
-        .root
-        .join("hooks")
-        .join(format!("{}.json", name_of(agent)))
+/// The install's name in the pins' freeze lists.
+fn frozen_by(agent: HookAgent) -> String {
+    format!("hook install --agent {}", name_of(agent))
 }
 
-fn read_record(state: &State, agent: HookAgent) -> anyhow::Result<Option<Record>> {
-    let path = record_path(state, agent);
-    match crate::statefs::read(&state.root, &path)? {
-        Some(bytes) => serde_json::from_slice(&bytes)
-            .map(Some)
-            .with_context(|| format!("`{}` is not a hook install record", path.display())),
-        None => Ok(None),
+fn record_name(agent: HookAgent) -> String {
+    format!("hooks/{}.json", name_of(agent))
+}
+
+/// Where an older referee kept the record, under the state folder: read for
+/// an uninstall (a person's command), never for what snapshots freeze.
+fn legacy_record_path(state: &State, agent: HookAgent) -> PathBuf {
+    state.root.join(record_name(agent))
+}
+
+fn read_record(state: &State, pins: &Pins, agent: HookAgent) -> anyhow::Result<Option<Record>> {
+    let path = pins.file(&record_name(agent));
+    let (path, bytes) = match crate::statefs::read(pins.base(), &path)? {
+        Some(bytes) => (path, bytes),
+        None => {
+            let legacy = legacy_record_path(state, agent);
+            match crate::statefs::read(&state.root, &legacy)? {
+                Some(bytes) => (legacy, bytes),
+                None => return Ok(None),
+            }
+        }
+    };
+    serde_json::from_slice(&bytes)
+        .map(Some)
+        .with_context(|| format!("`{}` is not a hook install record", path.display()))
+}
+
+/// Where the writer must not write and how it would start referee.
+fn places(state: &State, program: &str) -> anyhow::Result<Places> {
+    let home = std::env::var_os("HOME")
+        .filter(|h| !h.is_empty())
+        .map(PathBuf::from);
+    let anchor = crate::anchor::state_root()?;
+    let mut programs = vec!["referee".to_string()];
+    if program != "referee" {
+        programs.push(program.to_string());
     }
-}
-
-/// The settings files hook installs edited: snapshots take them from the
-/// loop's base, so the hook's own entry is in no round's patch.
-pub fn frozen_files(state: &State) -> Vec<String> {
-    let mut files: Vec<String> = [HookAgent::Claude, HookAgent::Codex]
-        .into_iter()
-        .filter_map(|agent| read_record(state, agent).ok().flatten())
-        .map(|r| r.file)
-        .collect();
-    files.sort();
-    files.dedup();
-    files
+    Ok(Places {
+        state_rel: state.inside_repo(),
+        state_abs: state.root.display().to_string(),
+        anchor: boundary::rule_path(&anchor, home.as_deref()),
+        programs,
+    })
 }
 
 pub fn install(state: &State, args: HookInstallArgs) -> anyhow::Result<Exit> {
@@ -145,10 +184,30 @@ pub fn install(state: &State, args: HookInstallArgs) -> anyhow::Result<Exit> {
         command: command.clone(),
         timeout_secs: timeout + MARGIN_SECS,
     };
+    state.create()?;
+    let pins = Pins::of(&state.repo, &state.root)?;
+    let places = places(state, &program)?;
 
     let before = read_text(&state.repo, &path)?;
-    let installed = settings::install(before.as_deref().unwrap_or_default(), &entry, cap)
-        .with_context(|| format!("`{}`", super::super::shown(&path)))?;
+    let shown_path = super::super::shown(&path);
+    let mut installed = settings::install(before.as_deref().unwrap_or_default(), &entry, cap)
+        .with_context(|| format!("`{shown_path}`"))?;
+    let mut deny = Vec::new();
+    if agent == HookAgent::Claude {
+        let guard = Guard {
+            deny: boundary::claude_deny(&places, &super::super::PERSONS_COMMANDS),
+            sandbox: args.sandbox.then(|| boundary::claude_deny_write(&places)),
+        };
+        let guarded =
+            settings::guard(&installed.text, &guard).with_context(|| format!("`{shown_path}`"))?;
+        installed.text = guarded.text;
+        installed.edits.extend(guarded.edits);
+        installed.made = installed.made.and(Made {
+            file: false,
+            ..guarded.made
+        });
+        deny = guard.deny;
+    }
     let mut created_dirs = Vec::new();
     let result = if installed.edits.is_empty() {
         "unchanged"
@@ -162,7 +221,22 @@ pub fn install(state: &State, args: HookInstallArgs) -> anyhow::Result<Exit> {
         }
     };
 
-    let old = read_record(state, agent)?;
+    let old = read_record(state, &pins, agent)?;
+    let mut profile_lines = Vec::new();
+    let mut config = old.as_ref().and_then(|r| r.config.clone());
+    if agent == HookAgent::Codex {
+        let (lines, added) = codex_profile(state, &places)?;
+        profile_lines = lines;
+        if let Some(added) = added {
+            config = Some(match config {
+                Some(old) => ConfigRecord {
+                    edits: old.edits.into_iter().chain(added.edits).collect(),
+                    made_file: old.made_file || added.made_file,
+                },
+                None => added,
+            });
+        }
+    }
     let before_sha = sha256_hex(before.as_deref().unwrap_or_default().as_bytes());
     let record = match old {
         // This install continues the last one: both sets of edits undo.
@@ -170,24 +244,39 @@ pub fn install(state: &State, args: HookInstallArgs) -> anyhow::Result<Exit> {
             edits: old.edits.into_iter().chain(installed.edits).collect(),
             made: old.made.and(installed.made.clone()),
             created_dirs: old.created_dirs.into_iter().chain(created_dirs).collect(),
+            config,
+            ..new_record(agent, &command, &installed.text)
+        },
+        // The file changed since: the old edits no longer undo, but what
+        // they added is still the install's to take out.
+        Some(old) if old.file == file => Record {
+            edits: installed.edits,
+            made: old.made.and(installed.made.clone()),
+            created_dirs: old.created_dirs.into_iter().chain(created_dirs).collect(),
+            config,
             ..new_record(agent, &command, &installed.text)
         },
         _ => Record {
             edits: installed.edits,
             made: installed.made.clone(),
             created_dirs,
+            config,
             ..new_record(agent, &command, &installed.text)
         },
     };
-    let record_file = record_path(state, agent);
-    if let Some(dir) = record_file.parent() {
-        crate::statefs::create_dir_all(&state.root, dir)?;
-    }
+    pins.create()?;
     crate::statefs::replace(
-        &state.root,
-        &record_file,
+        pins.base(),
+        &pins.file(&record_name(agent)),
         &serde_json::to_vec_pretty(&record)?,
     )?;
+    let mut frozen = vec![file.to_string()];
+    if record.config.is_some() {
+        frozen.push(CODEX_CONFIG.to_string());
+    }
+    pins.set_frozen(&frozen_by(agent), &frozen)?;
+    // The record an older referee kept where the writer can write it.
+    let _ = std::fs::remove_file(legacy_record_path(state, agent));
 
     let cap_line = installed.made.cap.as_ref().map(|c| {
         format!(
@@ -196,6 +285,33 @@ pub fn install(state: &State, args: HookInstallArgs) -> anyhow::Result<Exit> {
             max_rounds - 1
         )
     });
+    let mut boundary_lines = Vec::new();
+    if agent == HookAgent::Claude {
+        boundary_lines.push(format!(
+            "`permissions.deny` holds {} rules: no `Edit`/`Write` of `{}/`, `.git/`, the settings files and the anchors (`{}`), no `referee` command only a person runs",
+            deny.len(),
+            places.state_rel.as_deref().unwrap_or(&places.state_abs),
+            places.anchor
+        ));
+        if args.sandbox {
+            boundary_lines.push(
+                "`sandbox` is on, fails closed and runs nothing outside it; Bash cannot write `.referee/` or `.git/` (`filesystem.denyWrite`)".to_string(),
+            );
+            for tool in ["bwrap", "socat"] {
+                if super::super::on_path(tool).is_none() {
+                    warnings.push(format!(
+                        "`{tool}` is not on PATH: Claude Code will refuse to start with this sandbox\n\
+                         hint: install it (`apt install bubblewrap socat`)"
+                    ));
+                }
+            }
+        } else {
+            boundary_lines.push(
+                "no sandbox: under `bypassPermissions` the writer can still run referee and write `.referee/` through `sh -c`, a script or `python3 -c`\n\
+                 hint: `referee hook install --agent claude --sandbox` (needs `bwrap` and `socat`); `referee doctor` says what holds".to_string(),
+            );
+        }
+    }
     let next = next_steps(agent, &state.repo);
     if args.json {
         let value = json!({
@@ -205,6 +321,10 @@ pub fn install(state: &State, args: HookInstallArgs) -> anyhow::Result<Exit> {
             "command": command,
             "timeout": entry.timeout_secs,
             "block_cap": installed.made.cap.as_ref().map(|c| c.after.clone()),
+            "deny": deny,
+            "sandbox": args.sandbox && agent == HookAgent::Claude,
+            "codex_profile": (agent == HookAgent::Codex).then(|| record.config.is_some()),
+            "frozen": frozen,
             "warnings": warnings,
             "next": next,
         });
@@ -214,16 +334,18 @@ pub fn install(state: &State, args: HookInstallArgs) -> anyhow::Result<Exit> {
         return Ok(Exit::Success);
     }
     let mut out = format!(
-        "{result} `{}`: Stop hook `{command}` (timeout {} s: the reviewer's {} s and {MARGIN_SECS} s for the rest)\n",
-        super::super::shown(&path),
-        entry.timeout_secs,
-        timeout
+        "{result} `{shown_path}`: Stop hook `{command}` (timeout {} s: the reviewer's {} s and {MARGIN_SECS} s for the rest)\n",
+        entry.timeout_secs, timeout
     );
     if let Some(line) = cap_line {
         out.push_str(&format!("{line}\n"));
     }
+    for line in boundary_lines.iter().chain(&profile_lines) {
+        out.push_str(&format!("{line}\n"));
+    }
     out.push_str(&format!(
-        "snapshots take `{file}` from the loop's base: the hook's entry is part of no round's patch\n"
+        "snapshots take `{}` from the loop's base: the hook's entry is part of no round's patch\n",
+        frozen.join("`, `")
     ));
     for w in &warnings {
         out.push_str(&format!("warning: {w}\n"));
@@ -235,6 +357,59 @@ pub fn install(state: &State, args: HookInstallArgs) -> anyhow::Result<Exit> {
     Ok(Exit::Success)
 }
 
+/// Adds referee's permission profile to `.codex/config.toml`: what to say,
+/// and what was added (none when it was there, or the person's own default
+/// profile is left as it is).
+fn codex_profile(
+    state: &State,
+    places: &Places,
+) -> anyhow::Result<(Vec<String>, Option<ConfigRecord>)> {
+    let path = state.repo.join(CODEX_CONFIG);
+    let shown = super::super::shown(&path);
+    let Some(rel) = &places.state_rel else {
+        return Ok((
+            vec![format!(
+                "the state folder `{}` is outside the work tree: Codex's sandbox already keeps it read-only",
+                places.state_abs
+            )],
+            None,
+        ));
+    };
+    let before = read_text(&state.repo, &path)?;
+    let added = codex_config::add(before.as_deref().unwrap_or_default(), rel)
+        .with_context(|| format!("`{shown}`"))?;
+    let profile = format!(
+        "`{shown}` makes the permission profile `{}` the default: Codex's sandbox keeps `{rel}/` read-only",
+        codex_config::PROFILE
+    );
+    let caveat = "  it holds only when Codex runs sandboxed with no `-s`/`--sandbox` (which makes Codex ignore profiles) and not `danger-full-access`";
+    match added {
+        Profile::Present => Ok((vec![profile, caveat.into()], None)),
+        Profile::Added { text, edits } => {
+            create_parents(&state.repo, &path)?;
+            write_text(&path, &text)?;
+            Ok((
+                vec![profile, caveat.into()],
+                Some(ConfigRecord {
+                    edits,
+                    made_file: before.is_none(),
+                }),
+            ))
+        }
+        Profile::Other(name) => Ok((
+            vec![
+                format!(
+                    "`{shown}` makes `{name}` the default permission profile: referee left it, so `{rel}/` stays writable to Codex"
+                ),
+                format!(
+                    "hint: add `\"{rel}\" = \"read\"` to `[permissions.{name}.filesystem.\":workspace_roots\"]` in `{shown}`"
+                ),
+            ],
+            None,
+        )),
+    }
+}
+
 fn new_record(agent: HookAgent, command: &str, written: &str) -> Record {
     Record {
         agent: name_of(agent).to_string(),
@@ -244,18 +419,21 @@ fn new_record(agent: HookAgent, command: &str, written: &str) -> Record {
         edits: Vec::new(),
         made: Made::default(),
         created_dirs: Vec::new(),
+        config: None,
     }
 }
 
 pub fn uninstall(state: &State, args: HookUninstallArgs) -> anyhow::Result<Exit> {
     let agent = args.agent;
     let path = state.repo.join(file_of(agent));
-    let record = read_record(state, agent)?;
+    let pins = Pins::of(&state.repo, &state.root)?;
+    let record = read_record(state, &pins, agent)?;
     let current = read_text(&state.repo, &path)?;
+    let made = record.as_ref().map(|r| r.made.clone()).unwrap_or_default();
     let result = match &current {
         None => "absent",
         Some(current) => {
-            let text = match &record {
+            let mut text = match &record {
                 // Nothing changed since the install: undo its edits exactly.
                 Some(r) if r.written_sha256 == sha256_hex(current.as_bytes()) => {
                     let mut text = current.clone();
@@ -273,20 +451,17 @@ pub fn uninstall(state: &State, args: HookUninstallArgs) -> anyhow::Result<Exit>
                     }
                     text
                 }
-                _ => settings::uninstall(
-                    current,
-                    &record.as_ref().map(|r| r.made.clone()).unwrap_or_default(),
-                )
-                .with_context(|| format!("`{}`", path.display()))?,
+                _ => settings::uninstall(current, &made)
+                    .with_context(|| format!("`{}`", path.display()))?,
             };
+            // What an earlier install added that its edits no longer undo.
+            text =
+                settings::unguard(&text, &made).with_context(|| format!("`{}`", path.display()))?;
             let made_file = record.as_ref().is_some_and(|r| r.made.file);
             if made_file && (text.trim().is_empty() || settings::is_empty_object(&text)) {
                 std::fs::remove_file(&path)
                     .with_context(|| format!("cannot remove `{}`", path.display()))?;
-                for dir in record.iter().flat_map(|r| &r.created_dirs) {
-                    // Only when empty: something else may live there now.
-                    let _ = std::fs::remove_dir(state.repo.join(dir));
-                }
+                remove_dirs(state, record.iter().flat_map(|r| &r.created_dirs));
                 "removed"
             } else if &text != current {
                 write_text(&path, &text)?;
@@ -296,16 +471,26 @@ pub fn uninstall(state: &State, args: HookUninstallArgs) -> anyhow::Result<Exit>
             }
         }
     };
-    if record.is_some() {
-        let file = record_path(state, agent);
+    let mut notes = Vec::new();
+    if let Some(config) = record.as_ref().and_then(|r| r.config.as_ref()) {
+        notes.extend(remove_codex_profile(state, config)?);
+        if let Some(r) = &record {
+            remove_dirs(state, &r.created_dirs);
+        }
+    }
+    let file = pins.file(&record_name(agent));
+    if std::fs::symlink_metadata(&file).is_ok() {
         std::fs::remove_file(&file)
             .with_context(|| format!("cannot remove `{}`", file.display()))?;
     }
+    let _ = std::fs::remove_file(legacy_record_path(state, agent));
+    pins.set_frozen(&frozen_by(agent), &[])?;
     if args.json {
         let value = json!({
             "agent": name_of(agent),
             "file": path.display().to_string(),
             "result": result,
+            "notes": notes,
         });
         super::super::emit_exact(
             format!("{}\n", serde_json::to_string_pretty(&value)?).as_bytes(),
@@ -318,9 +503,50 @@ pub fn uninstall(state: &State, args: HookUninstallArgs) -> anyhow::Result<Exit>
             "removed" => format!("removed `{shown}`: the install had created it"),
             _ => format!("updated `{shown}`: referee's Stop hook is out"),
         };
-        super::super::emit(&format!("{line}\n"))?;
+        let mut out = format!("{line}\n");
+        for note in &notes {
+            out.push_str(&format!("{note}\n"));
+        }
+        super::super::emit(&out)?;
     }
     Ok(Exit::Success)
+}
+
+/// Takes referee's profile out of `.codex/config.toml`; what to say.
+fn remove_codex_profile(state: &State, config: &ConfigRecord) -> anyhow::Result<Vec<String>> {
+    let path = state.repo.join(CODEX_CONFIG);
+    let shown = super::super::shown(&path);
+    let Some(current) = read_text(&state.repo, &path)? else {
+        return Ok(Vec::new());
+    };
+    let (text, all) = codex_config::remove(&current, &config.edits);
+    let mut notes = Vec::new();
+    if config.made_file && text.trim().is_empty() {
+        std::fs::remove_file(&path).with_context(|| format!("cannot remove `{shown}`"))?;
+        notes.push(format!("removed `{shown}`: the install had created it"));
+    } else if text != current {
+        write_text(&path, &text)?;
+        notes.push(format!(
+            "updated `{shown}`: referee's permission profile is out"
+        ));
+    }
+    if !all {
+        notes.push(format!(
+            "warning: part of referee's permission profile in `{shown}` was edited since, and stays\n\
+             hint: take out `default_permissions = \"{}\"` and the `[permissions.{}]` tables by hand",
+            codex_config::PROFILE,
+            codex_config::PROFILE
+        ));
+    }
+    Ok(notes)
+}
+
+/// Removes the folders an install made, deepest first, when empty:
+/// something else may live there now.
+fn remove_dirs<'a>(state: &State, dirs: impl IntoIterator<Item = &'a String>) {
+    for dir in dirs {
+        let _ = std::fs::remove_dir(state.repo.join(dir));
+    }
 }
 
 /// The loops the hook serves, with their round caps in force.

@@ -4,5 +4,5 @@
 mod install;
 mod stop;
 
-pub(super) use install::{frozen_files, install, uninstall};
+pub(super) use install::{install, uninstall};
 pub(super) use stop::stop;

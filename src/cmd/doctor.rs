@@ -1,0 +1,577 @@
+//! `referee doctor`: which of the host's boundaries around the writer are in
+//! force for this repository (SPEC §8.2): the agent CLIs and sandbox tools
+//! found, and for each agent, its hook, its deny rules and sandbox (Claude
+//! Code) or permission profile and trust (Codex), and from those settings
+//! whether the agent could write the state folder, `.git/`, its settings and
+//! the anchors. Derived from the settings as written, never by trying as the
+//! agent. Reads files and runs `--version`; writes nothing.
+
+use std::path::{Path, PathBuf};
+use std::sync::atomic::AtomicBool;
+use std::time::Duration;
+
+use serde::Serialize;
+use serde_json::Value;
+
+use crate::cli::DoctorArgs;
+use crate::exit::Exit;
+use crate::hook::boundary::{self, CLAUDE_SETTINGS};
+use crate::hook::settings::{self, SANDBOX_SWITCHES};
+use crate::state::State;
+
+/// How long one `--version` may take.
+const VERSION_TIMEOUT: Duration = Duration::from_secs(5);
+
+#[derive(Debug, Serialize)]
+struct Report {
+    repo: String,
+    state_dir: String,
+    anchors: String,
+    tools: Vec<Tool>,
+    agents: Vec<AgentFacts>,
+    /// In words: what a writer with a shell can still do.
+    overall: Vec<String>,
+}
+
+#[derive(Debug, Serialize)]
+struct Tool {
+    name: &'static str,
+    path: Option<String>,
+    version: Option<String>,
+    /// What it is for.
+    means: &'static str,
+}
+
+#[derive(Debug, Serialize)]
+struct AgentFacts {
+    agent: &'static str,
+    settings: String,
+    hook: Option<String>,
+    /// Claude Code: each rule `hook install` writes, and whether it is there.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    deny: Vec<Rule>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    sandbox: Option<Sandbox>,
+    /// Codex: whether `.codex/config.toml` makes the state folder read-only.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    profile: Option<bool>,
+    /// Codex: whether `$CODEX_HOME/config.toml` trusts the project (`None`:
+    /// unreadable).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    project_trusted: Option<bool>,
+    /// Codex: a hook runs only once trusted by its text (`/hooks`), which
+    /// referee cannot see.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    hook_trust_needed: Option<bool>,
+    places: Vec<Place>,
+    notes: Vec<String>,
+}
+
+#[derive(Debug, Serialize)]
+struct Rule {
+    rule: String,
+    present: bool,
+}
+
+#[derive(Debug, Serialize)]
+struct Sandbox {
+    enabled: bool,
+    fail_if_unavailable: bool,
+    allow_unsandboxed_commands: bool,
+    deny_write: Vec<String>,
+    /// All of the above as `hook install --sandbox` writes them, and the
+    /// tools it needs on PATH.
+    in_force: bool,
+}
+
+#[derive(Debug, Serialize)]
+struct Place {
+    place: String,
+    /// For a command: whether the agent could run it to effect.
+    writable_by_agent: bool,
+    why: String,
+    /// A command to run, not a place to write.
+    #[serde(skip)]
+    command: bool,
+}
+
+pub fn run(state: &State, args: DoctorArgs) -> anyhow::Result<Exit> {
+    if !state.repo.is_dir() {
+        anyhow::bail!("cannot read the repository `{}`", state.repo.display());
+    }
+    let anchors = crate::anchor::state_root()?;
+    let tools = tools();
+    let found = |name: &str| tools.iter().any(|t| t.name == name && t.path.is_some());
+    let sandbox_tools = found("bwrap") && found("socat");
+    let home = std::env::var_os("HOME")
+        .filter(|h| !h.is_empty())
+        .map(PathBuf::from);
+    let places = boundary::Places {
+        state_rel: state.inside_repo(),
+        state_abs: state.root.display().to_string(),
+        anchor: boundary::rule_path(&anchors, home.as_deref()),
+        programs: vec!["referee".to_string()],
+    };
+    let claude = claude_facts(state, &places, &anchors, sandbox_tools)?;
+    let codex = codex_facts(state, &places, &anchors, home.as_deref())?;
+    let overall = overall(&[&claude, &codex]);
+    let report = Report {
+        repo: state.repo.display().to_string(),
+        state_dir: state.root.display().to_string(),
+        anchors: anchors.display().to_string(),
+        tools,
+        agents: vec![claude, codex],
+        overall,
+    };
+    if args.json {
+        super::emit_json(&report)?;
+    } else {
+        super::emit(&render(&report))?;
+    }
+    Ok(Exit::Success)
+}
+
+fn tools() -> Vec<Tool> {
+    let list: [(&str, bool, &str); 5] = [
+        (
+            "claude",
+            true,
+            "Claude Code: its Stop hook, deny rules and sandbox",
+        ),
+        ("codex", true, "Codex: its Stop hook and sandbox"),
+        ("gemini", true, "Gemini CLI (no hook installed by referee)"),
+        ("bwrap", false, "bubblewrap: Claude Code's sandbox on Linux"),
+        ("socat", false, "Claude Code's sandbox proxies"),
+    ];
+    list.into_iter()
+        .map(|(name, versioned, means)| {
+            let path = super::on_path(name);
+            let version = match (&path, versioned) {
+                (Some(path), true) => version(path),
+                _ => None,
+            };
+            Tool {
+                name,
+                path: path.map(|p| p.display().to_string()),
+                version,
+                means,
+            }
+        })
+        .collect()
+}
+
+/// The first line `program --version` prints, within [`VERSION_TIMEOUT`].
+fn version(program: &Path) -> Option<String> {
+    let call = crate::agent::process::Call {
+        program: program.display().to_string(),
+        args: vec!["--version".into()],
+        env: Vec::new(),
+        stdin: None,
+        cwd: std::env::temp_dir(),
+        timeout: VERSION_TIMEOUT,
+        record: None,
+    };
+    let done = crate::agent::process::run(&call, &AtomicBool::new(false), &mut |_| {}).ok()?;
+    let out = String::from_utf8_lossy(&done.stdout.bytes);
+    out.lines()
+        .map(str::trim)
+        .find(|l| !l.is_empty())
+        .map(|l| l.chars().take(120).collect())
+}
+
+/// A settings file of the repository as JSON (`Null` when absent or not JSON).
+fn json_at(state: &State, rel: &str) -> (Option<String>, Value) {
+    let text = super::read_repo_text(&state.repo, &state.repo.join(rel))
+        .ok()
+        .flatten();
+    let value = text
+        .as_deref()
+        .and_then(|t| serde_json::from_str(t).ok())
+        .unwrap_or(Value::Null);
+    (text, value)
+}
+
+fn claude_facts(
+    state: &State,
+    places: &boundary::Places,
+    anchors: &Path,
+    sandbox_tools: bool,
+) -> anyhow::Result<AgentFacts> {
+    let file = ".claude/settings.json";
+    let (text, value) = json_at(state, file);
+    let text = text.unwrap_or_default();
+    let hook = settings::installed_command(&text);
+    let present = settings::strings_at(&text, &["permissions", "deny"]);
+    let wanted = boundary::claude_deny(places, &super::PERSONS_COMMANDS);
+    let deny: Vec<Rule> = wanted
+        .iter()
+        .map(|r| Rule {
+            rule: r.clone(),
+            present: present.contains(r),
+        })
+        .collect();
+    let has = |rule: &str| present.iter().any(|r| r == rule);
+    let sb = &value["sandbox"];
+    let switch = |key: &str| sb[key].as_bool();
+    let deny_write = settings::strings_at(&text, &["sandbox", "filesystem", "denyWrite"]);
+    let switches_on = SANDBOX_SWITCHES
+        .iter()
+        .all(|(key, want)| switch(key) == Some(*want));
+    let wants_write = boundary::claude_deny_write(places);
+    let mut notes = Vec::new();
+    // The local file overrides the project's, and the agent reloads both.
+    let (_, local) = json_at(state, ".claude/settings.local.json");
+    let local_off = local["sandbox"]["enabled"] == Value::Bool(false);
+    if local["disableAllHooks"] == Value::Bool(true) {
+        notes.push(
+            "`.claude/settings.local.json` sets `disableAllHooks`: no hook runs, referee's included"
+                .to_string(),
+        );
+    }
+    if local_off {
+        notes.push(
+            "`.claude/settings.local.json` turns the sandbox off, over the project's settings"
+                .to_string(),
+        );
+    }
+    let in_force = switches_on
+        && wants_write.iter().all(|p| deny_write.contains(p))
+        && sandbox_tools
+        && !local_off;
+    if switches_on && !sandbox_tools {
+        notes.push(
+            "the sandbox is on but `bwrap` or `socat` is not on PATH: with `failIfUnavailable`, Claude Code refuses to start\n\
+             hint: `apt install bubblewrap socat`"
+                .to_string(),
+        );
+    }
+    let sandbox = (!sb.is_null()).then(|| Sandbox {
+        enabled: switch("enabled") == Some(true),
+        fail_if_unavailable: switch("failIfUnavailable") == Some(true),
+        allow_unsandboxed_commands: switch("allowUnsandboxedCommands") != Some(false),
+        deny_write: deny_write.clone(),
+        in_force,
+    });
+    let state_shown = places.state_rel.clone().unwrap_or(places.state_abs.clone());
+    let shell = |denied_write: bool, what: &str| -> (bool, String) {
+        if in_force && denied_write {
+            (false, format!("Bash runs in the sandbox, which {what}"))
+        } else if in_force {
+            (
+                true,
+                "the sandbox is on but does not list it in `denyWrite`".to_string(),
+            )
+        } else {
+            (
+                true,
+                "no sandbox: under `bypassPermissions`, `python3 -c`, `sh -c` or a script write past the path rules"
+                    .to_string(),
+            )
+        }
+    };
+    let place = |name: String, rule: String, shell: (bool, String)| -> Place {
+        let tool = has(&rule);
+        let writable = !tool || shell.0;
+        let tool_words = match tool {
+            true => format!("the Edit/Write tools are denied (`{rule}`)"),
+            false => format!("the Edit/Write tools may (no `{rule}`)"),
+        };
+        Place {
+            place: name,
+            writable_by_agent: writable,
+            why: format!("{tool_words}; {}", shell.1),
+            command: false,
+        }
+    };
+    let mut places_out = vec![
+        place(
+            format!("{state_shown}/"),
+            wanted[0].clone(),
+            shell(
+                deny_write.contains(&wants_write[0]),
+                "denies writes to it (`denyWrite`)",
+            ),
+        ),
+        place(
+            ".git/".into(),
+            "Edit(.git/**)".into(),
+            shell(
+                deny_write.iter().any(|p| p == "./.git"),
+                "denies writes to it (`denyWrite`)",
+            ),
+        ),
+    ];
+    for f in CLAUDE_SETTINGS {
+        places_out.push(place(
+            f.to_string(),
+            format!("Edit({f})"),
+            shell(true, "keeps the settings files read-only"),
+        ));
+    }
+    places_out.push(place(
+        format!("{} (the anchors)", anchors.display()),
+        format!("Edit({}/**)", places.anchor),
+        shell(
+            true,
+            "lets it write only the project and `$TMPDIR` (`/tmp/claude-<uid>`)",
+        ),
+    ));
+    let commands_denied = deny
+        .iter()
+        .filter(|r| r.rule.starts_with("Bash("))
+        .all(|r| r.present);
+    places_out.push(Place {
+        place: "a person's referee commands (`waive`, `record`, ...)".into(),
+        writable_by_agent: !(commands_denied && in_force),
+        why: match (commands_denied, in_force) {
+            (true, true) => "plain calls are denied, and a call that gets past the rules (`sh -c`) cannot write the state from inside the sandbox".into(),
+            (true, false) => "plain calls are denied, but under `bypassPermissions` `sh -c`, a script or `python3 -c` run them".into(),
+            (false, _) => "no `Bash(referee …)` deny rules".into(),
+        },
+        command: true,
+    });
+    Ok(AgentFacts {
+        agent: "claude",
+        settings: file.into(),
+        hook,
+        deny,
+        sandbox,
+        profile: None,
+        project_trusted: None,
+        hook_trust_needed: None,
+        places: places_out,
+        notes,
+    })
+}
+
+fn codex_facts(
+    state: &State,
+    places: &boundary::Places,
+    anchors: &Path,
+    home: Option<&Path>,
+) -> anyhow::Result<AgentFacts> {
+    let file = ".codex/hooks.json";
+    let (text, _) = json_at(state, file);
+    let hook = settings::installed_command(text.as_deref().unwrap_or_default());
+    let config = super::read_repo_text(&state.repo, &state.repo.join(".codex/config.toml"))
+        .ok()
+        .flatten()
+        .unwrap_or_default();
+    let profile = match &places.state_rel {
+        Some(rel) => crate::hook::codex_config::in_force(&config, rel),
+        None => true,
+    };
+    let codex_home = std::env::var_os("CODEX_HOME")
+        .filter(|v| !v.is_empty())
+        .map(PathBuf::from)
+        .or_else(|| home.map(|h| h.join(".codex")));
+    let project_trusted = codex_home.and_then(|h| {
+        let bytes = crate::statefs::read_file(&h.join("config.toml")).ok()?;
+        let doc: toml::Table = toml::from_str(&String::from_utf8_lossy(&bytes)).ok()?;
+        let repo = state.repo.display().to_string();
+        Some(
+            doc.get("projects")
+                .and_then(|p| p.get(&repo))
+                .and_then(|p| p.get("trust_level"))
+                .and_then(|t| t.as_str())
+                == Some("trusted"),
+        )
+    });
+    let tmp = std::env::var_os("TMPDIR").map(PathBuf::from);
+    let anchors_in_tmp = anchors.starts_with("/tmp") || tmp.is_some_and(|t| anchors.starts_with(t));
+    let state_shown = places.state_rel.clone().unwrap_or(places.state_abs.clone());
+    let full = "writable under `danger-full-access`";
+    let places_out = vec![
+        Place {
+            place: format!("{state_shown}/"),
+            writable_by_agent: !profile,
+            why: match profile {
+                true => format!(
+                    "the default profile `referee` makes it read-only in the sandbox (not under `-s`, which ignores profiles; {full})"
+                ),
+                false => "no profile makes it read-only: `workspace-write` lets the agent write it"
+                    .into(),
+            },
+            command: false,
+        },
+        Place {
+            place: ".git/ and .codex/".into(),
+            writable_by_agent: false,
+            why: format!(
+                "read-only in Codex's `read-only` and `workspace-write` sandboxes; {full}"
+            ),
+            command: false,
+        },
+        Place {
+            place: format!("{} (the anchors)", anchors.display()),
+            writable_by_agent: anchors_in_tmp,
+            why: match anchors_in_tmp {
+                true => {
+                    "under `/tmp` or `$TMPDIR`, which `workspace-write` lets the agent write".into()
+                }
+                false => format!(
+                    "outside the workspace, `/tmp` and `$TMPDIR`: read-only in the sandbox; {full}"
+                ),
+            },
+            command: false,
+        },
+    ];
+    let mut notes = Vec::new();
+    if hook.is_some() && project_trusted != Some(true) {
+        notes.push(format!(
+            "the project is not trusted in `$CODEX_HOME/config.toml`: Codex skips the project's hook without a word\n\
+             hint: add `[projects.\"{}\"]` `trust_level = \"trusted\"`, or run `codex exec --trust` here once",
+            state.repo.display()
+        ));
+    }
+    if hook.is_some() {
+        notes.push(
+            "Codex runs the hook only once you trust its exact text: `/hooks` in `codex` (referee cannot see that trust)"
+                .into(),
+        );
+    }
+    Ok(AgentFacts {
+        agent: "codex",
+        settings: file.into(),
+        hook: hook.clone(),
+        deny: Vec::new(),
+        sandbox: None,
+        profile: Some(profile),
+        project_trusted,
+        hook_trust_needed: hook.is_some().then_some(true),
+        places: places_out,
+        notes,
+    })
+}
+
+/// The lines that sum it up.
+fn overall(agents: &[&AgentFacts]) -> Vec<String> {
+    let mut out = Vec::new();
+    for a in agents {
+        let open = |command: bool| -> Vec<&Place> {
+            a.places
+                .iter()
+                .filter(|p| p.writable_by_agent && p.command == command)
+                .collect()
+        };
+        let (writes, runs) = (open(false), open(true));
+        let names = |list: &[&Place]| {
+            list.iter()
+                .map(|p| format!("`{}`", p.place))
+                .collect::<Vec<_>>()
+                .join(", ")
+        };
+        let line = match (&a.hook, a.agent) {
+            (None, agent) => format!(
+                "{agent}: no referee hook installed: nothing referees its stops, and a writer with a shell can do anything you can\n\
+                 hint: `referee hook install --agent {agent}`"
+            ),
+            (Some(_), "claude") if writes.is_empty() && runs.is_empty() => "claude: a writer with a shell can still edit the work tree outside these places and read what you can, because the sandbox denies writes, not reads; the Stop hook runs outside it and records the rounds".to_string(),
+            (Some(_), "claude") => {
+                let mut what = Vec::new();
+                if !writes.is_empty() {
+                    what.push(format!("write {}", names(&writes)));
+                }
+                if !runs.is_empty() {
+                    what.push("run the commands only a person runs".to_string());
+                }
+                format!(
+                    "claude: a writer with a shell can still {} because {}",
+                    what.join(" and "),
+                    match a.sandbox.as_ref().is_some_and(|s| s.in_force) {
+                        true => "the settings leave them open (see above)",
+                        false => "no sandbox holds Claude Code's Bash: the deny rules stop its tools and plain commands, not `python3 -c`, `sh -c` or a script under `bypassPermissions`\n\
+                                  hint: `referee hook install --agent claude --sandbox` (needs `bwrap` and `socat`)",
+                    }
+                )
+            }
+            (Some(_), _) if writes.is_empty() => "codex: a writer with a shell can still do anything you can when Codex runs with `danger-full-access` or `--dangerously-bypass-approvals-and-sandbox`, because then no sandbox holds; sandboxed without `-s`, it cannot write the state folder, `.git/` or the anchors".to_string(),
+            (Some(_), _) => format!(
+                "codex: a writer with a shell can still write {}, and anything you can under `danger-full-access`",
+                writes
+                    .iter()
+                    .map(|p| format!("`{}` ({})", p.place, p.why))
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            ),
+        };
+        out.push(line);
+    }
+    out
+}
+
+fn render(r: &Report) -> String {
+    let yes_no = |b: bool| if b { "yes" } else { "no" };
+    let mut out = format!(
+        "repository `{}`, state folder `{}`, anchors `{}`\n\ntools:\n",
+        r.repo, r.state_dir, r.anchors
+    );
+    for t in &r.tools {
+        let found = match (&t.path, &t.version) {
+            (Some(_), Some(v)) => format!("found, {v}"),
+            (Some(p), None) => format!("found at `{p}`"),
+            (None, _) => "not on PATH".into(),
+        };
+        out.push_str(&format!("  `{}`: {found} ({})\n", t.name, t.means));
+    }
+    for a in &r.agents {
+        out.push_str(&format!("\n{}:\n", a.agent));
+        match &a.hook {
+            Some(c) => out.push_str(&format!("  hook: installed in `{}`: `{c}`\n", a.settings)),
+            None => out.push_str(&format!("  hook: not installed in `{}`\n", a.settings)),
+        }
+        if !a.deny.is_empty() {
+            let n = a.deny.iter().filter(|d| d.present).count();
+            out.push_str(&format!("  deny rules: {n} of {} present\n", a.deny.len()));
+            for d in &a.deny {
+                out.push_str(&format!(
+                    "    {} `{}`\n",
+                    if d.present { "present" } else { "missing" },
+                    d.rule
+                ));
+            }
+        }
+        if a.agent == "claude" {
+            match &a.sandbox {
+                None => out.push_str("  sandbox: not configured: Bash runs unsandboxed\n"),
+                Some(s) => out.push_str(&format!(
+                    "  sandbox: enabled {}, failIfUnavailable {}, allowUnsandboxedCommands {}, denyWrite [{}]: {}\n",
+                    yes_no(s.enabled),
+                    yes_no(s.fail_if_unavailable),
+                    yes_no(s.allow_unsandboxed_commands),
+                    s.deny_write.join(", "),
+                    if s.in_force { "in force" } else { "not in force" }
+                )),
+            }
+        }
+        if let Some(p) = a.profile {
+            out.push_str(&format!(
+                "  permission profile `referee` (state folder read-only): {}\n",
+                if p { "the default" } else { "absent" }
+            ));
+        }
+        if let Some(t) = a.project_trusted {
+            out.push_str(&format!("  project trusted: {}\n", yes_no(t)));
+        }
+        for p in &a.places {
+            out.push_str(&format!(
+                "  {}: {} by the agent: {}\n",
+                p.place,
+                if p.writable_by_agent {
+                    "writable"
+                } else {
+                    "not writable"
+                },
+                p.why
+            ));
+        }
+        for n in &a.notes {
+            out.push_str(&format!("  note: {}\n", n.replace('\n', "\n  ")));
+        }
+    }
+    out.push('\n');
+    for line in &r.overall {
+        out.push_str(&format!("{line}\n"));
+    }
+    out
+}

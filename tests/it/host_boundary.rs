@@ -1,0 +1,657 @@
+//! The host's boundary (SPEC §8.2, docs/hooks.md): what `hook install`
+//! asks Claude Code and Codex to enforce around the writer (deny rules, the
+//! sandbox, a read-only profile), what `hook uninstall` takes out again,
+//! what `referee doctor` says is in force, and the freeze lists kept in the
+//! per-user state folder, where a writer cannot plant one.
+
+use std::os::unix::fs::PermissionsExt;
+use std::path::{Path, PathBuf};
+
+use serde_json::{Value, json};
+
+use crate::common::{Repo, text};
+
+/// `referee ARGS` in `repo` with `home` as HOME and the per-user state
+/// folder in its default place below it (`~/.local/state/referee`), and
+/// `path` first on PATH when given.
+fn referee_at(repo: &Repo, home: &Path, path: Option<&Path>, args: &[&str]) -> (i32, String) {
+    let mut cmd = repo.referee_std();
+    cmd.env("HOME", home)
+        .env_remove("REFEREE_STATE_DIR")
+        .env_remove("XDG_STATE_HOME")
+        .env_remove("CODEX_HOME")
+        .args(args);
+    if let Some(dir) = path {
+        let old = std::env::var("PATH").unwrap_or_default();
+        cmd.env("PATH", format!("{}:{old}", dir.display()));
+    }
+    let out = cmd.output().unwrap();
+    assert!(
+        out.status.success(),
+        "referee {args:?}\nstdout:\n{}\nstderr:\n{}",
+        text(&out.stdout),
+        text(&out.stderr)
+    );
+    (out.status.code().unwrap_or(-1), text(&out.stdout))
+}
+
+/// A repository with a loop, and a HOME for its referee calls.
+fn project() -> (Repo, tempfile::TempDir) {
+    let repo = Repo::new();
+    let home = tempfile::tempdir().unwrap();
+    referee_at(&repo, home.path(), None, &["init", "--loop", "l"]);
+    (repo, home)
+}
+
+const PERSONS: [&str; 12] = [
+    "init",
+    "run",
+    "record",
+    "ledger repair",
+    "contract amend",
+    "contract restore",
+    "waive",
+    "approve",
+    "reject",
+    "skill install",
+    "hook install",
+    "hook uninstall",
+];
+
+fn expected_deny() -> Vec<String> {
+    let mut rules: Vec<String> = [
+        "Edit(.referee/**)",
+        "Edit(.git/**)",
+        "Edit(.claude/settings.json)",
+        "Edit(.claude/settings.local.json)",
+        "Edit(~/.claude/settings.json)",
+        "Edit(~/.local/state/referee/**)",
+    ]
+    .map(String::from)
+    .to_vec();
+    rules.extend(PERSONS.iter().map(|c| format!("Bash(referee {c}:*)")));
+    rules
+}
+
+fn settings(repo: &Repo) -> Value {
+    serde_json::from_str(&repo.read(".claude/settings.json")).unwrap()
+}
+
+#[test]
+fn install_writes_the_deny_rules_and_uninstall_takes_out_exactly_those() {
+    let (repo, home) = project();
+    let original = "{\n  \"permissions\": {\n    \"deny\": [\"Bash(rm -rf:*)\"]\n  },\n  \"model\": \"opus\"\n}\n";
+    repo.write(".claude/settings.json", original);
+    let (_, out) = referee_at(
+        &repo,
+        home.path(),
+        None,
+        &[
+            "hook",
+            "install",
+            "--agent",
+            "claude",
+            "--program",
+            "referee",
+        ],
+    );
+    assert!(out.contains("`permissions.deny` holds 18 rules"), "{out}");
+    assert!(
+        out.contains("no sandbox: under `bypassPermissions`"),
+        "{out}"
+    );
+    let value = settings(&repo);
+    let deny: Vec<String> = value["permissions"]["deny"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|v| v.as_str().unwrap().to_string())
+        .collect();
+    let mut want = vec!["Bash(rm -rf:*)".to_string()];
+    want.extend(expected_deny());
+    assert_eq!(deny, want);
+    // The rules the CLIs were seen to ignore or to break on are not there.
+    assert!(!deny.iter().any(|r| r.starts_with("Write(")), "{deny:?}");
+    assert!(!deny.contains(&"Edit(.claude/**)".to_string()));
+    // No sandbox without `--sandbox`.
+    assert!(value.get("sandbox").is_none(), "{value}");
+
+    // Again: nothing changes.
+    let installed = repo.read(".claude/settings.json");
+    let (_, again) = referee_at(
+        &repo,
+        home.path(),
+        None,
+        &[
+            "hook",
+            "install",
+            "--agent",
+            "claude",
+            "--program",
+            "referee",
+        ],
+    );
+    assert!(
+        again.starts_with("unchanged `.claude/settings.json`"),
+        "{again}"
+    );
+    assert_eq!(repo.read(".claude/settings.json"), installed);
+
+    // Straight after: the bytes come back.
+    referee_at(
+        &repo,
+        home.path(),
+        None,
+        &["hook", "uninstall", "--agent", "claude"],
+    );
+    assert_eq!(repo.read(".claude/settings.json"), original);
+
+    // After the person edited the file: their rules stay, referee's go.
+    referee_at(
+        &repo,
+        home.path(),
+        None,
+        &[
+            "hook",
+            "install",
+            "--agent",
+            "claude",
+            "--program",
+            "referee",
+        ],
+    );
+    let mut value = settings(&repo);
+    value["permissions"]["deny"]
+        .as_array_mut()
+        .unwrap()
+        .push(json!("Bash(curl:*)"));
+    value["theme"] = json!("dark");
+    repo.write(
+        ".claude/settings.json",
+        &serde_json::to_string_pretty(&value).unwrap(),
+    );
+    referee_at(
+        &repo,
+        home.path(),
+        None,
+        &["hook", "uninstall", "--agent", "claude"],
+    );
+    assert_eq!(
+        settings(&repo),
+        json!({"permissions": {"deny": ["Bash(rm -rf:*)", "Bash(curl:*)"]},
+               "model": "opus", "theme": "dark"})
+    );
+}
+
+#[test]
+fn the_sandbox_flag_writes_claudes_sandbox_and_uninstall_removes_what_it_made() {
+    let (repo, home) = project();
+    let (_, out) = referee_at(
+        &repo,
+        home.path(),
+        None,
+        &[
+            "hook",
+            "install",
+            "--agent",
+            "claude",
+            "--sandbox",
+            "--json",
+        ],
+    );
+    let answer: Value = serde_json::from_str(&out).unwrap();
+    assert_eq!(answer["sandbox"], true, "{answer}");
+    assert_eq!(answer["result"], "created");
+    let value = settings(&repo);
+    assert_eq!(
+        value["sandbox"],
+        json!({"enabled": true, "failIfUnavailable": true, "allowUnsandboxedCommands": false,
+               "filesystem": {"denyWrite": ["./.referee", "./.git"]}})
+    );
+    // The hook's program is this build's path, not `referee` on PATH: its
+    // commands are denied under that name too.
+    let deny = value["permissions"]["deny"].as_array().unwrap();
+    assert_eq!(
+        deny.len(),
+        expected_deny().len() + PERSONS.len(),
+        "{deny:?}"
+    );
+    assert!(
+        deny.iter()
+            .any(|r| r.as_str().unwrap().ends_with("/referee waive:*)")),
+        "{deny:?}"
+    );
+    // A person's sandbox setting kept through an uninstall after edits.
+    let mut edited = value.clone();
+    edited["sandbox"]["network"] = json!({"allowLocalBinding": true});
+    repo.write(
+        ".claude/settings.json",
+        &serde_json::to_string_pretty(&edited).unwrap(),
+    );
+    referee_at(
+        &repo,
+        home.path(),
+        None,
+        &["hook", "uninstall", "--agent", "claude"],
+    );
+    assert_eq!(
+        settings(&repo),
+        json!({"sandbox": {"network": {"allowLocalBinding": true}}})
+    );
+}
+
+#[test]
+fn codex_gets_a_read_only_profile_for_the_state_folder_and_loses_it_again() {
+    let (repo, home) = project();
+    let original = "model = \"gpt-5.5\"\n\n[features]\nhooks = true\n";
+    repo.write(".codex/config.toml", original);
+    let (_, out) = referee_at(
+        &repo,
+        home.path(),
+        None,
+        &["hook", "install", "--agent", "codex"],
+    );
+    assert!(
+        out.contains("`.codex/config.toml` makes the permission profile `referee` the default"),
+        "{out}"
+    );
+    assert!(out.contains("trust_level = \"trusted\""), "{out}");
+    let config: toml::Table = toml::from_str(&repo.read(".codex/config.toml")).unwrap();
+    assert_eq!(config["default_permissions"].as_str(), Some("referee"));
+    assert_eq!(
+        config["permissions"]["referee"]["extends"].as_str(),
+        Some(":workspace")
+    );
+    assert_eq!(
+        config["permissions"]["referee"]["filesystem"][":workspace_roots"][".referee"].as_str(),
+        Some("read")
+    );
+    assert_eq!(config["model"].as_str(), Some("gpt-5.5"));
+    referee_at(
+        &repo,
+        home.path(),
+        None,
+        &["hook", "uninstall", "--agent", "codex"],
+    );
+    assert_eq!(repo.read(".codex/config.toml"), original);
+
+    // The person's own default profile is theirs: referee says what to add.
+    repo.write(".codex/config.toml", "default_permissions = \"mine\"\n");
+    let (_, out) = referee_at(
+        &repo,
+        home.path(),
+        None,
+        &["hook", "install", "--agent", "codex"],
+    );
+    assert!(
+        out.contains("makes `mine` the default permission profile: referee left it"),
+        "{out}"
+    );
+    assert!(
+        out.contains("hint: add `\".referee\" = \"read\"` to `[permissions.mine.filesystem.\":workspace_roots\"]`"),
+        "{out}"
+    );
+    assert_eq!(
+        repo.read(".codex/config.toml"),
+        "default_permissions = \"mine\"\n"
+    );
+}
+
+/// A folder of stand-in programs: `bwrap` and `socat` that do nothing, a
+/// `claude` that prints a version, and a `codex` that hangs.
+fn fake_tools() -> tempfile::TempDir {
+    let dir = tempfile::tempdir().unwrap();
+    for (name, body) in [
+        ("bwrap", "exit 0"),
+        ("socat", "exit 0"),
+        ("claude", "echo '2.1.332 (Claude Code)'"),
+        ("codex", "exec sleep 60"),
+    ] {
+        let path = dir.path().join(name);
+        std::fs::write(&path, format!("#!/bin/sh\n{body}\n")).unwrap();
+        std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o755)).unwrap();
+    }
+    dir
+}
+
+fn doctor_json(repo: &Repo, home: &Path, path: Option<&Path>) -> Value {
+    let (_, out) = referee_at(repo, home, path, &["doctor", "--json"]);
+    serde_json::from_str(&out).unwrap_or_else(|e| panic!("{e}: {out}"))
+}
+
+fn agent<'a>(report: &'a Value, name: &str) -> &'a Value {
+    report["agents"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|a| a["agent"] == name)
+        .unwrap()
+}
+
+fn place<'a>(agent: &'a Value, starts: &str) -> &'a Value {
+    agent["places"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|p| p["place"].as_str().unwrap().starts_with(starts))
+        .unwrap_or_else(|| panic!("no place {starts} in {agent}"))
+}
+
+#[test]
+fn doctor_on_a_repository_without_the_hook_says_nothing_holds() {
+    let (repo, home) = project();
+    let report = doctor_json(&repo, home.path(), None);
+    let claude = agent(&report, "claude");
+    assert_eq!(claude["hook"], Value::Null);
+    assert!(
+        claude["deny"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .all(|r| r["present"] == false)
+    );
+    assert_eq!(place(claude, ".referee/")["writable_by_agent"], true);
+    let codex = agent(&report, "codex");
+    assert_eq!(codex["profile"], false);
+    assert_eq!(place(codex, ".referee/")["writable_by_agent"], true);
+    let (code, out) = referee_at(&repo, home.path(), None, &["doctor"]);
+    assert_eq!(code, 0);
+    assert!(
+        out.contains("claude: no referee hook installed: nothing referees its stops"),
+        "{out}"
+    );
+    assert!(
+        out.contains("hint: `referee hook install --agent claude`"),
+        "{out}"
+    );
+    assert!(
+        out.contains("  hook: not installed in `.codex/hooks.json`"),
+        "{out}"
+    );
+}
+
+#[test]
+fn doctor_names_each_deny_rule_and_what_the_shell_still_reaches_without_a_sandbox() {
+    let (repo, home) = project();
+    referee_at(
+        &repo,
+        home.path(),
+        None,
+        &[
+            "hook",
+            "install",
+            "--agent",
+            "claude",
+            "--program",
+            "referee",
+        ],
+    );
+    let report = doctor_json(&repo, home.path(), None);
+    let claude = agent(&report, "claude");
+    assert!(
+        claude["hook"]
+            .as_str()
+            .unwrap()
+            .ends_with("hook stop --agent claude")
+    );
+    let rules: Vec<(&str, bool)> = claude["deny"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|r| (r["rule"].as_str().unwrap(), r["present"].as_bool().unwrap()))
+        .collect();
+    let want = expected_deny();
+    assert_eq!(
+        rules,
+        want.iter().map(|r| (r.as_str(), true)).collect::<Vec<_>>()
+    );
+    // The tools are denied, but the shell is not sandboxed.
+    let state = place(claude, ".referee/");
+    assert_eq!(state["writable_by_agent"], true);
+    assert!(
+        state["why"]
+            .as_str()
+            .unwrap()
+            .contains("the Edit/Write tools are denied (`Edit(.referee/**)`)"),
+        "{state}"
+    );
+    assert_eq!(claude["sandbox"], Value::Null);
+    let (_, out) = referee_at(&repo, home.path(), None, &["doctor"]);
+    assert!(
+        out.contains("  present `Edit(~/.local/state/referee/**)`"),
+        "{out}"
+    );
+    assert!(
+        out.contains("  sandbox: not configured: Bash runs unsandboxed"),
+        "{out}"
+    );
+    assert!(
+        out.contains("claude: a writer with a shell can still write `.referee/`"),
+        "{out}"
+    );
+    assert!(
+        out.contains("because no sandbox holds Claude Code's Bash"),
+        "{out}"
+    );
+}
+
+#[test]
+fn doctor_with_the_sandbox_and_its_tools_says_the_state_is_out_of_reach() {
+    let (repo, home) = project();
+    let tools = fake_tools();
+    referee_at(
+        &repo,
+        home.path(),
+        Some(tools.path()),
+        &["hook", "install", "--agent", "claude", "--sandbox"],
+    );
+    referee_at(
+        &repo,
+        home.path(),
+        Some(tools.path()),
+        &["hook", "install", "--agent", "codex"],
+    );
+    let started = std::time::Instant::now();
+    let report = doctor_json(&repo, home.path(), Some(tools.path()));
+    // The hanging `codex --version` was cut short.
+    assert!(started.elapsed().as_secs() < 30, "{:?}", started.elapsed());
+    let tool = |name: &str| {
+        report["tools"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|t| t["name"] == name)
+            .unwrap()
+            .clone()
+    };
+    assert_eq!(tool("claude")["version"], "2.1.332 (Claude Code)");
+    assert_eq!(tool("codex")["version"], Value::Null);
+    assert!(tool("codex")["path"].is_string());
+    assert!(tool("bwrap")["path"].is_string());
+    let claude = agent(&report, "claude");
+    assert_eq!(claude["sandbox"]["in_force"], true, "{claude}");
+    for p in claude["places"].as_array().unwrap() {
+        assert_eq!(p["writable_by_agent"], false, "{p}");
+    }
+    let codex = agent(&report, "codex");
+    assert_eq!(codex["profile"], true);
+    assert_eq!(codex["project_trusted"], Value::Null);
+    assert_eq!(codex["hook_trust_needed"], true);
+    assert_eq!(place(codex, ".referee/")["writable_by_agent"], false);
+
+    let (_, out) = referee_at(&repo, home.path(), Some(tools.path()), &["doctor"]);
+    assert!(
+        out.contains("  `claude`: found, 2.1.332 (Claude Code)"),
+        "{out}"
+    );
+    assert!(
+        out.contains("denyWrite [./.referee, ./.git]: in force"),
+        "{out}"
+    );
+    assert!(
+        out.contains(
+            "claude: a writer with a shell can still edit the work tree outside these places"
+        ),
+        "{out}"
+    );
+    assert!(
+        out.contains("Codex runs the hook only once you trust its exact text"),
+        "{out}"
+    );
+    // Without the tools, the same settings are not in force.
+    let bare = doctor_json(&repo, home.path(), None);
+    assert_eq!(agent(&bare, "claude")["sandbox"]["in_force"], false);
+}
+
+/// A record whose `file` is the writer's choice, as an older referee read it.
+fn planted_hook_record(file: &str) -> String {
+    json!({"agent": "claude", "file": file, "command": "referee hook stop",
+           "written_sha256": "0", "edits": [],
+           "made": {"file": false, "hooks": false, "stop": false, "env": false, "cap": null},
+           "created_dirs": []})
+    .to_string()
+}
+
+#[test]
+fn freeze_lists_planted_under_the_state_folder_hide_no_edit() {
+    let repo = Repo::new();
+    repo.write(
+        "src/auth.rs",
+        "fn valid(now: u64, exp: u64) -> bool { now > exp }\n",
+    );
+    repo.git(&["add", "-A"]);
+    repo.git(&["commit", "-q", "-m", "auth"]);
+    repo.init_loop("l", &[]);
+    // The writer's backdoor, and the lists that would take the file from
+    // the base instead.
+    repo.write(
+        "src/auth.rs",
+        "fn valid(_now: u64, _exp: u64) -> bool { true }\n",
+    );
+    repo.write(
+        ".referee/skill-install.json",
+        "{\"files\": [\"src/auth.rs\"]}",
+    );
+    repo.write(
+        ".referee/hooks/claude.json",
+        &planted_hook_record("src/auth.rs"),
+    );
+    let out = repo.record("{\"findings\": []}").run();
+    assert_eq!(out.code, 0, "{}{}", out.stdout, out.stderr);
+    let patch = repo.read(".referee/ledgers/l/round-1/patch.diff");
+    assert!(
+        patch.contains("+fn valid(_now: u64, _exp: u64) -> bool { true }"),
+        "{patch}"
+    );
+}
+
+#[test]
+fn the_files_installs_write_are_pinned_outside_the_work_tree() {
+    let repo = Repo::new();
+    repo.init_loop("l", &[]);
+    repo.referee()
+        .args(["skill", "install", "--codex"])
+        .assert()
+        .success();
+    repo.referee()
+        .args(["hook", "install", "--agent", "claude"])
+        .assert()
+        .success();
+    // What snapshots freeze is in the per-user state folder, by install.
+    let frozen = find(repo.state_dir(), "frozen.json").expect("frozen.json");
+    let pins: Value = serde_json::from_str(&std::fs::read_to_string(&frozen).unwrap()).unwrap();
+    assert_eq!(
+        pins,
+        json!({"by": {"hook install --agent claude": [".claude/settings.json"],
+                      "skill install": ["AGENTS.md"]}})
+    );
+    assert!(!repo.join(".referee/skill-install.json").exists());
+    assert!(!repo.join(".referee/hooks").exists());
+    repo.append("src/a.rs", "fn a() {}");
+    repo.record("{\"findings\": []}").run().assert(0, "");
+    let patch = repo.read(".referee/ledgers/l/round-1/patch.diff");
+    assert!(patch.contains("src/a.rs"), "{patch}");
+    assert!(!patch.contains("AGENTS.md"), "{patch}");
+    assert!(!patch.contains(".claude"), "{patch}");
+    // The uninstall takes its pin out; the skill's stays.
+    repo.referee()
+        .args(["hook", "uninstall", "--agent", "claude"])
+        .assert()
+        .success();
+    let pins: Value = serde_json::from_str(&std::fs::read_to_string(&frozen).unwrap()).unwrap();
+    assert_eq!(pins, json!({"by": {"skill install": ["AGENTS.md"]}}));
+}
+
+/// The first file named `name` below `dir`.
+fn find(dir: &Path, name: &str) -> Option<PathBuf> {
+    let mut stack = vec![dir.to_path_buf()];
+    while let Some(d) = stack.pop() {
+        for entry in std::fs::read_dir(&d).ok()?.flatten() {
+            let path = entry.path();
+            if path.is_dir() {
+                stack.push(path);
+            } else if path.file_name().is_some_and(|n| n == name) {
+                return Some(path);
+            }
+        }
+    }
+    None
+}
+
+/// The real Claude Code, under `bypassPermissions` (as root that needs
+/// `IS_SANDBOX=1`), with the deny rules `hook install` wrote: the scripted
+/// Write and Edit tool calls on `.referee/` are refused, and the files stay
+/// as they were. Skips when `claude` is missing, as in agents_real.rs.
+#[test]
+fn claude_code_denies_its_tools_the_state_folder_after_install() {
+    let Some(claude) = crate::agents_real::tool("claude") else {
+        return;
+    };
+    let repo = Repo::new();
+    repo.init_loop("l", &[]);
+    repo.referee()
+        .args(["hook", "install", "--agent", "claude"])
+        .assert()
+        .success();
+    repo.write(".referee/notes.txt", "kept\n");
+    let home = tempfile::tempdir().unwrap();
+    let planted = repo.join(".referee/x").display().to_string();
+    let notes = repo.join(".referee/notes.txt").display().to_string();
+    let server = crate::agents_real::Server::start(
+        home.path(),
+        &json!({"anthropic": [
+            {"tool_use": {"name": "Write", "input": {"file_path": planted, "content": "forged\n"}}},
+            {"tool_use": {"name": "Read", "input": {"file_path": notes}}},
+            {"tool_use": {"name": "Edit", "input": {"file_path": notes,
+                "old_string": "kept", "new_string": "forged"}}},
+            {"text": "Done."}
+        ]}),
+    );
+    let mut cmd = crate::hook::claude_command(&claude, home.path(), server.port, &repo);
+    // The last `--permission-mode` wins; the hook itself is not under test.
+    cmd.args(["--permission-mode", "bypassPermissions"])
+        .env("IS_SANDBOX", "1")
+        .env("REFEREE_STATE_DIR", repo.state_dir());
+    let out = crate::hook::run_limited(
+        cmd,
+        "write the notes\n",
+        std::time::Duration::from_secs(180),
+    );
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    assert!(
+        !repo.join(".referee/x").exists(),
+        "the Write tool wrote `.referee/x`"
+    );
+    assert_eq!(repo.read(".referee/notes.txt"), "kept\n");
+    // The model was told each call was denied.
+    let bodies: Vec<String> = server
+        .bodies("/v1/messages")
+        .iter()
+        .map(Value::to_string)
+        .collect();
+    let denied = bodies
+        .last()
+        .map(|b| b.matches("denied").count())
+        .unwrap_or(0);
+    assert!(denied >= 2, "{bodies:?}");
+}
