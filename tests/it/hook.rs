@@ -1127,7 +1127,10 @@ fn claude_code_cannot_record_or_waive_its_way_out() {
     std::fs::write(&clean, CLEAN).unwrap();
     let log = home.path().join("writer.log");
     let referee = env!("CARGO_BIN_EXE_referee");
-    let escape = format!(
+    // Through `sh -c` under `bypassPermissions`: the way past the deny
+    // rules `hook install` wrote (SPEC's facts file, section 3), so what
+    // refuses here is referee itself.
+    let inner = format!(
         "'{referee}' record --loop h --findings '{}' >> '{}' 2>&1; echo rc=$? >> '{}'; \
          '{referee}' waive F1 --loop h --by lead --reason trust-me >> '{}' 2>&1; echo rc=$? >> '{}'",
         clean.display(),
@@ -1135,6 +1138,10 @@ fn claude_code_cannot_record_or_waive_its_way_out() {
         log.display(),
         log.display(),
         log.display()
+    );
+    let escape = format!(
+        "sh -c \"{}\"",
+        inner.replace('"', "\\\"").replace('$', "\\$")
     );
     let server = Server::start(
         home.path(),
@@ -1148,7 +1155,8 @@ fn claude_code_cannot_record_or_waive_its_way_out() {
         ]}),
     );
     let mut cmd = claude_command(&claude, home.path(), server.port, &h.repo);
-    cmd.args(["--allowedTools", "Bash"]);
+    cmd.args(["--permission-mode", "bypassPermissions"])
+        .env("IS_SANDBOX", "1");
     let out = run_limited(cmd, "fix the expiry check\n", Duration::from_secs(180));
     assert!(out.status.success(), "{}", text(&out.stderr));
     let said = std::fs::read_to_string(&log).unwrap_or_default();

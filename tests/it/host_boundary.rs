@@ -392,7 +392,7 @@ fn doctor_names_each_deny_rule_and_what_the_shell_still_reaches_without_a_sandbo
         claude["hook"]
             .as_str()
             .unwrap()
-            .ends_with("hook stop --agent claude")
+            .contains("hook stop --agent claude --project ")
     );
     let rules: Vec<(&str, bool)> = claude["deny"]
         .as_array()
