@@ -32,6 +32,8 @@ fn tools_for_the_real_agent_and_ci_tests() {
         ("zsh", "apt-get install zsh"),
         ("fish", "apt-get install fish"),
         ("prlimit", "apt-get install util-linux"),
+        ("bwrap", "apt-get install bubblewrap"),
+        ("socat", "apt-get install socat"),
     ] {
         if !on_path(name) {
             missing.push(format!("`{name}` ({install})"));
