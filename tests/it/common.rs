@@ -42,6 +42,13 @@ pub struct Repo {
     state: tempfile::TempDir,
 }
 
+/// A per-user state folder for a test's referee calls: outside `/tmp`, as a
+/// person's `~/.local/state` is, so that an agent sandbox that lets its
+/// commands write `/tmp` (Codex's `workspace-write`) does not reach it.
+fn state_dir() -> tempfile::TempDir {
+    tempfile::tempdir_in(env!("CARGO_TARGET_TMPDIR")).expect("tempdir")
+}
+
 impl Repo {
     /// An empty repository (no commits).
     pub fn empty() -> Repo {
@@ -53,7 +60,7 @@ impl Repo {
         let dir = tempfile::tempdir().expect("tempdir");
         let repo = Repo {
             dir,
-            state: tempfile::tempdir().expect("tempdir"),
+            state: state_dir(),
         };
         let mut args = vec!["init", "-q", "-b", "main"];
         args.extend_from_slice(flags);
@@ -81,7 +88,7 @@ impl Repo {
         self.git(&["worktree", "add", "-q", "-b", branch, &at]);
         Repo {
             dir,
-            state: tempfile::tempdir().expect("tempdir"),
+            state: state_dir(),
         }
     }
 

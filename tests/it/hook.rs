@@ -1288,7 +1288,7 @@ fn claude_code_in_its_sandbox_cannot_reach_the_referees_state() {
     let Some(claude) = tool("claude") else {
         return;
     };
-    let (Some(_), Some(_)) = (tool("bwrap"), tool("socat")) else {
+    let (Some(bwrap), Some(_)) = (tool("bwrap"), tool("socat")) else {
         return;
     };
     let h = hooked_for("claude", 3, &[BUG, CLEAN]);
@@ -1326,8 +1326,16 @@ fn claude_code_in_its_sandbox_cannot_reach_the_referees_state() {
         ]}),
     );
     let mut cmd = claude_command(&claude, home.path(), server.port, &h.repo);
+    // `bwrap` on Claude Code's PATH alone (`.ci/run` says why).
+    let path = std::env::join_paths(
+        std::iter::once(bwrap.parent().unwrap().to_path_buf()).chain(std::env::split_paths(
+            &std::env::var_os("PATH").unwrap_or_default(),
+        )),
+    )
+    .unwrap();
     cmd.args(["--permission-mode", "bypassPermissions"])
-        .env("IS_SANDBOX", "1");
+        .env("IS_SANDBOX", "1")
+        .env("PATH", path);
     let out = run_limited(cmd, "fix the expiry check\n", Duration::from_secs(180));
     assert!(out.status.success(), "{}", text(&out.stderr));
     let said = std::fs::read_to_string(&log).unwrap_or_default();
@@ -1336,6 +1344,70 @@ fn claude_code_in_its_sandbox_cannot_reach_the_referees_state() {
     assert!(said.contains("Read-only file system"), "{said}");
     assert!(!h.repo.join(".referee/probe").exists());
     assert!(!state_probe.exists());
+    let rows = h.rows();
+    assert!(rows.iter().all(|r| r["kind"] == "round"), "{rows:?}");
+    assert_eq!(rows.last().unwrap()["rule"], "clean", "{rows:?}");
+}
+
+/// The host's boundary with Codex's `workspace-write` sandbox: blocked by
+/// the hook, the writer's shell runs `referee waive` and appends to
+/// `.git/config`; the sandbox keeps both the per-user state folder (outside
+/// the workspace and `/tmp`) and `.git` read-only, so both fail, and the
+/// loop goes on.
+#[test]
+fn codex_in_workspace_write_cannot_waive_or_edit_git() {
+    let Some(codex) = tool("codex") else {
+        return;
+    };
+    let h = hooked_for("codex", 3, &[BUG, CLEAN]);
+    let config_before = std::fs::read(h.repo.join(".git/config")).unwrap();
+    let home = tempfile::tempdir().unwrap();
+    let referee = env!("CARGO_BIN_EXE_referee");
+    let log = h.repo.join("sandbox.log").display().to_string();
+    let patch = |from: &str, to: &str| {
+        format!(
+            "*** Begin Patch\n*** Update File: src/auth.rs\n@@\n-fn valid(now: u64, exp: u64) -> bool {{ {from} }}\n+fn valid(now: u64, exp: u64) -> bool {{ {to} }}\n*** End Patch\n"
+        )
+    };
+    let dir = home.path().join("mock");
+    std::fs::create_dir_all(&dir).unwrap();
+    let server = Server::start(
+        &dir,
+        &json!({"openai": [
+            {"text": "Patching.", "apply_patch": patch("now > exp", "now < exp")},
+            {"text": "Done."},
+            {"match": "hook_prompt", "shell": format!(
+                "'{referee}' waive F1 --loop h --by lead --reason x > '{log}' 2>&1; echo rc=$? >> '{log}'; \
+                 echo '[core]' 2>> '{log}' >> .git/config; echo rc=$? >> '{log}'")},
+            {"apply_patch": patch("now < exp", "now >= exp")},
+            {"text": "Fixed."}
+        ]}),
+    );
+    codex_home(home.path(), server.port);
+    let config = home.path().join("codex/config.toml");
+    let mut toml = std::fs::read_to_string(&config).unwrap();
+    toml.push_str(&format!(
+        "\n[projects.\"{}\"]\ntrust_level = \"trusted\"\n",
+        h.repo.path().display()
+    ));
+    std::fs::write(&config, toml).unwrap();
+    let out = run_limited(
+        codex_command(&codex, home.path(), &h.repo, true),
+        "fix the expiry check in src/auth.rs\n",
+        Duration::from_secs(180),
+    );
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let said = std::fs::read_to_string(&log).unwrap_or_default();
+    // Inside Codex's sandbox the command has a PID namespace of its own,
+    // so referee cannot see the agent above it; the sandbox keeps the
+    // per-user state folder read-only, and the waiver finds no way in.
+    assert!(said.contains("Read-only file system"), "{said}");
+    assert_eq!(said.matches("rc=1").count(), 2, "{said}");
+    assert!(!said.contains("waived `F1`"), "{said}");
+    assert_eq!(
+        std::fs::read(h.repo.join(".git/config")).unwrap(),
+        config_before
+    );
     let rows = h.rows();
     assert!(rows.iter().all(|r| r["kind"] == "round"), "{rows:?}");
     assert_eq!(rows.last().unwrap()["rule"], "clean", "{rows:?}");
