@@ -184,15 +184,7 @@ impl Anchor {
 
     /// The folders down to the loop's, private to the person (0700).
     fn create_dirs(&self) -> Result<(), AnchorError> {
-        let mut builder = std::fs::DirBuilder::new();
-        builder.recursive(true).mode(0o700);
-        builder.create(&self.dir).map_err(|cause| FsError::Io {
-            action: "create",
-            path: self.dir.clone(),
-            cause,
-        })?;
-        statefs::check(&self.root, &self.dir)?;
-        Ok(())
+        private_dir(&self.root, &self.dir)
     }
 
     /// A file of the loop's anchor folder.
@@ -232,56 +224,18 @@ pub(crate) fn state_folder(state_dir: &Path) -> Result<(PathBuf, PathBuf, PathBu
     Ok((root, folder, canon))
 }
 
-/// What the per-user state folder holds for one state folder (`.referee/`)
-/// beyond its loops: which loops it anchors, the Stop hook's incidents.
-#[derive(Debug, Clone)]
-pub struct StateAnchor {
-    root: PathBuf,
-    dir: PathBuf,
-}
-
-impl StateAnchor {
-    pub fn of(state_dir: &Path) -> Result<StateAnchor, AnchorError> {
-        let (root, dir, _) = state_folder(state_dir)?;
-        Ok(StateAnchor { root, dir })
-    }
-
-    /// The loops anchored here (with a chain), sorted: a loop whose
-    /// contract or ledger went missing from the work tree is still named.
-    pub fn anchored_loops(&self) -> Vec<String> {
-        let Ok(entries) = std::fs::read_dir(self.dir.join("loops")) else {
-            return Vec::new();
-        };
-        let mut names: Vec<String> = entries
-            .filter_map(Result::ok)
-            .filter(|e| e.path().join("chain").is_file())
-            .filter_map(|e| e.file_name().into_string().ok())
-            .collect();
-        names.sort();
-        names
-    }
-
-    /// A file of this folder (made with its folders on writing).
-    pub fn file(&self, name: &str) -> PathBuf {
-        self.dir.join(name)
-    }
-
-    pub fn base(&self) -> &Path {
-        &self.root
-    }
-
-    /// Makes the folder (0700) if missing.
-    pub fn create(&self) -> Result<(), AnchorError> {
-        let mut builder = std::fs::DirBuilder::new();
-        builder.recursive(true).mode(0o700);
-        builder.create(&self.dir).map_err(|cause| FsError::Io {
-            action: "create",
-            path: self.dir.clone(),
-            cause,
-        })?;
-        statefs::check(&self.root, &self.dir)?;
-        Ok(())
-    }
+/// Makes `dir` below the per-user state folder `root` with its folders,
+/// private to the person (0700), and checks that no link is on the way.
+pub(crate) fn private_dir(root: &Path, dir: &Path) -> Result<(), AnchorError> {
+    let mut builder = std::fs::DirBuilder::new();
+    builder.recursive(true).mode(0o700);
+    builder.create(dir).map_err(|cause| FsError::Io {
+        action: "create",
+        path: dir.to_path_buf(),
+        cause,
+    })?;
+    statefs::check(root, dir)?;
+    Ok(())
 }
 
 /// Refuses a per-user state folder `root` that lies inside `repo`.

@@ -1,5 +1,6 @@
-//! The pins of one state folder (`.referee/`) that belong to no single
-//! loop: which files snapshots take from a loop's base instead of the work
+//! What the per-user state folder keeps of one state folder (`.referee/`)
+//! that belongs to no single loop (the loops it anchors are listed from
+//! here, and the Stop hook keeps its incidents here too): which files snapshots take from a loop's base instead of the work
 //! tree (the ones `hook install` and `skill install` wrote for the person),
 //! and what `hook install` did, for `hook uninstall`. They live in the
 //! per-user state folder beside the loops' anchors (SPEC §8.2), written only
@@ -7,11 +8,10 @@
 //! hides nothing. Does I/O.
 
 use std::collections::BTreeMap;
-use std::os::unix::fs::DirBuilderExt;
 use std::path::{Path, PathBuf};
 
 use super::{AnchorError, state_folder};
-use crate::statefs::{self, FsError};
+use crate::statefs;
 
 /// The file that holds the freeze lists, by the install that wrote them.
 const FROZEN: &str = "frozen.json";
@@ -46,6 +46,21 @@ impl Pins {
         })
     }
 
+    /// The loops anchored here (with a chain), sorted: a loop whose
+    /// contract or ledger went missing from the work tree is still named.
+    pub fn anchored_loops(&self) -> Vec<String> {
+        let Ok(entries) = std::fs::read_dir(self.dir.join("loops")) else {
+            return Vec::new();
+        };
+        let mut names: Vec<String> = entries
+            .filter_map(Result::ok)
+            .filter(|e| e.path().join("chain").is_file())
+            .filter_map(|e| e.file_name().into_string().ok())
+            .collect();
+        names.sort();
+        names
+    }
+
     /// The per-user state folder, below which every file is checked for links.
     pub fn base(&self) -> &Path {
         &self.root
@@ -60,14 +75,7 @@ impl Pins {
     /// in `at`.
     pub fn create(&self) -> Result<(), AnchorError> {
         super::refuse_inside(&self.root, &self.repo)?;
-        let mut builder = std::fs::DirBuilder::new();
-        builder.recursive(true).mode(0o700);
-        builder.create(&self.dir).map_err(|cause| FsError::Io {
-            action: "create",
-            path: self.dir.clone(),
-            cause,
-        })?;
-        statefs::check(&self.root, &self.dir)?;
+        super::private_dir(&self.root, &self.dir)?;
         let at = self.dir.join("at");
         if std::fs::symlink_metadata(&at).is_err() {
             let shown = format!("{}\n", self.state_dir.display());

@@ -8,7 +8,7 @@ use std::collections::BTreeMap;
 use std::io::Write as _;
 use std::path::Path;
 
-use crate::anchor::StateAnchor;
+use crate::anchor::pins::Pins;
 use crate::hook::Payload;
 use crate::hook::answer::Answer;
 
@@ -22,17 +22,17 @@ const INCIDENTS: &str = "incidents.jsonl";
 /// Whether a loop may be live in the state folder `state_dir`: it has
 /// contracts, or the per-user state folder anchors loops of it (a contract
 /// or ledger the writer removed leaves its anchor behind).
-pub fn live(state_dir: &Path) -> bool {
+pub fn live(repo: &Path, state_dir: &Path) -> bool {
     if std::fs::symlink_metadata(state_dir.join("contracts")).is_ok() {
         return true;
     }
-    StateAnchor::of(state_dir).is_ok_and(|a| !a.anchored_loops().is_empty())
+    Pins::of(repo, state_dir).is_ok_and(|a| !a.anchored_loops().is_empty())
 }
 
 /// The answer to a stop that failed with `why` while a loop is live.
-pub fn answer(state_dir: &Path, payload: &Payload, why: &str, at: &str) -> Answer {
+pub fn answer(repo: &Path, state_dir: &Path, payload: &Payload, why: &str, at: &str) -> Answer {
     let session = payload.session_id.clone().unwrap_or_else(|| "?".into());
-    let Ok(anchor) = StateAnchor::of(state_dir) else {
+    let Ok(anchor) = Pins::of(repo, state_dir) else {
         return blocked(why, MAX_ERROR_BLOCKS);
     };
     let _ = anchor.create();
@@ -61,11 +61,11 @@ pub fn answer(state_dir: &Path, payload: &Payload, why: &str, at: &str) -> Answe
 }
 
 /// A stop was judged: the session's count of error blocks starts over.
-pub fn judged(state_dir: &Path, payload: &Payload) {
+pub fn judged(repo: &Path, state_dir: &Path, payload: &Payload) {
     let Some(session) = &payload.session_id else {
         return;
     };
-    let Ok(anchor) = StateAnchor::of(state_dir) else {
+    let Ok(anchor) = Pins::of(repo, state_dir) else {
         return;
     };
     let mut counts = read_counts(&anchor);
@@ -75,8 +75,8 @@ pub fn judged(state_dir: &Path, payload: &Payload) {
 }
 
 /// The incidents kept for `state_dir`, oldest first (at most `last`).
-pub fn incidents(state_dir: &Path, last: usize) -> Vec<serde_json::Value> {
-    let Ok(anchor) = StateAnchor::of(state_dir) else {
+pub fn incidents(repo: &Path, state_dir: &Path, last: usize) -> Vec<serde_json::Value> {
+    let Ok(anchor) = Pins::of(repo, state_dir) else {
         return Vec::new();
     };
     let Ok(Some(bytes)) = crate::statefs::read(anchor.base(), &anchor.file(INCIDENTS)) else {
@@ -97,7 +97,7 @@ fn blocked(why: &str, left: u32) -> Answer {
     ))
 }
 
-fn read_counts(anchor: &StateAnchor) -> BTreeMap<String, u32> {
+fn read_counts(anchor: &Pins) -> BTreeMap<String, u32> {
     crate::statefs::read(anchor.base(), &anchor.file(COUNTS))
         .ok()
         .flatten()
@@ -105,7 +105,7 @@ fn read_counts(anchor: &StateAnchor) -> BTreeMap<String, u32> {
         .unwrap_or_default()
 }
 
-fn write_counts(anchor: &StateAnchor, counts: &BTreeMap<String, u32>) {
+fn write_counts(anchor: &Pins, counts: &BTreeMap<String, u32>) {
     if let Ok(bytes) = serde_json::to_vec(counts) {
         let _ = crate::statefs::replace(anchor.base(), &anchor.file(COUNTS), &bytes);
     }

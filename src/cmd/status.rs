@@ -120,10 +120,11 @@ pub fn run(state: &State, args: LoopArgs) -> anyhow::Result<Exit> {
         .last()
         .map(|r| r.at.clone())
         .unwrap_or_default();
-    let incidents: Vec<serde_json::Value> = super::incident::incidents(&state.root, 20)
-        .into_iter()
-        .filter(|i| i["at"].as_str().is_some_and(|at| at >= since.as_str()))
-        .collect();
+    let incidents: Vec<serde_json::Value> =
+        super::incident::incidents(&state.repo, &state.root, 20)
+            .into_iter()
+            .filter(|i| i["at"].as_str().is_some_and(|at| at >= since.as_str()))
+            .collect();
     let anchor_json = match &anchor {
         Standing::Unanchored => json!({"anchored": false, "problem": null}),
         Standing::Holds { .. } => json!({"anchored": true, "problem": null}),

@@ -85,7 +85,7 @@ pub fn stop(dir: Option<&Path>, args: HookStopArgs) -> Exit {
     };
     let answer = match referee(dir, &args.select, &payload, &input, &project) {
         Ok(answer) => {
-            incident::judged(&state_dir, &payload);
+            incident::judged(&project, &state_dir, &payload);
             answer
         }
         Err(err) => {
@@ -93,10 +93,10 @@ pub fn stop(dir: Option<&Path>, args: HookStopArgs) -> Exit {
             eprintln!("referee hook stop: {}", escape(&why));
             // During a live loop a stop the hook cannot judge is not let
             // go in silence (SPEC §8.5).
-            match incident::live(&state_dir) {
+            match incident::live(&project, &state_dir) {
                 true => {
                     let at = super::super::now().unwrap_or_default();
-                    incident::answer(&state_dir, &payload, &why, &at)
+                    incident::answer(&project, &state_dir, &payload, &why, &at)
                 }
                 false => Answer::Tell(answer::failed_message(&why)),
             }
@@ -143,7 +143,7 @@ fn referee(
     // git. A contracts folder gone while the anchor holds loops of it is
     // no such repository.
     if dir.is_none() && !has_contracts(project) {
-        let anchored = crate::anchor::StateAnchor::of(&project.join(".referee"))
+        let anchored = crate::anchor::pins::Pins::of(project, &project.join(".referee"))
             .map(|a| a.anchored_loops())
             .unwrap_or_default();
         if anchored.is_empty() {
