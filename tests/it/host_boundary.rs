@@ -73,18 +73,12 @@ fn expected_deny() -> Vec<String> {
     rules
 }
 
-fn settings(repo: &Repo) -> Value {
-    serde_json::from_str(&repo.read(".claude/settings.json")).unwrap()
-}
-
-#[test]
-fn install_writes_the_deny_rules_and_uninstall_takes_out_exactly_those() {
-    let (repo, home) = project();
-    let original = "{\n  \"permissions\": {\n    \"deny\": [\"Bash(rm -rf:*)\"]\n  },\n  \"model\": \"opus\"\n}\n";
-    repo.write(".claude/settings.json", original);
-    let (_, out) = referee_at(
-        &repo,
-        home.path(),
+/// `referee hook install --agent claude --program referee` in `repo`: its
+/// exit status and what it printed.
+fn install_claude(repo: &Repo, home: &Path) -> (i32, String) {
+    referee_at(
+        repo,
+        home,
         None,
         &[
             "hook",
@@ -94,7 +88,19 @@ fn install_writes_the_deny_rules_and_uninstall_takes_out_exactly_those() {
             "--program",
             "referee",
         ],
-    );
+    )
+}
+
+fn settings(repo: &Repo) -> Value {
+    serde_json::from_str(&repo.read(".claude/settings.json")).unwrap()
+}
+
+#[test]
+fn install_writes_the_deny_rules_and_uninstall_takes_out_exactly_those() {
+    let (repo, home) = project();
+    let original = "{\n  \"permissions\": {\n    \"deny\": [\"Bash(rm -rf:*)\"]\n  },\n  \"model\": \"opus\"\n}\n";
+    repo.write(".claude/settings.json", original);
+    let (_, out) = install_claude(&repo, home.path());
     assert!(out.contains("`permissions.deny` holds 18 rules"), "{out}");
     assert!(
         out.contains("no sandbox: under `bypassPermissions`"),
@@ -118,19 +124,7 @@ fn install_writes_the_deny_rules_and_uninstall_takes_out_exactly_those() {
 
     // Again: nothing changes.
     let installed = repo.read(".claude/settings.json");
-    let (_, again) = referee_at(
-        &repo,
-        home.path(),
-        None,
-        &[
-            "hook",
-            "install",
-            "--agent",
-            "claude",
-            "--program",
-            "referee",
-        ],
-    );
+    let (_, again) = install_claude(&repo, home.path());
     assert!(
         again.starts_with("unchanged `.claude/settings.json`"),
         "{again}"
@@ -147,19 +141,7 @@ fn install_writes_the_deny_rules_and_uninstall_takes_out_exactly_those() {
     assert_eq!(repo.read(".claude/settings.json"), original);
 
     // After the person edited the file: their rules stay, referee's go.
-    referee_at(
-        &repo,
-        home.path(),
-        None,
-        &[
-            "hook",
-            "install",
-            "--agent",
-            "claude",
-            "--program",
-            "referee",
-        ],
-    );
+    install_claude(&repo, home.path());
     let mut value = settings(&repo);
     value["permissions"]["deny"]
         .as_array_mut()
@@ -373,19 +355,7 @@ fn doctor_on_a_repository_without_the_hook_says_nothing_holds() {
 #[test]
 fn doctor_names_each_deny_rule_and_what_the_shell_still_reaches_without_a_sandbox() {
     let (repo, home) = project();
-    referee_at(
-        &repo,
-        home.path(),
-        None,
-        &[
-            "hook",
-            "install",
-            "--agent",
-            "claude",
-            "--program",
-            "referee",
-        ],
-    );
+    install_claude(&repo, home.path());
     let report = doctor_json(&repo, home.path(), None);
     let claude = agent(&report, "claude");
     assert!(
