@@ -91,15 +91,24 @@ pub fn register(
     Ok(Registration { path })
 }
 
-/// The agent that started the Stop hook running this process: the nearest
-/// ancestor that is not a shell (Claude Code runs hooks through `sh -c`,
-/// Codex and Gemini CLI directly).
-pub fn hook_agent() -> Option<i32> {
+/// The agent `name` (`claude`, `codex`, `gemini`) that started the Stop
+/// hook running this process: the nearest ancestor that is not a shell
+/// (Claude Code runs hooks through `sh -c`, Codex and Gemini CLI directly),
+/// when its command names the agent. `None` otherwise: a person who pipes
+/// a payload into `referee hook stop` by hand must not have their terminal
+/// registered as an agent.
+pub fn hook_agent(name: &str) -> Option<i32> {
     let mut at = tree::get(std::process::id() as i32)?.ppid;
     for _ in 0..8 {
         let comm = std::fs::read_to_string(format!("/proc/{at}/comm")).ok()?;
         if !SHELLS.contains(&comm.trim()) {
-            return Some(at);
+            let cmdline = std::fs::read(format!("/proc/{at}/cmdline")).unwrap_or_default();
+            let named = comm.trim().contains(name)
+                || cmdline
+                    .split(|&b| b == 0)
+                    .take(3)
+                    .any(|arg| String::from_utf8_lossy(arg).contains(name));
+            return named.then_some(at);
         }
         at = tree::get(at)?.ppid;
     }

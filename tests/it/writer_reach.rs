@@ -91,15 +91,73 @@ fn a_writer_under_run_cannot_record_waive_or_reject() {
 
 /// Case 1 and 2 under the Stop hook: once the hook has refereed a stop of
 /// an agent, that agent's `referee record` and `referee waive` are refused.
-/// Here the test process plays the agent: it runs the hook, then the
-/// commands, as Claude Code runs its hook and its Bash tool.
+/// A program named `claude` plays the agent: it runs the hook, then the
+/// commands, as Claude Code runs its hook and its Bash tool. The same
+/// hook run by the test (no agent above it) registers nobody: a person who
+/// pipes a payload into the hook by hand keeps their terminal.
 #[test]
 fn an_agent_the_hook_referees_cannot_record_or_waive() {
     let f = Driven::new();
     f.file("reviewer-1.print", BUG);
     f.repo.write("src/a.rs", "fn a() { 0 }\n");
+    let dir = f.script.path();
     let payload = json!({"session_id": "s1", "transcript_path": null, "cwd": f.repo.path(),
                          "hook_event_name": "Stop", "stop_hook_active": false});
+    std::fs::write(dir.join("payload.json"), payload.to_string()).unwrap();
+    std::fs::write(dir.join("clean.json"), CLEAN).unwrap();
+    let agent = dir.join("claude");
+    std::fs::write(
+        &agent,
+        format!(
+            "#!/bin/sh\n\
+             \"{REFEREE}\" hook stop --agent claude < '{d}/payload.json' > '{d}/answer.json'\n\
+             \"{REFEREE}\" record --findings '{d}/clean.json' > '{d}/record.log' 2>&1; echo rc=$? >> '{d}/record.log'\n\
+             \"{REFEREE}\" waive F1 --by lead --reason x > '{d}/waive.log' 2>&1; echo rc=$? >> '{d}/waive.log'\n",
+            d = dir.display()
+        ),
+    )
+    .unwrap();
+    std::fs::set_permissions(&agent, std::os::unix::fs::PermissionsExt::from_mode(0o755)).unwrap();
+    // The environment the test's own referee calls get.
+    let env = f.repo.referee_std();
+    let run = || {
+        std::process::Command::new(&agent)
+            .current_dir(f.repo.path())
+            .envs(env.get_envs().filter_map(|(k, v)| Some((k, v?))))
+            .status()
+    };
+    // A program just written can be busy a moment: another test thread's
+    // fork may still hold the write (ETXTBSY).
+    let mut ran = run();
+    for _ in 0..100 {
+        match &ran {
+            Err(e) if e.raw_os_error() == Some(nix::libc::ETXTBSY) => {
+                std::thread::sleep(std::time::Duration::from_millis(20));
+                ran = run();
+            }
+            _ => break,
+        }
+    }
+    assert!(ran.unwrap().success());
+    let answer: Value = serde_json::from_str(&read(dir, "answer.json")).unwrap();
+    assert_eq!(answer["decision"], "block", "{answer}");
+    let record = read(dir, "record.log");
+    assert!(
+        record.contains(
+            "`referee record` was run from inside the claude session refereed by the Stop hook"
+        ),
+        "{record}"
+    );
+    assert!(record.trim_end().ends_with("rc=1"), "{record}");
+    let waive = read(dir, "waive.log");
+    assert!(waive.contains("only a person waives"), "{waive}");
+    assert!(waive.trim_end().ends_with("rc=1"), "{waive}");
+    assert_eq!(f.rows(), 1);
+
+    // Run by the test itself, the hook registers no agent: the test's own
+    // waive goes through.
+    f.repo.write("src/a.rs", "fn a() { 1 }\n");
+    f.file("reviewer-2.print", BUG);
     let out = f
         .repo
         .referee()
@@ -107,33 +165,11 @@ fn an_agent_the_hook_referees_cannot_record_or_waive() {
         .write_stdin(payload.to_string())
         .output()
         .unwrap();
-    let answer: Value = serde_json::from_slice(&out.stdout).unwrap();
-    assert_eq!(
-        answer["decision"],
-        "block",
-        "{answer} {}",
-        text(&out.stderr)
-    );
-
-    let record = f.repo.record(CLEAN).run();
-    assert_eq!(record.code, 1, "{}", record.stderr);
-    assert!(
-        record.stderr.contains(
-            "`referee record` was run from inside the claude session refereed by the Stop hook"
-        ),
-        "{}",
-        record.stderr
-    );
+    assert!(out.status.success());
     let waive = f
         .repo
         .run(&["waive", "F1", "--by", "lead", "--reason", "x"]);
-    assert_eq!(waive.code, 1, "{}", waive.stderr);
-    assert!(
-        waive.stderr.contains("only a person waives"),
-        "{}",
-        waive.stderr
-    );
-    assert_eq!(f.rows(), 1);
+    assert_eq!(waive.code, 0, "{}", waive.stderr);
     // Reading is anyone's.
     let status = f.repo.run(&["status"]);
     assert_eq!(status.code, 0, "{}", status.stderr);

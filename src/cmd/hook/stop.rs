@@ -177,7 +177,7 @@ fn referee(
     }
     // The agent that called this hook is refereed: the commands only a
     // person runs refuse to run below it from now on (SPEC §8.1).
-    if let Some(agent) = crate::anchor::authority::hook_agent() {
+    if let Some(agent) = crate::anchor::authority::hook_agent(payload.agent.as_str()) {
         crate::anchor::authority::register(
             agent,
             &format!(
