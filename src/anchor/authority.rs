@@ -102,17 +102,27 @@ pub fn hook_agent(name: &str) -> Option<i32> {
     for _ in 0..8 {
         let comm = std::fs::read_to_string(format!("/proc/{at}/comm")).ok()?;
         if !SHELLS.contains(&comm.trim()) {
-            let cmdline = std::fs::read(format!("/proc/{at}/cmdline")).unwrap_or_default();
-            let named = comm.trim().contains(name)
-                || cmdline
-                    .split(|&b| b == 0)
-                    .take(3)
-                    .any(|arg| String::from_utf8_lossy(arg).contains(name));
-            return named.then_some(at);
+            return names(at, comm.trim(), name).then_some(at);
         }
         at = tree::get(at)?.ppid;
     }
     None
+}
+
+/// Whether process `pid` (its `comm` given) is the agent `name`: its
+/// program is named so (a native `claude`, `codex`), or it runs a script
+/// from a path that names it (`node …/gemini`, `node …/claude-code/cli.js`).
+fn names(pid: i32, comm: &str, name: &str) -> bool {
+    if comm.starts_with(name) {
+        return true;
+    }
+    let cmdline = std::fs::read(format!("/proc/{pid}/cmdline")).unwrap_or_default();
+    let mut args = cmdline.split(|&b| b == 0).map(String::from_utf8_lossy);
+    let program = args.next().unwrap_or_default();
+    let script = args.next().unwrap_or_default();
+    let base = |p: &str| p.rsplit('/').next().unwrap_or_default().to_string();
+    base(&program).starts_with(name)
+        || (script.contains('/') && script.split('/').any(|part| part.starts_with(name)))
 }
 
 const SHELLS: &[&str] = &["sh", "bash", "dash", "zsh", "fish", "ksh", "busybox"];
