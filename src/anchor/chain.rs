@@ -252,6 +252,28 @@ impl Anchor {
         Ok(())
     }
 
+    /// Under the ledger's exclusive lock, before an append: a row `pending`
+    /// names that the ledger holds (an append killed after its row was
+    /// written, before the chain had it) goes into the chain; a pending
+    /// row the ledger does not hold (killed before its row) is dropped.
+    pub fn settle(&self, hashes: &[&str]) -> Result<(), AnchorError> {
+        let Some(key) = self.key()? else {
+            return Ok(());
+        };
+        let Some(pending) = self.read_pending(&key)? else {
+            return Ok(());
+        };
+        let Some(lines) = self.read_lines(&key, "chain")? else {
+            return Ok(());
+        };
+        if pending.n == lines.len() + 1 && hashes.get(pending.n - 1) == Some(&pending.hash.as_str())
+        {
+            return self.commit(pending.n, &pending.hash);
+        }
+        let _ = std::fs::remove_file(self.file("pending"));
+        Ok(())
+    }
+
     /// Before appending row `n` with `hash` to the ledger.
     pub fn pending(&self, n: usize, hash: &str) -> Result<(), AnchorError> {
         let key = self.key_made()?;

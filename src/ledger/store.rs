@@ -689,6 +689,7 @@ impl Locked<'_> {
         };
         let rows = self.rows()?;
         let hashes: Vec<&str> = rows.iter().map(|r| r.row_sha256.as_str()).collect();
+        anchor.settle(&hashes)?;
         match anchor.check(&hashes)? {
             crate::anchor::chain::Standing::Unanchored => anchor.adopt(&hashes)?,
             crate::anchor::chain::Standing::Holds { .. } => {}

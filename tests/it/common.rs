@@ -44,9 +44,19 @@ pub struct Repo {
 
 /// A per-user state folder for a test's referee calls: outside `/tmp`, as a
 /// person's `~/.local/state` is, so that an agent sandbox that lets its
-/// commands write `/tmp` (Codex's `workspace-write`) does not reach it.
+/// commands write `/tmp` (Codex's `workspace-write`) does not reach it —
+/// under `~/.cache/referee-tests`, or the build's own scratch folder when
+/// there is no home outside `/tmp`.
 fn state_dir() -> tempfile::TempDir {
-    tempfile::tempdir_in(env!("CARGO_TARGET_TMPDIR")).expect("tempdir")
+    let home = std::env::var_os("HOME")
+        .map(PathBuf::from)
+        .filter(|h| h.is_absolute() && !h.starts_with("/tmp"));
+    let parent = match home {
+        Some(home) => home.join(".cache/referee-tests"),
+        None => PathBuf::from(env!("CARGO_TARGET_TMPDIR")),
+    };
+    std::fs::create_dir_all(&parent).expect("state parent");
+    tempfile::tempdir_in(parent).expect("tempdir")
 }
 
 impl Repo {
