@@ -27,6 +27,7 @@ use crate::statefs::{self, FsError, shown};
 
 pub mod authority;
 pub mod chain;
+pub mod holder;
 pub mod run_lock;
 
 /// Why the anchor could not be used.

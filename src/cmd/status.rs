@@ -14,6 +14,9 @@ use crate::state::State;
 
 pub fn run(state: &State, args: LoopArgs) -> anyhow::Result<Exit> {
     let lp = super::open_loop(state, &args.select)?;
+    // Until the anchor is asked below: no append lands between the read
+    // and that check.
+    let _held = lp.store.hold_shared()?;
     let history = History::read(&lp, lp.store.read()?.rows)?;
     let c = &history.contract;
     let name = lp.name.as_str();
