@@ -18,7 +18,9 @@ mod git_env;
 mod hook;
 mod hostile;
 mod judge;
+
 mod ledger;
+mod locks;
 mod parse;
 mod races;
 mod reach;
