@@ -70,12 +70,22 @@ fn is_link_error(err: &std::io::Error) -> bool {
 
 fn open_error(action: &'static str, path: &Path, err: std::io::Error) -> FsError {
     if is_link_error(&err) {
-        FsError::Link {
+        return FsError::Link {
             path: path.to_path_buf(),
-        }
-    } else {
-        io(action, path)(err)
+        };
     }
+    // Opening a socket says only ENXIO ("no such device or address"): name
+    // what is there instead.
+    if err.raw_os_error() == Some(nix::libc::ENXIO)
+        && let Ok(meta) = std::fs::symlink_metadata(path)
+        && let Some(what) = kind_name(&meta)
+    {
+        return FsError::NotFile {
+            path: path.to_path_buf(),
+            what,
+        };
+    }
+    io(action, path)(err)
 }
 
 /// What `lstat` says of `path`: `None` when nothing is there.

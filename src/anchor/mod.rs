@@ -30,6 +30,7 @@ use crate::statefs::{self, FsError, shown};
 
 pub mod authority;
 pub mod chain;
+pub mod holder;
 pub mod pins;
 pub mod run_lock;
 

@@ -194,25 +194,9 @@ impl Driving {
     /// Whether the process the lock names is alive, is the same process
     /// (its start time), and is a referee.
     pub fn is_live_referee(&self) -> bool {
-        let Ok(pid) = i32::try_from(self.pid) else {
-            return false;
-        };
-        if tree::get(pid).is_none_or(|p| p.start != self.start || p.zombie) {
-            return false;
-        }
-        let Ok(cmdline) = std::fs::read(format!("/proc/{pid}/cmdline")) else {
-            return false;
-        };
-        let argv0 = cmdline.split(|&b| b == 0).next().unwrap_or_default();
-        let name = Path::new(std::ffi::OsStr::from_bytes(argv0))
-            .file_name()
-            .map(|n| n.to_string_lossy().into_owned())
-            .unwrap_or_default();
-        name.starts_with("referee")
+        super::holder::is_live_referee(self.pid, self.start)
     }
 }
-
-use std::os::unix::ffi::OsStrExt as _;
 
 fn parse_driving(text: &str) -> Option<Driving> {
     let mut lines = text.lines();

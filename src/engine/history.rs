@@ -159,6 +159,19 @@ pub struct RoundState {
     /// `engine::with_base_attributes`).
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub attributes_changed: bool,
+    /// What the caller said the round cost (`--cost-usd`, `--tokens`),
+    /// kept when the judge's call added to the row's spend: a retry under
+    /// the same idempotency key must say the same. `None`: the row's spend
+    /// is the caller's.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub caller_spend: Option<CallerSpend>,
+}
+
+/// A round's spend as its caller reported it.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Serialize, Deserialize)]
+pub struct CallerSpend {
+    pub cost_usd: Option<f64>,
+    pub tokens: Option<u64>,
 }
 
 /// Where the loop stands for the next `record`.

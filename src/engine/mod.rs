@@ -26,7 +26,7 @@ use crate::patch::ParsedPatch;
 use crate::redact::{redact, redact_str, redact_string};
 use crate::snapshot::{self, Patch, Snapshot};
 use decide::{Decision, Round, Stop, Terms};
-pub use history::{History, Loop, LoopStanding, RevertTo, RoundState, SnapshotInfo};
+pub use history::{CallerSpend, History, Loop, LoopStanding, RevertTo, RoundState, SnapshotInfo};
 use history::{PATCH_FILE, STATE_FILE};
 
 /// A reviewer's output: the bytes as given and what they parsed to.
@@ -199,35 +199,51 @@ fn record_opened<'a>(
     sub: Submission,
     filled: impl FnOnce() -> Result<snapshot::Filled, snapshot::SnapshotError>,
 ) -> anyhow::Result<Recorded> {
-    if let Some(key) = sub.idempotency_key.as_deref()
-        && let Some(row) = history
+    // The round recorded under this call's idempotency key, if any: the
+    // call is answered as a retry only when it is the same call (below).
+    let keyed = match sub.idempotency_key.as_deref().and_then(|key| {
+        history
             .rows
             .iter()
             .find(|r| r.kind == Kind::Round && r.idempotency_key == key)
-    {
-        let state = history::read_state(&lp.store, row)?;
-        return Ok(Recorded {
-            row: row.clone(),
-            state,
-            already: true,
-            max_rounds: history.max_rounds,
-        });
-    }
+    }) {
+        Some(row) => Some((row.clone(), history::read_state(&lp.store, row)?)),
+        None => None,
+    };
 
     // The snapshot's tree only once the submission is known good and no
     // retry was answered: a bad review records nothing and stores no tree.
     // Its commit is written as soon as its tree is, while git lists the
-    // patch; not for the last round's tree, which may be a retry.
+    // patch; not for the last round's tree, which may be a retry, nor for
+    // a keyed call, which is one or is refused.
     let last_tree = history.last.as_ref().map(|(_, s)| s.snapshot.tree.as_str());
     // The round's last git commands load while `git add` still runs.
     let ahead = Ahead::start(lp, &history)?;
     let (tree, made, patch) =
         filled()?.tree_and_patch_then(&previous_snapshot(lp, &history), |tree| {
-            match Some(tree) == last_tree {
+            match keyed.is_some() || Some(tree) == last_tree {
                 true => Ok(None),
                 false => commit(lp, &history, tree).map(Some),
             }
         })?;
+    if let Some((row, state)) = keyed {
+        let differs = retry_differs(&row, &state, &tree, &sub);
+        if !differs.is_empty() {
+            anyhow::bail!(
+                "idempotency key `{}` was used by round {} for another call: {}; nothing was recorded\n\
+                 hint: a retry sends the same review, responses and spend for the same tree; a new review takes a new key",
+                row.idempotency_key,
+                row.round,
+                differs.join("; ")
+            );
+        }
+        return Ok(Recorded {
+            row,
+            state,
+            already: true,
+            max_rounds: history.max_rounds,
+        });
+    }
     let findings_sha256 = sub
         .review
         .as_ref()
@@ -279,6 +295,69 @@ fn record_opened<'a>(
         ahead: Some(ahead),
     };
     finish(lp, locked, &mut history, snapped, sub)
+}
+
+/// How a call under an idempotency key differs from the round `row` that
+/// key recorded (`state` its state): the review's bytes, the snapshot's
+/// tree, the writer's responses (as stored: notes redacted), the spend the
+/// caller reported. Empty: the same call, answered as a retry (SPEC §8.7).
+fn retry_differs(row: &Row, state: &RoundState, tree: &str, sub: &Submission) -> Vec<String> {
+    let short = |s: &str| s.get(..12).unwrap_or(s).to_string();
+    let mut differs = Vec::new();
+    let review = sub.review.as_ref().map_or("", |r| r.sha256.as_str());
+    if review != row.findings_sha256 {
+        differs.push(format!(
+            "the review differs (sha256 `{}` then, `{}` now)",
+            short(&row.findings_sha256),
+            short(review)
+        ));
+    }
+    if tree != state.snapshot.tree {
+        differs.push(format!(
+            "the work tree differs (tree `{}` then, `{}` now)",
+            short(&state.snapshot.tree),
+            short(tree)
+        ));
+    }
+    let mut responses = sub.responses.clone();
+    responses
+        .iter_mut()
+        .for_each(|r| redact_string(&mut r.note));
+    if responses != state.responses {
+        differs.push(format!(
+            "the responses differ ({} then, {} now)",
+            state.responses.len(),
+            responses.len()
+        ));
+    }
+    let then = state.caller_spend.unwrap_or(CallerSpend {
+        cost_usd: row.cost_usd,
+        tokens: row.tokens,
+    });
+    let now = CallerSpend {
+        cost_usd: sub.cost_usd.map(micro_dollars),
+        tokens: sub.tokens,
+    };
+    if then != now {
+        let shown = |s: CallerSpend| {
+            let cost = s.cost_usd.map_or("no cost".into(), |c| format!("${c}"));
+            let tokens = s
+                .tokens
+                .map_or("no tokens".into(), |t| format!("{t} tokens"));
+            format!("{cost}, {tokens}")
+        };
+        differs.push(format!(
+            "the spend differs ({} then, {} now)",
+            shown(then),
+            shown(now)
+        ));
+    }
+    differs
+}
+
+/// A cost to the micro-dollar, as the ledger keeps it.
+fn micro_dollars(cost: f64) -> f64 {
+    (cost * 1e6).round() / 1e6
 }
 
 /// The working tree's snapshot tree and the patch to it from
@@ -494,6 +573,17 @@ pub fn finish<'a>(
     };
     let mut state = round_state(lp, pinned, round, &snapped, decision, &outcome, &sub);
     state.attributes_changed = attributes_changed;
+    // The judge's call adds to the row's spend: the caller's own is kept
+    // beside it, for a retry to be compared with (`retry_differs`).
+    if asked
+        .as_ref()
+        .is_some_and(|a| a.cost_usd.is_some() || a.tokens.is_some())
+    {
+        state.caller_spend = Some(CallerSpend {
+            cost_usd: sub.cost_usd.map(micro_dollars),
+            tokens: sub.tokens,
+        });
+    }
     state.out_of_scope_added = added_paths(&state.out_of_scope, &parsed_patch);
     let findings_sha256 = sub
         .review
@@ -557,7 +647,7 @@ pub fn finish<'a>(
         (a, b) => Some(a.unwrap_or(0) + b.unwrap_or(0)),
     };
     // Sums of float costs drift (0.16999999999999998): a micro-dollar is plenty.
-    draft.cost_usd = cost.map(|c| (c * 1e6).round() / 1e6);
+    draft.cost_usd = cost.map(micro_dollars);
     draft.tokens = tokens;
     draft.snapshot = snapped.snap.commit.clone();
     draft.findings_sha256 = findings_sha256;
@@ -708,6 +798,8 @@ fn round_state(
         judge: outcome.judge.clone(),
         pinned,
         attributes_changed: false,
+        // Kept only where the row's spend is not the caller's: see `finish`.
+        caller_spend: None,
     };
     state.exit = i32::from(exit_of(&state).code());
     state

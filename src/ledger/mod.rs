@@ -2,6 +2,7 @@
 //! fsync, evidence (I/O).
 
 pub mod chain;
+pub mod lock;
 pub mod row;
 pub mod store;
 

@@ -8,6 +8,7 @@ use std::os::unix::fs::{MetadataExt, OpenOptionsExt, PermissionsExt};
 use std::path::{Path, PathBuf};
 
 use super::chain::{self, ChainError, Parsed};
+use super::lock::{self, Busy, Mode};
 use super::row::{Draft, Kind, Row, RowRef, header};
 use crate::digest::Framed;
 use crate::statefs::{self, FsError};
@@ -37,6 +38,39 @@ pub enum StoreError {
     Broken { path: PathBuf, problem: String },
     #[error(transparent)]
     Anchor(#[from] crate::anchor::AnchorError),
+    /// The ledger is locked by processes that are not a live referee: not
+    /// honoured, so an append refuses (SPEC §8.6).
+    #[error(
+        "ledger `{}` is locked by {}, which is not a live referee: its lock is not honoured, and nothing was written\n\
+         hint: if it is a leftover (of a writer agent, say), ending it is your call: `kill {}`; referee never ends it",
+        statefs::shown(path),
+        lock::named(holders),
+        pids(holders)
+    )]
+    NotHonoured {
+        path: PathBuf,
+        holders: Vec<crate::anchor::holder::Holder>,
+    },
+    /// A live referee (or a holder that cannot be named) kept the lock for
+    /// [`lock::LOCK_WAIT`].
+    #[error(
+        "ledger `{}` is still locked after {}s by {}; nothing was {undone}\n\
+         hint: wait for it to finish, then run the command again",
+        statefs::shown(path),
+        lock::LOCK_WAIT.as_secs(),
+        lock::named(holders)
+    )]
+    Held {
+        path: PathBuf,
+        holders: Vec<crate::anchor::holder::Holder>,
+        undone: &'static str,
+    },
+}
+
+/// The pids of `holders`, for a `kill` hint.
+fn pids(holders: &[crate::anchor::holder::Holder]) -> String {
+    let pids: Vec<String> = holders.iter().map(|h| h.pid.to_string()).collect();
+    pids.join(" ")
 }
 
 /// The smallest ledger [`Store::each_row_formatted`] and
@@ -194,7 +228,7 @@ impl Store {
         let Some(mut file) = statefs::open_read(&self.base, &self.ledger)? else {
             return Ok(Ok(None));
         };
-        file.lock_shared().map_err(io(&self.ledger))?;
+        self.lock_shared(&file)?;
         let (committed, torn) = self.check_whole(&mut file)?;
         file.seek(SeekFrom::Start(0)).map_err(io(&self.ledger))?;
         let mut chunks = chain::Chunks::new((&mut file).take(committed));
@@ -288,7 +322,7 @@ impl Store {
         let Some(mut file) = statefs::open_read(&self.base, &self.ledger)? else {
             return Ok(Ok((0, None)));
         };
-        file.lock_shared().map_err(io(&self.ledger))?;
+        self.lock_shared(&file)?;
         let (committed, torn) = self.check_whole(&mut file)?;
         file.seek(SeekFrom::Start(0)).map_err(io(&self.ledger))?;
         let mut left = committed;
@@ -369,7 +403,7 @@ impl Store {
         let Some(mut file) = statefs::open_read(&self.base, &self.ledger)? else {
             return Ok(Vec::new());
         };
-        file.lock_shared().map_err(io(&self.ledger))?;
+        self.lock_shared(&file)?;
         // Sized from the file, so the buffer is not copied as it grows.
         let len = file.metadata().map_err(io(&self.ledger))?.len();
         let mut bytes = Vec::with_capacity(statefs::capacity_for(len));
@@ -377,16 +411,17 @@ impl Store {
         Ok(bytes)
     }
 
-    /// Holds the ledger's shared lock until the file returned is dropped
-    /// (`None`: no ledger yet), so that what a reader reads of the ledger
-    /// and of the loop's anchor is of the same moment: an append holds the
-    /// exclusive lock while it writes both.
+    /// Holds the readers' shared lock until the file given back is dropped
+    /// (`None`: no ledger yet): a reader that checks the rows it read
+    /// against the loop's anchor does so before any append can follow its
+    /// read (the anchor learns of a row right after its write). Reads made
+    /// meanwhile take their own shared lock, which this one never blocks.
     pub fn hold_shared(&self) -> Result<Option<File>, StoreError> {
         self.check_base()?;
         let Some(file) = statefs::open_read(&self.base, &self.ledger)? else {
             return Ok(None);
         };
-        file.lock_shared().map_err(io(&self.ledger))?;
+        self.lock_shared(&file)?;
         Ok(Some(file))
     }
 
@@ -394,8 +429,53 @@ impl Store {
     pub fn lock(&self) -> Result<Locked<'_>, StoreError> {
         self.create_base()?;
         let file = statefs::open_append(&self.base, &self.ledger)?;
-        file.lock().map_err(io(&self.ledger))?;
-        Ok(Locked { store: self, file })
+        match lock::wait(&file, Mode::Exclusive) {
+            Ok(()) => Ok(Locked { store: self, file }),
+            Err(Busy::NotHonoured(holders)) => Err(StoreError::NotHonoured {
+                path: self.ledger.clone(),
+                holders,
+            }),
+            Err(Busy::Held(holders)) => Err(StoreError::Held {
+                path: self.ledger.clone(),
+                holders,
+                undone: "written",
+            }),
+            Err(Busy::Io(e)) => Err(io(&self.ledger)(e)),
+        }
+    }
+
+    /// Takes the shared lock readers hold, waiting as [`lock::LOCK_WAIT`]
+    /// says. A lock held by processes that are not a live referee is not
+    /// honoured: the ledger is read without it, and a note on stderr says
+    /// so. That read is safe: the ledger is append-only, and every row is
+    /// one write and an fsync under the exclusive lock, which no referee
+    /// takes while that holder keeps it; a committed row always reads
+    /// whole.
+    fn lock_shared(&self, file: &File) -> Result<(), StoreError> {
+        match lock::wait(file, Mode::Shared) {
+            Ok(()) => Ok(()),
+            Err(Busy::NotHonoured(holders)) => {
+                // Once per command: a command may read the ledger twice.
+                static NOTED: std::sync::atomic::AtomicBool =
+                    std::sync::atomic::AtomicBool::new(false);
+                if NOTED.swap(true, std::sync::atomic::Ordering::Relaxed) {
+                    return Ok(());
+                }
+                let _ = writeln!(
+                    std::io::stderr(),
+                    "note: ledger `{}` is locked by {}, which is not a live referee: read without its lock (appends are refused while it holds it)",
+                    statefs::shown(&self.ledger),
+                    lock::named(&holders)
+                );
+                Ok(())
+            }
+            Err(Busy::Held(holders)) => Err(StoreError::Held {
+                path: self.ledger.clone(),
+                holders,
+                undone: "read",
+            }),
+            Err(Busy::Io(e)) => Err(io(&self.ledger)(e)),
+        }
     }
 
     /// Checks the chain and every evidence digest.
@@ -418,7 +498,7 @@ impl Store {
                 head: None,
             });
         };
-        file.lock_shared().map_err(io(&self.ledger))?;
+        self.lock_shared(&file)?;
         // Which rounds have an evidence folder, listed once (not a stat per row).
         let listed = match statefs::check(&self.base, &self.evidence_root)? {
             Some(meta) if meta.is_dir() => std::fs::read_dir(&self.evidence_root),

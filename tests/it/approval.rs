@@ -196,9 +196,11 @@ fn eight_racing_records_with_one_key_append_one_row() {
         .stdout(std::process::Stdio::piped())
         .stderr(std::process::Stdio::piped());
         let mut child = cmd.spawn().unwrap();
-        // Different bodies: only the key makes them one round.
+        // One call retried: the key makes them one round. Half of them
+        // send another review under the key, which is refused.
+        let n = i % 2;
         let body =
-            format!(r#"{{"findings": [{{"id": "F{i}", "severity": "bug", "title": "t{i}"}}]}}"#);
+            format!(r#"{{"findings": [{{"id": "F{n}", "severity": "bug", "title": "t{n}"}}]}}"#);
         child
             .stdin
             .take()
@@ -207,9 +209,18 @@ fn eight_racing_records_with_one_key_append_one_row() {
             .unwrap();
         children.push(child);
     }
-    let mut fresh = 0;
+    let (mut fresh, mut refused) = (0, 0);
     for child in children {
         let out = child.wait_with_output().unwrap();
+        if out.status.code() == Some(1) {
+            let err = text(&out.stderr);
+            assert!(
+                err.contains("idempotency key `retry-1` was used by round 1 for another call: the review differs"),
+                "{err}"
+            );
+            refused += 1;
+            continue;
+        }
         assert_eq!(out.status.code(), Some(10), "{}", text(&out.stderr));
         let json: Value = serde_json::from_slice(&out.stdout).unwrap();
         assert_eq!(json["round"], 1);
@@ -217,7 +228,7 @@ fn eight_racing_records_with_one_key_append_one_row() {
             fresh += 1;
         }
     }
-    assert_eq!(fresh, 1);
+    assert_eq!((fresh, refused), (1, 4));
     assert_eq!(repo.ledger_json().len(), 1);
 }
 

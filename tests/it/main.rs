@@ -19,7 +19,9 @@ mod hook;
 mod host_boundary;
 mod hostile;
 mod judge;
+
 mod ledger;
+mod locks;
 mod parse;
 mod races;
 mod reach;

@@ -84,11 +84,16 @@ fn parallel_records_on_two_loops_with_readers_never_show_a_torn_ledger() {
                 (i, spawn_record(&repo, lp, &findings))
             })
             .collect();
-        for (i, child) in children {
-            let (status, stderr) = finish(child, "parallel record");
+        let finished: Vec<_> = children
+            .into_iter()
+            .map(|(i, child)| (i, finish(child, "parallel record")))
+            .collect();
+        // Before any assertion: a failed record must not leave the readers
+        // looping (the scope would wait on them for ever).
+        done.store(true, Ordering::SeqCst);
+        for (i, (status, stderr)) in finished {
             assert_eq!(status.code(), Some(10), "record {i}: {stderr}");
         }
-        done.store(true, Ordering::SeqCst);
         readers.into_iter().map(|r| r.join().expect("reader")).fold(
             (0, 0, Vec::new()),
             |(d, m, mut all), (during, midway, failures)| {
