@@ -129,5 +129,19 @@ for name in a_leftover_process_holding_the_ledger_lock_stalls_no_command \
 done
 run approval::eight_racing_records_with_one_key_append_one_row
 
+echo "== 11. the writer's reach (SPEC §8): authority, the anchor, failing closed, the snapshot, the reviewer, the host's boundary, $((repeat / 4 + 1)) runs"
+# Each suite whole: its tests play a hostile writer's moves against the
+# binary (the real-CLI ones skip where the CLIs are missing).
+for _ in $(seq "$((repeat / 4 + 1))"); do
+  for suite in writer_reach reach snapshot_trust host_boundary; do
+    if cargo test "${profile[@]}" --quiet --test it "$suite::" >"$log" 2>&1; then
+      printf '  ok     %s:: (%s)\n' "$suite" "$(grep -Eo '[0-9]+ passed' "$log" | tail -1)"
+    else
+      grep -E 'panicked at|FAILED' "$log" | head -20
+      failed=$((failed + 1))
+    fi
+  done
+done
+
 echo "torture: $failed failed (seed $seed)"
 [ "$failed" = 0 ]
