@@ -443,6 +443,10 @@ fn a_stop_the_hook_cannot_judge_is_blocked_then_left_to_the_person() {
     let responses = f.repo.join(".referee/ledgers/l/responses.json");
     let contract = f.repo.join(".referee/contracts/l.toml");
     let contract_text = std::fs::read_to_string(&contract).unwrap();
+    let run_lock = f.repo.anchor("l").join("run.lock");
+    let evidence = f.repo.join(".referee/ledgers/l/round-1");
+    let evidence_copy = f.repo.join("round-1-copy");
+    let decoy = f.repo.join(".referee/contracts/decoy.toml");
     type Move<'a> = (&'a str, Box<dyn Fn() + 'a>, Box<dyn Fn() + 'a>);
     let moves: Vec<Move> = vec![
         (
@@ -471,6 +475,43 @@ fn a_stop_the_hook_cannot_judge_is_blocked_then_left_to_the_person() {
                 std::fs::rename(f.repo.join("moved"), f.repo.join(".referee/contracts")).unwrap()
             }),
         ),
+        // A FIFO at the run lock (in the anchor).
+        (
+            "is a fifo, not a regular file",
+            Box::new(|| {
+                let _ = std::fs::remove_file(&run_lock);
+                let made = std::process::Command::new("mkfifo")
+                    .arg(&run_lock)
+                    .status()
+                    .unwrap();
+                assert!(made.success());
+            }),
+            Box::new(|| std::fs::remove_file(&run_lock).unwrap()),
+        ),
+        // Round 1's evidence swapped for a link to a copy of it.
+        (
+            "is a symlink",
+            Box::new(|| {
+                std::fs::rename(&evidence, &evidence_copy).unwrap();
+                std::os::unix::fs::symlink(&evidence_copy, &evidence).unwrap();
+            }),
+            Box::new(|| {
+                std::fs::remove_file(&evidence).unwrap();
+                std::fs::rename(&evidence_copy, &evidence).unwrap();
+            }),
+        ),
+        // A decoy loop beside it, the hook installed without `--loop`.
+        (
+            "2 loops take rounds here (`decoy`, `l`)",
+            Box::new(|| {
+                std::fs::write(
+                    &decoy,
+                    contract_text.replacen("loop = \"l\"", "loop = \"decoy\"", 1),
+                )
+                .unwrap()
+            }),
+            Box::new(|| std::fs::remove_file(&decoy).unwrap()),
+        ),
     ];
     for (i, (says, make, undo)) in moves.iter().enumerate() {
         f.repo
@@ -496,10 +537,10 @@ fn a_stop_the_hook_cannot_judge_is_blocked_then_left_to_the_person() {
     assert_eq!(f.rows(), 1, "nothing was recorded");
     let status = f.repo.run(&["status", "--json"]);
     let s: Value = serde_json::from_str(&status.stdout).unwrap();
-    assert_eq!(s["incidents"].as_array().map(Vec::len), Some(16), "{s}");
+    assert_eq!(s["incidents"].as_array().map(Vec::len), Some(20), "{s}");
     let text = f.repo.run(&["status"]).stdout;
     assert!(
-        text.contains("warning: the Stop hook could not judge 16 stops"),
+        text.contains("warning: the Stop hook could not judge 20 stops"),
         "{text}"
     );
 }
