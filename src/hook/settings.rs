@@ -181,23 +181,32 @@ pub enum SettingsError {
     Edit,
 }
 
+impl Doc {
+    /// The settings `text` to edit (empty when the file does not exist:
+    /// then an empty object, and the file counts as made).
+    fn open(text: &str) -> Result<(Doc, Made), SettingsError> {
+        let mut doc = Doc {
+            text: text.to_string(),
+            edits: Vec::new(),
+        };
+        let mut made = Made::default();
+        if text.trim().is_empty() {
+            made.file = true;
+            doc.apply(Edit {
+                at: 0,
+                removed: text.to_string(),
+                inserted: "{}\n".to_string(),
+            })?;
+        }
+        Ok((doc, made))
+    }
+}
+
 /// Adds `entry` to `text` (the file's content; empty when it does not
 /// exist), or updates referee's entry in place; with `cap`, raises Claude
 /// Code's block cap to it in `env`.
 pub fn install(text: &str, entry: &Entry, cap: Option<u32>) -> Result<Installed, SettingsError> {
-    let mut doc = Doc {
-        text: text.to_string(),
-        edits: Vec::new(),
-    };
-    let mut made = Made::default();
-    if text.trim().is_empty() {
-        made.file = true;
-        doc.apply(Edit {
-            at: 0,
-            removed: text.to_string(),
-            inserted: "{}\n".to_string(),
-        })?;
-    }
+    let (mut doc, mut made) = Doc::open(text)?;
     let root = doc.root()?;
     match root.get("hooks") {
         None => {
@@ -238,19 +247,7 @@ pub fn install(text: &str, entry: &Entry, cap: Option<u32>) -> Result<Installed,
 /// hook, or any): missing deny rules and `denyWrite` paths are appended,
 /// sandbox switches set; the person's own entries stay.
 pub fn guard(text: &str, guard: &Guard) -> Result<Installed, SettingsError> {
-    let mut doc = Doc {
-        text: text.to_string(),
-        edits: Vec::new(),
-    };
-    let mut made = Made::default();
-    if text.trim().is_empty() {
-        made.file = true;
-        doc.apply(Edit {
-            at: 0,
-            removed: text.to_string(),
-            inserted: "{}\n".to_string(),
-        })?;
-    }
+    let (mut doc, mut made) = Doc::open(text)?;
     doc.root()?;
     for rule in &guard.deny {
         doc.add_to_list(&["permissions", "deny"], rule, &mut made)?;
