@@ -946,17 +946,26 @@ fn claude_code_stopped_at_the_round_cap_tells_the_hand_off() {
 }
 
 fn codex_command(codex: &Path, home: &Path, repo: &Repo, bypass: bool) -> Command {
+    codex_command_in(codex, home, repo, bypass, Some("workspace-write"))
+}
+
+/// `codex exec` in `repo` with `-s SANDBOX`, or with none (its config's
+/// permission profile decides).
+fn codex_command_in(
+    codex: &Path,
+    home: &Path,
+    repo: &Repo,
+    bypass: bool,
+    sandbox: Option<&str>,
+) -> Command {
     let state = repo.state_dir();
     let repo = repo.path();
     let mut cmd = Command::new(codex);
-    cmd.args([
-        "exec",
-        "--json",
-        "--sandbox",
-        "workspace-write",
-        "-m",
-        "gpt-5.5",
-    ]);
+    cmd.args(["exec", "--json"]);
+    if let Some(sandbox) = sandbox {
+        cmd.args(["--sandbox", sandbox]);
+    }
+    cmd.args(["-m", "gpt-5.5"]);
     if bypass {
         cmd.arg("--dangerously-bypass-hook-trust");
     }
@@ -1356,6 +1365,18 @@ fn claude_code_in_its_sandbox_cannot_reach_the_referees_state() {
 /// loop goes on.
 #[test]
 fn codex_in_workspace_write_cannot_waive_or_edit_git() {
+    codex_sandboxed_cannot_reach(false);
+}
+
+/// The same with no `-s`: the read-only profile for `.referee` that `hook
+/// install` wrote into the project's `.codex/config.toml` is in force, so
+/// an append to `.referee/` fails too.
+#[test]
+fn codex_under_the_installed_profile_cannot_edit_the_state_folder() {
+    codex_sandboxed_cannot_reach(true);
+}
+
+fn codex_sandboxed_cannot_reach(profile: bool) {
     let Some(codex) = tool("codex") else {
         return;
     };
@@ -1378,7 +1399,8 @@ fn codex_in_workspace_write_cannot_waive_or_edit_git() {
             {"text": "Done."},
             {"match": "hook_prompt", "shell": format!(
                 "'{referee}' waive F1 --loop h --by lead --reason x > '{log}' 2>&1; echo rc=$? >> '{log}'; \
-                 echo '[core]' 2>> '{log}' >> .git/config; echo rc=$? >> '{log}'")},
+                 echo '[core]' 2>> '{log}' >> .git/config; echo rc=$? >> '{log}'{}",
+                 if profile { format!("; echo x 2>> '{log}' >> .referee/probe; echo rc=$? >> '{log}'") } else { String::new() })},
             {"apply_patch": patch("now < exp", "now >= exp")},
             {"text": "Fixed."}
         ]}),
@@ -1391,8 +1413,12 @@ fn codex_in_workspace_write_cannot_waive_or_edit_git() {
         h.repo.path().display()
     ));
     std::fs::write(&config, toml).unwrap();
+    // No `-s` under the profile: the project's `.codex/config.toml` (that
+    // `hook install` wrote) decides.
+    let sandbox = (!profile).then_some("workspace-write");
+    let cmd = codex_command_in(&codex, home.path(), &h.repo, true, sandbox);
     let out = run_limited(
-        codex_command(&codex, home.path(), &h.repo, true),
+        cmd,
         "fix the expiry check in src/auth.rs\n",
         Duration::from_secs(180),
     );
@@ -1402,7 +1428,12 @@ fn codex_in_workspace_write_cannot_waive_or_edit_git() {
     // so referee cannot see the agent above it; the sandbox keeps the
     // per-user state folder read-only, and the waiver finds no way in.
     assert!(said.contains("Read-only file system"), "{said}");
-    assert_eq!(said.matches("rc=1").count(), 2, "{said}");
+    assert_eq!(
+        said.matches("rc=1").count(),
+        if profile { 3 } else { 2 },
+        "{said}"
+    );
+    assert!(!h.repo.join(".referee/probe").exists(), "{said}");
     assert!(!said.contains("waived `F1`"), "{said}");
     assert_eq!(
         std::fs::read(h.repo.join(".git/config")).unwrap(),
