@@ -188,6 +188,43 @@ impl Anchor {
         private_dir(&self.root, &self.dir)
     }
 
+    /// Pins the contract's bytes (their sha256) as `init` wrote them: the
+    /// Stop hook refuses a contract changed since, so a writer cannot
+    /// rewrite the reviewer before round 1 pins it. (`run` needs no such
+    /// pin: it reads the contract before its writer starts, and the ledger
+    /// pins those bytes.)
+    pub fn pin_contract(&self, sha256: &str) -> Result<(), AnchorError> {
+        self.create()?;
+        statefs::replace(
+            &self.root,
+            &self.file("contract.sha256"),
+            format!("{sha256}\n").as_bytes(),
+        )?;
+        Ok(())
+    }
+
+    /// Refuses a contract whose sha256 is not the one `init` pinned (no pin:
+    /// a loop started elsewhere or by an older referee, nothing to hold).
+    pub fn check_contract(&self, sha256: &str, path: &Path) -> Result<(), AnchorError> {
+        let Some(bytes) = statefs::read(&self.root, &self.file("contract.sha256"))? else {
+            return Ok(());
+        };
+        let pinned = String::from_utf8_lossy(&bytes).trim().to_string();
+        if pinned == sha256 {
+            return Ok(());
+        }
+        Err(AnchorError::Bad {
+            path: path.to_path_buf(),
+            what: format!(
+                "changed since `referee init` wrote it (sha256 `{}`, pinned `{}`), and only a person changes a contract\n\
+                 hint: if you made the change, pin it with `referee init --from {} --force`",
+                sha256.get(..12).unwrap_or(sha256),
+                pinned.get(..12).unwrap_or(&pinned),
+                shown(path)
+            ),
+        })
+    }
+
     /// A file of the loop's anchor folder.
     pub fn file(&self, name: &str) -> PathBuf {
         self.dir.join(name)

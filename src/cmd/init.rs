@@ -133,6 +133,7 @@ pub(super) fn write(
     crate::snapshot::Own::start(&state.repo, &anchor)?;
     write_attributes(state)?;
     anchor.adopt(&hashes)?;
+    anchor.pin_contract(&crate::digest::sha256_hex(text.as_bytes()))?;
     Ok((name, path, contract, text))
 }
 

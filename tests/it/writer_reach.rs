@@ -594,3 +594,59 @@ fn a_run_lock_made_anew_by_the_writer_still_names_the_run() {
     // The run's own round is the only one.
     assert_eq!(f.rows(), 1);
 }
+
+/// The contract before round 1 under the Stop hook: `init` pins its bytes
+/// in the anchor, so a writer that rewrites it (here the round cap) before
+/// the first stop is not judged by it: the hook blocks. A person pins a
+/// change they made with `init --from … --force`.
+#[test]
+fn a_contract_rewritten_before_round_one_does_not_judge_the_round() {
+    let f = Driven::new();
+    f.file("reviewer-1.print", BUG);
+    let contract = f.repo.join(".referee/contracts/l.toml");
+    let text = std::fs::read_to_string(&contract).unwrap();
+    let forged = text.replacen("max_rounds = 4", "max_rounds = 1", 1);
+    assert_ne!(forged, text);
+    std::fs::write(&contract, &forged).unwrap();
+    f.repo.write("src/a.rs", "fn a() { 0 }\n");
+
+    let root = f.repo.path().to_path_buf();
+    let answer = hook_stop(&f, &root, "s1", &[]);
+    assert_eq!(answer["decision"], "block", "{answer}");
+    assert!(
+        answer["reason"]
+            .as_str()
+            .unwrap()
+            .contains("changed since `referee init` wrote it"),
+        "{answer}"
+    );
+    assert_eq!(f.rows(), 0);
+
+    // The person's own edit, pinned: the hook judges by it.
+    let pinned = f
+        .repo
+        .run(&["init", "--from", contract.to_str().unwrap(), "--force"]);
+    assert_eq!(pinned.code, 0, "{}", pinned.stderr);
+    let answer = hook_stop(&f, &root, "s2", &[]);
+    assert!(answer.get("decision").is_none(), "{answer}");
+    assert_eq!(f.rows(), 1);
+}
+
+/// A loop's contract removed from the contracts folder while this machine
+/// anchors the loop: the stop is blocked, not let go as "no loop".
+#[test]
+fn a_contract_removed_while_its_loop_is_anchored_blocks_the_stop() {
+    let f = Driven::new();
+    f.file("reviewer-1.print", BUG);
+    f.repo.write("src/a.rs", "fn a() { 0 }\n");
+    let root = f.repo.path().to_path_buf();
+    assert_eq!(hook_stop(&f, &root, "s1", &[])["decision"], "block");
+    std::fs::remove_file(f.repo.join(".referee/contracts/l.toml")).unwrap();
+    f.repo.write("src/a.rs", "fn a() { 1 }\n");
+    let answer = hook_stop(&f, &root, "s1", &[]);
+    assert_eq!(answer["decision"], "block", "{answer}");
+    assert!(
+        answer["reason"].as_str().unwrap().contains("loop(s) `l`"),
+        "{answer}"
+    );
+}

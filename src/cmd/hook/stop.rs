@@ -166,8 +166,32 @@ fn referee(
     // command.
     let state = State::at(project, repo, dir)?;
     let Some(lp) = choose_loop(&state, select)? else {
-        return Ok(Answer::Allow);
+        // A loop this machine anchors whose contract is gone is not "no
+        // loop": its contract was removed or renamed.
+        let have = state.loops()?;
+        let gone: Vec<String> = crate::anchor::pins::Pins::of(&state.repo, &state.root)?
+            .anchored_loops()
+            .into_iter()
+            .filter(|n| !have.iter().any(|h| h.as_str() == n))
+            .collect();
+        if gone.is_empty() {
+            return Ok(Answer::Allow);
+        }
+        anyhow::bail!(
+            "this machine anchors loop(s) {} of `{}` whose contract is gone\n\
+             hint: a person who ended the loop for good removes its anchor `{}`",
+            gone.iter()
+                .map(|n| format!("`{n}`"))
+                .collect::<Vec<_>>()
+                .join(", "),
+            state.root.display(),
+            crate::anchor::Anchor::of(&state.repo, &state.root, &gone[0])?
+                .dir()
+                .display()
+        );
     };
+    lp.anchor
+        .check_contract(&lp.loaded.sha256, &lp.loaded.path)?;
     let history = History::read(&lp, lp.store.read()?.rows)?;
     if !matches!(
         history.standing(),
