@@ -109,6 +109,25 @@ pub fn hook_agent(name: &str) -> Option<i32> {
     None
 }
 
+/// The nearest ancestor of this process that is an agent CLI (`claude`,
+/// `codex`, `gemini`, told as [`hook_agent`] tells them), registered or
+/// not: its pid and name.
+pub fn below_agent_cli() -> Option<(i32, &'static str)> {
+    let mut seen = std::collections::HashSet::new();
+    let mut at = tree::get(std::process::id() as i32)?.ppid;
+    while at > 1 && seen.insert(at) {
+        let comm = std::fs::read_to_string(format!("/proc/{at}/comm")).unwrap_or_default();
+        if let Some(name) = ["claude", "codex", "gemini"]
+            .into_iter()
+            .find(|n| names(at, comm.trim(), n))
+        {
+            return Some((at, name));
+        }
+        at = tree::get(at)?.ppid;
+    }
+    None
+}
+
 /// Whether process `pid` (its `comm` given) is the agent `name`: its
 /// program is named so (a native `claude`, `codex`), or it runs a script
 /// from a path that names it (`node …/gemini`, `node …/claude-code/cli.js`).

@@ -61,6 +61,34 @@ impl Pins {
         names
     }
 
+    /// The agent whose Stop hook a person installed here for loop `name`
+    /// (installed without `--loop`: for every loop), if any: such a loop
+    /// is driven by the hook, and only the hook records its rounds.
+    pub fn hook_driving(&self, name: &str) -> Option<String> {
+        for agent in ["claude", "codex"] {
+            let Ok(Some(bytes)) =
+                statefs::read(&self.root, &self.file(&format!("hooks/{agent}.json")))
+            else {
+                continue;
+            };
+            let Ok(record) = serde_json::from_slice::<serde_json::Value>(&bytes) else {
+                continue;
+            };
+            let command = record["command"].as_str().unwrap_or_default();
+            let named = command.split_once(" --loop ").map(|(_, rest)| {
+                rest.split_whitespace()
+                    .next()
+                    .unwrap_or_default()
+                    .trim_matches('\'')
+                    .to_string()
+            });
+            if named.is_none_or(|n| n == name) {
+                return Some(agent.to_string());
+            }
+        }
+        None
+    }
+
     /// The per-user state folder, below which every file is checked for links.
     pub fn base(&self) -> &Path {
         &self.root

@@ -29,6 +29,20 @@ pub fn run(state: &State, args: RecordArgs) -> anyhow::Result<Exit> {
     }
     let lp = super::open_loop(state, &args.select)?;
     super::round::refuse_if_driven(&lp, "recording a round by hand")?;
+    // A loop a Stop hook drives is recorded by the hook alone (SPEC §8.1):
+    // else its writer, before the hook first saw (and registered) it, could
+    // record a clean round 1 and be let go at every stop after. From below
+    // an agent CLI, then, `record` is refused even unregistered.
+    let pins = crate::anchor::pins::Pins::of(&state.repo, &state.root)?;
+    if let Some(agent) = pins.hook_driving(lp.name.as_str())
+        && let Some((pid, cli)) = crate::anchor::authority::below_agent_cli()
+    {
+        anyhow::bail!(
+            "loop `{}` is refereed by the {agent} Stop hook installed here, and this `referee record` runs inside {cli} (pid {pid}): only the hook records its rounds; nothing was recorded\n\
+             hint: a person runs it from their own shell; to record by hand for good, take the hook out: `referee hook uninstall --agent {agent}`",
+            lp.name
+        );
+    }
     let name = if args.findings == "-" {
         "stdin".to_string()
     } else {

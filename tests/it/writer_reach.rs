@@ -23,6 +23,32 @@ fn writer_runs(log: &str, args: &str) -> String {
     )
 }
 
+/// Runs the program `agent` (a script named after an agent CLI, playing
+/// it) in `f`'s repository with the test's referee environment; it must
+/// succeed.
+fn run_as_agent(f: &Driven, agent: &Path) {
+    let env = f.repo.referee_std();
+    let run = || {
+        std::process::Command::new(agent)
+            .current_dir(f.repo.path())
+            .envs(env.get_envs().filter_map(|(k, v)| Some((k, v?))))
+            .status()
+    };
+    // A program just written can be busy a moment: another test thread's
+    // fork may still hold the write (ETXTBSY).
+    let mut ran = run();
+    for _ in 0..100 {
+        match &ran {
+            Err(e) if e.raw_os_error() == Some(nix::libc::ETXTBSY) => {
+                std::thread::sleep(std::time::Duration::from_millis(20));
+                ran = run();
+            }
+            _ => break,
+        }
+    }
+    assert!(ran.unwrap().success());
+}
+
 fn read(dir: &Path, name: &str) -> String {
     std::fs::read_to_string(dir.join(name)).unwrap_or_else(|e| panic!("{name}: {e}"))
 }
@@ -118,27 +144,7 @@ fn an_agent_the_hook_referees_cannot_record_or_waive() {
     )
     .unwrap();
     std::fs::set_permissions(&agent, std::os::unix::fs::PermissionsExt::from_mode(0o755)).unwrap();
-    // The environment the test's own referee calls get.
-    let env = f.repo.referee_std();
-    let run = || {
-        std::process::Command::new(&agent)
-            .current_dir(f.repo.path())
-            .envs(env.get_envs().filter_map(|(k, v)| Some((k, v?))))
-            .status()
-    };
-    // A program just written can be busy a moment: another test thread's
-    // fork may still hold the write (ETXTBSY).
-    let mut ran = run();
-    for _ in 0..100 {
-        match &ran {
-            Err(e) if e.raw_os_error() == Some(nix::libc::ETXTBSY) => {
-                std::thread::sleep(std::time::Duration::from_millis(20));
-                ran = run();
-            }
-            _ => break,
-        }
-    }
-    assert!(ran.unwrap().success());
+    run_as_agent(&f, &agent);
     let answer: Value = serde_json::from_str(&read(dir, "answer.json")).unwrap();
     assert_eq!(answer["decision"], "block", "{answer}");
     let record = read(dir, "record.log");
@@ -649,4 +655,39 @@ fn a_contract_removed_while_its_loop_is_anchored_blocks_the_stop() {
         answer["reason"].as_str().unwrap().contains("loop(s) `l`"),
         "{answer}"
     );
+}
+
+/// Case 1 before the first stop: the hook has not yet seen the writer, so
+/// nothing registers it; but a loop a Stop hook drives takes no `record`
+/// from inside an agent CLI (a program named `claude` plays it here). The
+/// person's own `record` still works.
+#[test]
+fn a_loop_a_stop_hook_drives_takes_no_round_from_its_agent() {
+    let f = Driven::new();
+    f.repo
+        .run(&["hook", "install", "--agent", "claude"])
+        .assert(0, "");
+    f.repo.write("src/a.rs", "fn a() { 0 }\n");
+    let dir = f.script.path();
+    std::fs::write(dir.join("clean.json"), CLEAN).unwrap();
+    let agent = dir.join("claude");
+    std::fs::write(
+        &agent,
+        format!(
+            "#!/bin/sh\n\"{REFEREE}\" record --findings '{d}/clean.json' > '{d}/record.log' 2>&1; echo rc=$? >> '{d}/record.log'\n",
+            d = dir.display()
+        ),
+    )
+    .unwrap();
+    std::fs::set_permissions(&agent, std::os::unix::fs::PermissionsExt::from_mode(0o755)).unwrap();
+    run_as_agent(&f, &agent);
+    let said = read(dir, "record.log");
+    assert!(
+        said.contains("loop `l` is refereed by the claude Stop hook installed here, and this `referee record` runs inside claude"),
+        "{said}"
+    );
+    assert!(said.trim_end().ends_with("rc=1"), "{said}");
+    assert_eq!(f.rows(), 0);
+    // The person, outside any agent: their round counts.
+    f.repo.record(CLEAN).run().assert(0, "clean");
 }
