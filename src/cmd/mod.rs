@@ -282,3 +282,48 @@ fn open_loop(state: &State, select: &crate::cli::LoopSelect) -> anyhow::Result<L
     scratch::clean(&lp, false);
     Ok(lp)
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use clap::Parser as _;
+
+    /// The list `hook install` denies the writer and the commands refused
+    /// from inside an agent are one list: each command line below is told
+    /// by `persons_command` as the name it is listed under.
+    #[test]
+    fn the_persons_commands_are_the_ones_refused_from_inside_an_agent() {
+        let lines: [&[&str]; 12] = [
+            &["init"],
+            &["run"],
+            &["record", "--findings", "f"],
+            &["ledger", "repair"],
+            &[
+                "contract",
+                "amend",
+                "--max-rounds",
+                "5",
+                "--by",
+                "a",
+                "--reason",
+                "r",
+            ],
+            &["contract", "restore"],
+            &["waive", "F1", "--by", "a", "--reason", "r"],
+            &["approve", "--by", "a"],
+            &["reject", "--by", "a"],
+            &["skill", "install"],
+            &["hook", "install", "--agent", "claude"],
+            &["hook", "uninstall", "--agent", "claude"],
+        ];
+        let mut told = Vec::new();
+        for line in lines {
+            let cli = Cli::try_parse_from(std::iter::once("referee").chain(line.iter().copied()))
+                .unwrap_or_else(|e| panic!("{line:?}: {e}"));
+            told.push(persons_command(&cli.command).unwrap_or_else(|| panic!("{line:?}")));
+        }
+        assert_eq!(told, PERSONS_COMMANDS);
+        let status = Cli::try_parse_from(["referee", "status"]).expect("status");
+        assert_eq!(persons_command(&status.command), None);
+    }
+}
