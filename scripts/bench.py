@@ -86,12 +86,16 @@ def repo(path):
 
 
 # ONLY="3 5" runs only those sections (section 2's inputs take a while).
-ONLY = set(os.environ.get("ONLY", "1 2 3 4 5 6").split())
+ONLY = set(os.environ.get("ONLY", "1 2 3 4 5").split())
 
 
 def ratio(a, b, target):
     verdict = "meets" if a / b <= target else "MISSES"
     return f"{a / b:.2f}x ({verdict} the {target}x target)"
+
+
+def within(seconds, target_ms):
+    return f"{seconds * 1000:.0f} ms ({'meets' if seconds * 1000 <= target_ms else 'MISSES'} the {target_ms} ms target)"
 
 
 # ---------------------------------------------------------------- 1. record
@@ -117,30 +121,61 @@ def section_1():
                             for i in range(100)]}, open(findings, "w"))
     for i in range(RUNS + 1):
         subprocess.run([REFEREE, "init", "--loop", f"b{i}"], cwd=big, stdout=subprocess.DEVNULL, check=True)
-    # Warm both, let the 20,000 new files reach the disk, then time them in
-    # turn: timed one after the other, `git status` ran while they were
+    # The floor: what any snapshot of the work tree costs, `git add -A` and
+    # `git write-tree` into a temporary index. Cold, the index is new (every
+    # file is hashed, as at a loop's first round); warm, it is the one the
+    # previous run left (as referee's own index cache at later rounds).
+    cold = os.path.join(WORK, "floor-cold.index")
+    warm = os.path.join(WORK, "floor-warm.index")
+    floor = "GIT_INDEX_FILE={0} git add -A && GIT_INDEX_FILE={0} git write-tree >/dev/null"
+    floor_cold = ["sh", "-c", f"rm -f {cold} && " + floor.format(cold)]
+    floor_warm = ["sh", "-c", floor.format(warm)]
+    # Warm everything, let the 20,000 new files reach the disk, then time
+    # in turn: timed one after the other, `git status` ran while they were
     # still being written back, which slowed it by a third.
     subprocess.run(["git", "status", "--porcelain"], cwd=big, stdout=subprocess.DEVNULL)
+    subprocess.run(floor_warm, cwd=big, stdout=subprocess.DEVNULL, check=True)
     subprocess.run([REFEREE, "record", "--loop", f"b{RUNS}", "--findings", findings], cwd=big,
                    stdout=subprocess.DEVNULL)
     subprocess.run(["sync"])
-    status, record = in_turn([
+    status, cold_t, record = in_turn([
         ("git status --porcelain", ["git", "status", "--porcelain"], (0,)),
+        ("floor, cold: git add -A && git write-tree (new index)", floor_cold, (0,)),
         ("referee record (round 1 of a fresh loop)",
          lambda i: [REFEREE, "record", "--loop", f"b{i}", "--findings", findings], (10,)),
     ], big)
-    print(f"  record / git status: {ratio(record, status, 2)}")
+    print(f"  round 1 / git status: {ratio(record, status, 2.0)}")
+    print(f"  round 1 / cold floor: {ratio(record, cold_t, 1.5)}")
+
+    # Round 2: each run's loop had its round 1 timed above; the writer then
+    # changed one more file.
+    def changed(i):
+        with open(f"{big}/src/d199/f99.rs", "a") as fh:
+            fh.write(f"fn g{i}() {{}}\n")
+
+    status, warm_t, record = in_turn([
+        ("git status --porcelain", ["git", "status", "--porcelain"], (0,)),
+        ("floor, warm: git add -A && git write-tree (kept index)", floor_warm, (0,)),
+        ("referee record (round 2)",
+         lambda i: [REFEREE, "record", "--loop", f"b{i}", "--findings", findings], (10, 20)),
+    ], big, setup=changed)
+    print(f"  round 2 / git status: {ratio(record, status, 2.0)}")
+    print(f"  round 2 / warm floor: {ratio(record, warm_t, 1.5)}")
 
 
 # ---------------------------------------------------------------- 2. SARIF
+# Results enough for a 50 MB file (a large CodeQL or Semgrep run).
+RESULTS = 63_000
+
+
 def section_2():
-    print("2. a 50,000-result SARIF (~30 MB)")
+    print(f"2. an {RESULTS:,}-result SARIF (~50 MB)")
     random.seed(7)
 
 
     def sarif(path, reword):
         results = []
-        for i in range(50_000):
+        for i in range(RESULTS):
             msg = f"variable v{i} shadows an outer binding of the same name declared in the enclosing scope; " \
                   f"rename one of them so that readers and reviewers can tell them apart at a glance ({i % 97})"
             if reword and i % 10 == 0:
@@ -174,7 +209,7 @@ def section_2():
         ("jq length", ["jq", "length", a], (0,)),
         ("referee parse", [REFEREE, "parse", a], (0,)),
     ], small)
-    print(f"  parse / jq: {ratio(parse, jq, 0.35)}")
+    print(f"  parse / jq: {ratio(parse, jq, 0.5)}")
     of_file = PEAK["referee parse"] * 1024 * 1024 / os.path.getsize(a)
     print(f"  parse peak memory / file size: {of_file:.2f}x ({'meets' if of_file <= 2.5 else 'MISSES'} the 2.5x target)")
     counter = {"n": 0}
@@ -194,51 +229,42 @@ def section_2():
     # before each pair).
     jq, match = in_turn([
         ("jq length b.sarif (in turn with record)", ["jq", "length", b], (0,)),
-        ("referee record: 50,000 against 50,000 known (round 2)",
+        (f"referee record: {RESULTS:,} against {RESULTS:,} known (round 2)",
          lambda i: [REFEREE, "record", "--loop", f"s{counter['n']}", "--findings", b], (10,)),
     ], small, runs=min(RUNS, 5), setup=fresh_loop)
-    print(f"  record round 2 / jq: {ratio(match, jq, 1)}; under 1 s: {'yes' if match < 1 else 'NO'}")
+    print(f"  record round 2 / jq: {ratio(match, jq, 1)}")
 
 
-# ---------------------------------------------------------------- 3. 100,000 rows
+# ---------------------------------------------------------------- 3. 100 rounds
 def section_3():
-    print("3. a 100,000-row ledger")
-    led = repo(os.path.join(WORK, "ledger"))
-    subprocess.run([REFEREE, "init", "--loop", "big"], cwd=led, stdout=subprocess.DEVNULL, check=True)
-    contract = open(f"{led}/.referee/contracts/big.toml", "rb").read()
-    prev = hashlib.sha256(contract).hexdigest()
-
-
-    def framed(fields):
-        h = hashlib.sha256()
-        for f in ["referee.ledger.row.v1"] + fields:
-            data = f.encode()
-            h.update(f"{len(data)}:".encode() + data + b",")
-        return h.hexdigest()
-
-
-    COLUMNS = ["round", "opened", "closed", "reopened", "must_fix_left", "below_floor_open", "diff_added",
-               "diff_removed", "verdict", "rule", "at", "prev_sha256", "row_sha256", "kind", "cost_usd", "tokens",
-               "snapshot", "findings_sha256", "evidence_sha256", "by", "reason", "subject", "idempotency_key"]
-    lines = [",".join(COLUMNS)]
-    for n in range(1, 100_001):
-        f = [str(n), "1", "1", "0", "2", "0", "12", "3", "continue", "", "2026-01-02T03:04:05Z", prev, "",
-             "round", "0.01", "1000", "", "1" * 64, "", "", f"round {n}: 2 must-fix findings still open", "", ""]
-        f[12] = framed(f[:12] + f[13:])
-        prev = f[12]
-        lines.append(",".join(f))
-    os.makedirs(f"{led}/.referee/ledgers", exist_ok=True)
-    open(f"{led}/.referee/ledgers/big.csv", "w").write("\n".join(lines) + "\n")
-    print(f"  (ledger: {os.path.getsize(f'{led}/.referee/ledgers/big.csv') / 1e6:.1f} MB)")
-    csv = f"{led}/.referee/ledgers/big.csv"
-    # In turn, as each ratio compares two of them.
-    digest, verify, show = in_turn([
-        ("openssl dgst -sha256 (the file)", ["openssl", "dgst", "-sha256", csv], (0,)),
+    print("3. a loop of 100 rounds (the most a contract allows) and 1,000 findings")
+    st = repo(os.path.join(WORK, "status"))
+    open(f"{st}/a.txt", "w").write("a\n")
+    git(st, "add", "-A")
+    git(st, "commit", "-q", "-m", "a")
+    subprocess.run([REFEREE, "init", "--loop", "s", "--max-rounds", "100"], cwd=st,
+                   stdout=subprocess.DEVNULL, check=True)
+    review = os.path.join(WORK, "status-review.json")
+    for n in range(1, 101):
+        open(f"{st}/a.txt", "a").write(f"line {n}\n")
+        known = min(n * 10, 1000)
+        json.dump({"findings": [{"id": f"F{i}", "severity": "bug" if i % 4 else "nit",
+                                 "title": f"problem {i} in module {i % 37}", "file": f"src/m{i % 37}.rs",
+                                 "line": i % 200 + 1, "body": "why it matters"} for i in range(known)]},
+                  open(review, "w"))
+        r = subprocess.run([REFEREE, "record", "--loop", "s", "--findings", review], cwd=st,
+                           stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+        if r.returncode not in (10, 20):
+            raise SystemExit(f"round {n}: exit {r.returncode}: {r.stderr.decode()[-300:]}")
+    runs = max(RUNS, 11)
+    verify, status, show = in_turn([
         ("referee ledger verify", [REFEREE, "ledger", "verify"], (0,)),
+        ("referee status", [REFEREE, "status"], (0,)),
         ("referee ledger show --format json", [REFEREE, "ledger", "show", "--format", "json"], (0,)),
-    ], led)
-    print(f"  verify / openssl: {ratio(verify, digest, 4)}")
-    print(f"  show json / verify: {ratio(show, verify, 1)}")
+    ], st, runs=runs)
+    print(f"  ledger verify: {within(verify, 50)}")
+    print(f"  status: {within(status, 50)}")
+    print(f"  ledger show --format json: {within(show, 50)}")
 
 
 # ---------------------------------------------------------------- 4. start-up
@@ -261,31 +287,6 @@ def section_5():
         ("referee hook stop", [REFEREE, "hook", "stop"], (0,), payload),
     ], plain, runs=runs)
     print(f"  hook stop / git rev-parse: {ratio(hook, top, 2)}; under 10 ms: {'yes' if hook < 0.010 else 'NO'}")
-
-
-# ---------------------------------------------------------------- 6. status
-def section_6():
-    print("6. `referee status` of a loop with 100 rounds and 1,000 findings")
-    st = repo(os.path.join(WORK, "status"))
-    open(f"{st}/a.txt", "w").write("a\n")
-    git(st, "add", "-A")
-    git(st, "commit", "-q", "-m", "a")
-    subprocess.run([REFEREE, "init", "--loop", "s", "--max-rounds", "100"], cwd=st,
-                   stdout=subprocess.DEVNULL, check=True)
-    review = os.path.join(WORK, "status-review.json")
-    for n in range(1, 101):
-        open(f"{st}/a.txt", "a").write(f"line {n}\n")
-        known = min(n * 10, 1000)
-        json.dump({"findings": [{"id": f"F{i}", "severity": "bug" if i % 4 else "nit",
-                                 "title": f"problem {i} in module {i % 37}", "file": f"src/m{i % 37}.rs",
-                                 "line": i % 200 + 1, "body": "why it matters"} for i in range(known)]},
-                  open(review, "w"))
-        r = subprocess.run([REFEREE, "record", "--loop", "s", "--findings", review], cwd=st,
-                           stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
-        if r.returncode not in (10, 20):
-            raise SystemExit(f"round {n}: exit {r.returncode}: {r.stderr.decode()[-300:]}")
-    status = bench("referee status", [REFEREE, "status"], st, runs=max(RUNS, 11))
-    print(f"  status: {status * 1000:.0f} ms; at most 50 ms: {'yes' if status <= 0.050 else 'NO'}")
 
 
 for n in sorted(ONLY):
