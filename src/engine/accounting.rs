@@ -198,6 +198,29 @@ pub struct Accounted {
     pub skipped: Vec<String>,
 }
 
+/// The must-fix findings open in `registry` (how many), and the ids of
+/// those the writer answered `disputed` in `responses`, in registry order.
+pub fn open_must_fix(
+    registry: &Registry,
+    floor: Severity,
+    responses: &[Response],
+) -> (u32, Vec<String>) {
+    let open = registry
+        .findings
+        .iter()
+        .filter(|t| t.standing == FindingStanding::Open && t.finding.severity >= floor);
+    let disputed = open
+        .clone()
+        .filter(|t| {
+            responses
+                .iter()
+                .any(|r| r.status == Status::Disputed && r.id == t.finding.id)
+        })
+        .map(|t| t.finding.id.clone())
+        .collect();
+    (open.count() as u32, disputed)
+}
+
 /// Accounts one round against `registry`, the previous round's, which
 /// becomes this round's (taken, not copied: a loop can know 50,000
 /// findings). Diff sizes and reversals are the engine's to fill in.
@@ -211,6 +234,7 @@ pub fn account(mut registry: Registry, input: &RoundInput<'_>) -> Accounted {
         .iter()
         .map(|t| (t.standing, t.finding.severity))
         .collect();
+    let (open_before, disputed) = open_must_fix(&registry, input.floor, input.responses);
     let touched = touched(input.patch);
     // Whether this round's patch touched each known finding's place, in the
     // numbering before the patch; then every place moves with the patch.
@@ -233,12 +257,10 @@ pub fn account(mut registry: Registry, input: &RoundInput<'_>) -> Accounted {
     let mut counts = Counts::default();
     let mut facts = RoundFacts {
         round: input.round,
+        must_fix_open_before: open_before,
+        disputed_answered: !disputed.is_empty(),
         ..RoundFacts::default()
     };
-    facts.must_fix_open_before = before
-        .iter()
-        .filter(|&&(standing, severity)| standing == FindingStanding::Open && must_fix(severity))
-        .count() as u32;
     let mut reported = Vec::with_capacity(input.parsed.findings.len());
     let mut seen: HashSet<usize> = HashSet::new();
 
@@ -361,30 +383,16 @@ pub fn account(mut registry: Registry, input: &RoundInput<'_>) -> Accounted {
         }
     }
 
-    // The writer's answers, to the findings open before the round.
-    let answered = |status: Status| -> HashSet<&str> {
-        input
-            .responses
-            .iter()
-            .filter(|r| r.status == status)
-            .map(|r| r.id.as_str())
-            .collect()
-    };
-    let (fixed, disputed) = (answered(Status::Fixed), answered(Status::Disputed));
-    for (t, &(standing, severity)) in registry.findings.iter().zip(&before) {
-        if standing == FindingStanding::Open
-            && must_fix(severity)
-            && disputed.contains(t.finding.id.as_str())
-        {
-            facts.disputed_answered = true;
-            if reported
-                .iter()
-                .any(|r| r.finding.id == t.finding.id && r.must_fix)
-            {
-                facts.disputed_again.push(t.finding.id.clone());
-            }
-        }
-    }
+    facts.disputed_again = disputed
+        .into_iter()
+        .filter(|id| reported.iter().any(|r| r.finding.id == *id && r.must_fix))
+        .collect();
+    let fixed: HashSet<&str> = input
+        .responses
+        .iter()
+        .filter(|r| r.status == Status::Fixed)
+        .map(|r| r.id.as_str())
+        .collect();
 
     let resolved: HashSet<&str> = input.parsed.resolved.iter().map(String::as_str).collect();
     let mut skipped = Vec::new();

@@ -1,100 +1,18 @@
-//! One round decided: the scope guard, accounting, the budget guard and the six
-//! rules, in that order. Pure: the patch, the findings, the registry and the
-//! earlier rounds come in; the verdict and the new registry go out. `record`,
-//! `run` and `replay` all decide rounds here.
+//! One round decided: accounting turns the patch and the review into the
+//! round's facts, and the rules (`crate::rules`) say which stop, if any,
+//! fires and why. Pure: the patch, the findings, the registry and the
+//! earlier rounds come in; the verdict and the new registry go out.
+//! `record`, `run` and `replay` all decide rounds here.
 
-use globset::{GlobBuilder, GlobSet, GlobSetBuilder};
-
-use super::accounting::{FindingStanding, Registry, RoundInput, account};
+use super::accounting::{Accounted, FindingStanding, Registry, RoundInput, account, open_must_fix};
 pub use super::accounting::{Reported, Seen};
-use crate::contract::{Closure, Contract};
 use crate::findings::Parsed;
 use crate::findings::Severity;
-use crate::findings::responses::{Response, Status};
+use crate::findings::responses::Response;
 use crate::ledger::{Counts, Verdict};
 use crate::patch::{ParsedPatch, changed_lines, reverses_line};
-pub use crate::rules::Stop;
-use crate::rules::{self, Guard, RoundFacts, Rule};
-
-/// The contract terms a round is decided by.
-pub struct Terms {
-    pub floor: Severity,
-    pub closure: Closure,
-    pub max_rounds: u32,
-    pub scope: GlobSet,
-    /// The scope's globs as written, for messages.
-    pub scope_globs: Vec<String>,
-    pub budget_usd: Option<f64>,
-    pub budget_tokens: Option<u64>,
-    /// The progress guards in force.
-    pub guards: Vec<Guard>,
-}
-
-impl Terms {
-    /// The terms of `contract` with the round cap in force.
-    pub fn of(contract: &Contract, max_rounds: u32) -> Result<Terms, globset::Error> {
-        let mut scope = GlobSetBuilder::new();
-        for glob in &contract.scope {
-            // `*` stays inside one folder; `**` crosses folders.
-            scope.add(GlobBuilder::new(glob).literal_separator(true).build()?);
-        }
-        Ok(Terms {
-            floor: contract.severity_floor,
-            closure: contract.closure,
-            max_rounds,
-            scope: scope.build()?,
-            scope_globs: contract.scope.clone(),
-            budget_usd: contract.budget.usd,
-            budget_tokens: contract.budget.tokens,
-            guards: contract.guards.clone(),
-        })
-    }
-}
-
-impl Terms {
-    /// The paths of `files` outside the scope: the `scope` guard.
-    pub fn out_of_scope(&self, files: &[String]) -> Vec<String> {
-        files
-            .iter()
-            .filter(|f| !self.scope.is_match(f.as_str()))
-            .cloned()
-            .collect()
-    }
-
-    /// Why the loop's spend reached a cap, if it did: the `budget` guard.
-    pub fn budget_reached(&self, usd: f64, tokens: u64) -> Option<String> {
-        if let Some(cap) = self.budget_usd
-            && usd >= cap
-        {
-            return Some(format!("the loop spent ${usd:.2} of its ${cap:.2} budget"));
-        }
-        if let Some(cap) = self.budget_tokens
-            && tokens >= cap
-        {
-            return Some(format!("the loop used {tokens} of its {cap} budget tokens"));
-        }
-        None
-    }
-
-    /// Whether a round whose writer changed nothing is `stalled` (SPEC §4):
-    /// the guard is in force, must-fix findings were open, and the writer
-    /// disputed none of them. `run` asks before it calls the reviewer.
-    pub fn stalled(&self, registry: &Registry, patch_empty: bool, responses: &[Response]) -> bool {
-        if !self.guards.contains(&Guard::Stalled) {
-            return false;
-        }
-        let open: Vec<&str> = registry
-            .findings
-            .iter()
-            .filter(|t| t.standing == FindingStanding::Open && t.finding.severity >= self.floor)
-            .map(|t| t.finding.id.as_str())
-            .collect();
-        let disputed = responses
-            .iter()
-            .any(|r| r.status == Status::Disputed && open.contains(&r.id.as_str()));
-        rules::stalled(patch_empty, open.len() as u32, disputed)
-    }
-}
+use crate::rules::{self, RoundFacts, Rule};
+pub use crate::rules::{Stop, Terms, plural};
 
 /// One earlier round, as the rules need it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -109,8 +27,7 @@ pub struct Round<'a> {
     pub round: u32,
     /// The registry after the previous round, waivers applied: owned when
     /// the caller has no more use for it, so the round's registry is made
-    /// from it without a copy (for 50,000 known findings, some 12,000
-    /// pages of memory not touched).
+    /// from it without a copy.
     pub registry: std::borrow::Cow<'a, Registry>,
     /// Rounds 1..round-1.
     pub earlier: &'a [Earlier],
@@ -125,7 +42,9 @@ pub struct Round<'a> {
     pub earlier_patches: &'a [(u32, ParsedPatch)],
     /// The writer's responses recorded with this round.
     pub responses: &'a [Response],
-    /// `run` ended the round before the review: the writer changed nothing.
+    /// `run` ended the round before the review on the `stalled` guard (its
+    /// writer had a turn and changed nothing): the guard is asked again
+    /// under these terms.
     pub stalled: bool,
     /// The loop's spend including this round.
     pub spent_usd: f64,
@@ -152,53 +71,62 @@ pub struct Decision {
     pub skipped: Vec<String>,
 }
 
+/// A round as known before its review: what the guards are asked about.
+pub struct Pending<'a> {
+    pub round: u32,
+    /// Every path the writer's patch touches.
+    pub files: &'a [String],
+    pub responses: &'a [Response],
+    /// The loop's spend so far, this round included.
+    pub spent_usd: f64,
+    pub spent_tokens: u64,
+    /// The writer had a turn this round (a round resumed with only its
+    /// review missing had none, and is never `stalled`).
+    pub writer_ran: bool,
+}
+
+/// The facts of a round before its review, for the guards: `run` and the
+/// Stop hook ask them before a reviewer call is spent (`Begun::guard`), and
+/// a round that ends unreviewed is decided on them.
+pub fn before_review(terms: &Terms, registry: &Registry, pending: &Pending<'_>) -> RoundFacts {
+    let floor = terms.contract.severity_floor;
+    let (open, disputed) = open_must_fix(registry, floor, pending.responses);
+    RoundFacts {
+        round: pending.round,
+        reviewed: false,
+        out_of_scope: terms.out_of_scope(pending.files),
+        spent_usd: pending.spent_usd,
+        spent_tokens: pending.spent_tokens,
+        writer_idle: pending.writer_ran && pending.files.is_empty(),
+        must_fix_left: open,
+        must_fix_open_before: open,
+        disputed_answered: !disputed.is_empty(),
+        ..RoundFacts::default()
+    }
+}
+
 /// Decides one round.
 pub fn decide(terms: &Terms, round: Round<'_>) -> Decision {
-    let mut counts = Counts {
-        diff_added: round.diff_added,
-        diff_removed: round.diff_removed,
-        ..Counts::default()
+    let pending = Pending {
+        round: round.round,
+        files: round.files,
+        responses: round.responses,
+        spent_usd: round.spent_usd,
+        spent_tokens: round.spent_tokens,
+        writer_ran: round.stalled,
     };
-    let out_of_scope = terms.out_of_scope(round.files);
-    let parsed = match (out_of_scope.is_empty(), round.parsed) {
-        (true, Some(parsed)) => parsed,
-        _ => return unreviewed(terms, round, counts, out_of_scope),
+    let before = before_review(terms, &round.registry, &pending);
+    let (earlier, diff_added, diff_removed) = (round.earlier, round.diff_added, round.diff_removed);
+    let mut accounted = match round.parsed {
+        // A round out of scope ends unreviewed: its findings are not ingested.
+        Some(parsed) if before.out_of_scope.is_empty() => reviewed(terms, round, parsed),
+        _ => unreviewed(terms, round.registry.into_owned(), before),
     };
+    accounted.counts.diff_added = diff_added;
+    accounted.counts.diff_removed = diff_removed;
 
-    // The writer's patch of this round changed these lines; from round 2 on,
-    // a new finding inside them was caused by the fix.
-    let changed = changed_lines(round.patch);
-    let accounted = account(
-        round.registry.into_owned(),
-        &RoundInput {
-            round: round.round,
-            floor: terms.floor,
-            closure: terms.closure,
-            parsed,
-            patch: round.patch,
-            responses: round.responses,
-            induced: (round.round >= 2).then_some((round.round, &changed)),
-        },
-    );
-    let mut facts = accounted.facts;
-    facts.diff_size = round.diff_added + round.diff_removed;
-    // Only fix rounds' changes can be reversed (SPEC §4.1): round 1 is the
-    // original work, which the reviewer may ask to undo.
-    let fixes: Vec<(u32, &ParsedPatch)> = round
-        .earlier_patches
-        .iter()
-        .filter(|(r, _)| *r >= 2)
-        .map(|(r, p)| (*r, p))
-        .collect();
-    facts.reversed_line = reverses_line(round.patch, &fixes).map(|r| r.to_string());
-    counts.opened = accounted.counts.opened;
-    counts.closed = accounted.counts.closed;
-    counts.reopened = accounted.counts.reopened;
-    counts.must_fix_left = accounted.counts.must_fix_left;
-    counts.below_floor_open = accounted.counts.below_floor_open;
-
-    let mut history: Vec<RoundFacts> = round
-        .earlier
+    // Of earlier rounds the rules read their patch size and what they left open.
+    let mut history: Vec<RoundFacts> = earlier
         .iter()
         .map(|e| RoundFacts {
             round: e.round,
@@ -207,45 +135,25 @@ pub fn decide(terms: &Terms, round: Round<'_>) -> Decision {
             ..RoundFacts::default()
         })
         .collect();
-    history.push(facts.clone());
-
-    let fired = rules::evaluate(&history, terms.max_rounds);
-    let budget = terms.budget_reached(round.spent_usd, round.spent_tokens);
-    let patch_empty = round.diff_added + round.diff_removed == 0 && round.files.is_empty();
-    // The guards come before the rules, except that a round proving the work
-    // done is done: spending the last dollar on a clean review is not an
-    // escalation (docs/rules.md). The progress guards stop only a loop the
-    // rules would let go on.
-    let (stop, reason, revert_to) = match (fired, budget) {
-        (Some(f), _) if f.rule == Rule::Clean => (Some(Stop::Rule(f.rule)), f.reason, None),
-        (_, Some(why)) => (
-            Some(Stop::Budget),
-            format!("round {}: {why}", round.round),
-            None,
-        ),
-        (Some(f), None) => (Some(Stop::Rule(f.rule)), f.reason, f.revert_to),
-        (None, None) => match rules::progress(&facts, patch_empty, &terms.guards) {
-            Some((guard, why)) => (Some(Stop::Progress(guard)), why, None),
-            None => (
-                None,
-                format!(
-                    "round {}: {} still open",
-                    round.round,
-                    plural(counts.must_fix_left as usize, "must-fix finding")
-                ),
-                None,
-            ),
-        },
+    history.push(accounted.facts.clone());
+    let fired = rules::evaluate(terms, &history);
+    let facts = accounted.facts;
+    let (stop, reason, revert_to) = match fired {
+        Some(f) => (Some(f.stop), f.reason, f.revert_to),
+        None => (None, rules::going_on(&facts), None),
     };
     let nit_round = stop.as_ref().is_some_and(|s| *s == Rule::NitRound);
     Decision {
         registry: accounted.registry,
-        counts,
-        verdict: verdict_of(stop.as_ref()),
+        counts: accounted.counts,
+        verdict: match stop {
+            Some(_) => Verdict::Stop,
+            None => Verdict::Continue,
+        },
         stop,
         reason,
         revert_to,
-        out_of_scope,
+        out_of_scope: facts.out_of_scope,
         carried_unconfirmed: if nit_round {
             facts.carried_unconfirmed
         } else {
@@ -256,63 +164,57 @@ pub fn decide(terms: &Terms, round: Round<'_>) -> Decision {
     }
 }
 
-/// A round that ends unreviewed: nothing is ingested, what was open stays
-/// open, and only the scope guard may stop it.
-fn unreviewed(
-    terms: &Terms,
-    round: Round<'_>,
-    mut counts: Counts,
-    out_of_scope: Vec<String>,
-) -> Decision {
-    let (must_fix_left, below_floor_open) = open_counts(&round.registry, terms.floor);
-    counts.must_fix_left = must_fix_left;
-    counts.below_floor_open = below_floor_open;
-    let budget = terms.budget_reached(round.spent_usd, round.spent_tokens);
-    let (stop, reason) = if out_of_scope.is_empty() {
-        match budget {
-            Some(why) => (
-                Some(Stop::Budget),
-                format!("round {}: {why} before the review", round.round),
-            ),
-            None if round.stalled => (
-                Some(Stop::Progress(Guard::Stalled)),
-                format!(
-                    "round {}: the writer changed nothing while {} open and disputed none; the reviewer was not called",
-                    round.round,
-                    if must_fix_left == 1 {
-                        "1 must-fix finding was".to_string()
-                    } else {
-                        format!("{must_fix_left} must-fix findings were")
-                    }
-                ),
-            ),
-            None => (None, format!("round {}: unreviewed", round.round)),
-        }
-    } else {
-        (
-            Some(Stop::Scope),
-            format!(
-                "round {}: the patch touches {} outside the scope ({}): {}",
-                round.round,
-                plural(out_of_scope.len(), "file"),
-                quoted_globs(terms),
-                out_of_scope
-                    .iter()
-                    .map(|f| format!("`{f}`"))
-                    .collect::<Vec<_>>()
-                    .join(", ")
-            ),
-        )
+/// Accounts a reviewed round: its findings against the registry, its patch
+/// against earlier fix rounds.
+fn reviewed(terms: &Terms, round: Round<'_>, parsed: &Parsed) -> Accounted {
+    // The writer's patch of this round changed these lines; from round 2 on,
+    // a new finding inside them was caused by the fix.
+    let changed = changed_lines(round.patch);
+    let mut accounted = account(
+        round.registry.into_owned(),
+        &RoundInput {
+            round: round.round,
+            floor: terms.contract.severity_floor,
+            closure: terms.contract.closure,
+            parsed,
+            patch: round.patch,
+            responses: round.responses,
+            induced: (round.round >= 2).then_some((round.round, &changed)),
+        },
+    );
+    // Only fix rounds' changes can be reversed (SPEC §4.1): round 1 is the
+    // original work, which the reviewer may ask to undo.
+    let fixes: Vec<(u32, &ParsedPatch)> = round
+        .earlier_patches
+        .iter()
+        .filter(|(r, _)| *r >= 2)
+        .map(|(r, p)| (*r, p))
+        .collect();
+    let diff_size = round.diff_added + round.diff_removed;
+    accounted.facts = RoundFacts {
+        reviewed: true,
+        diff_size,
+        reversed_line: reverses_line(round.patch, &fixes).map(|r| r.to_string()),
+        writer_idle: diff_size == 0 && round.files.is_empty(),
+        spent_usd: round.spent_usd,
+        spent_tokens: round.spent_tokens,
+        ..accounted.facts
     };
-    Decision {
-        registry: round.registry.into_owned(),
-        counts,
-        verdict: verdict_of(stop.as_ref()),
-        stop,
-        reason,
-        revert_to: None,
-        out_of_scope,
-        carried_unconfirmed: Vec::new(),
+    accounted
+}
+
+/// A round that ends unreviewed: nothing is ingested, and what was open
+/// stays open.
+fn unreviewed(terms: &Terms, registry: Registry, facts: RoundFacts) -> Accounted {
+    let (must_fix_left, below_floor_open) = open_counts(&registry, terms.contract.severity_floor);
+    Accounted {
+        registry,
+        counts: Counts {
+            must_fix_left,
+            below_floor_open,
+            ..Counts::default()
+        },
+        facts,
         reported: Vec::new(),
         skipped: Vec::new(),
     }
@@ -331,32 +233,6 @@ pub fn open_counts(registry: &Registry, floor: Severity) -> (u32, u32) {
         }
     }
     out
-}
-
-fn quoted_globs(terms: &Terms) -> String {
-    terms
-        .scope_globs
-        .iter()
-        .map(|g| format!("`{g}`"))
-        .collect::<Vec<_>>()
-        .join(", ")
-}
-
-/// `1 file`, `2 files`.
-pub fn plural(n: usize, noun: &str) -> String {
-    if n == 1 {
-        format!("1 {noun}")
-    } else {
-        format!("{n} {noun}s")
-    }
-}
-
-/// A round with a stop stops; any other continues.
-fn verdict_of(stop: Option<&Stop>) -> Verdict {
-    match stop {
-        Some(_) => Verdict::Stop,
-        None => Verdict::Continue,
-    }
 }
 
 #[cfg(test)]

@@ -21,25 +21,21 @@ pub struct Begun {
 }
 
 /// What the guards say before the review.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Guarded {
-    /// The patch touches a file outside the scope.
-    pub out_of_scope: bool,
-    /// The spend so far reached the budget.
-    pub over_budget: bool,
-    /// The writer changed nothing while must-fix findings are open.
-    pub stalled: bool,
+    /// The guard that ends the round before its review, if one fires.
+    pub stop: Option<crate::rules::Stop>,
 }
 
 impl Guarded {
     /// Whether a reviewer call is worth spending: no guard ends the round.
-    pub fn wants_review(self) -> bool {
-        !(self.out_of_scope || self.over_budget || self.stalled)
+    pub fn wants_review(&self) -> bool {
+        self.stop.is_none()
     }
 
     /// The round ends as `stalled` (scope and budget come first).
-    pub fn stalled_round(self) -> bool {
-        self.stalled && !self.out_of_scope && !self.over_budget
+    pub fn stalled_round(&self) -> bool {
+        self.stop == Some(crate::rules::Stop::Progress(crate::rules::Guard::Stalled))
     }
 }
 
@@ -75,20 +71,19 @@ impl Begun {
         responses: &[crate::findings::responses::Response],
         writer_ran: bool,
     ) -> Guarded {
-        let files = &self.snapped.patch.files;
+        let pending = super::decide::Pending {
+            round: self.round,
+            files: &self.snapped.patch.files,
+            responses,
+            spent_usd: history.spent_usd + spent.0.unwrap_or(0.0),
+            spent_tokens: history.spent_tokens.saturating_add(spent.1.unwrap_or(0)),
+            writer_ran,
+        };
+        let facts = super::decide::before_review(&self.terms, &history.registry, &pending);
+        // An unreviewed round meets only the guards, which ask nothing of
+        // earlier rounds.
         Guarded {
-            out_of_scope: !self.terms.out_of_scope(files).is_empty(),
-            over_budget: self
-                .terms
-                .budget_reached(
-                    history.spent_usd + spent.0.unwrap_or(0.0),
-                    history.spent_tokens.saturating_add(spent.1.unwrap_or(0)),
-                )
-                .is_some(),
-            stalled: writer_ran
-                && self
-                    .terms
-                    .stalled(&history.registry, files.is_empty(), responses),
+            stop: crate::rules::evaluate(&self.terms, &[facts]).map(|fired| fired.stop),
         }
     }
 

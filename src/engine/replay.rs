@@ -105,10 +105,8 @@ pub fn replay(lp: &Loop, history: &History, other: &Contract) -> anyhow::Result<
         };
         let counts = row.counts.unwrap_or_default();
         // A round `run` ended before the review because the writer changed
-        // nothing: replayed as stalled only where that guard is in force.
-        let stalled = parsed.is_none()
-            && Stop::parse(&row.rule) == Stop::Progress(Guard::Stalled)
-            && terms.stalled(&registry, true, &responses);
+        // nothing: `decide` asks the `stalled` guard again under `other`.
+        let stalled = parsed.is_none() && Stop::parse(&row.rule) == Stop::Progress(Guard::Stalled);
         let d = decide::decide(
             &terms,
             Round {

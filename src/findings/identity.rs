@@ -715,6 +715,15 @@ mod tests {
         // The same id, same file, no shared subject: refused too.
         let got = match_findings(&[explicit("F2", "b.rs", 5, "log line is too long")], &known);
         assert!(got[0].id_refused);
+        // The same id and subject in another file: refused.
+        let got = match_findings(
+            &[explicit("F2", "c.rs", 5, "the cache never evicts")],
+            &known,
+        );
+        assert!(got[0].id_refused);
+        // The same id and subject with no file: nothing says it moved.
+        let placeless = finding(IdSource::Explicit, "F2", None, "the cache never evicts");
+        assert_eq!(match_findings(&[placeless], &known)[0].known, Some(1));
     }
 
     #[test]

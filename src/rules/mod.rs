@@ -1,22 +1,36 @@
-//! The six stop rules (SPEC §4) as pure functions over the rounds so far,
-//! evaluated in order; the first that fires stops the loop and is named.
-//! Then the progress guards (`stalled`, `disputed`), which stop a loop the
-//! rules would let continue. The engine turns findings and patches into
-//! `RoundFacts`; this module only decides.
+//! Every stop (SPEC §4) as a pure function over the round's facts and the
+//! contract's `Terms`: the contract guards (`scope`, `budget`), the six rules
+//! and the progress guards (`stalled`, `disputed`), asked in one order
+//! ([`ORDER`]); the first that fires stops the loop and writes its reason.
+//! The engine turns findings and patches into `RoundFacts`; this module only
+//! decides.
 
 use std::fmt;
 
 pub use crate::contract::Guard;
 pub use stop::Stop;
+pub use terms::Terms;
 
 mod stop;
+mod terms;
 
-/// What the engine counted in one reviewed round. Only findings at or above
-/// the floor appear in the id lists: below-floor findings never extend or stop
+/// What the engine counted in one round. Only findings at or above the
+/// floor appear in the id lists: below-floor findings never extend or stop
 /// a loop.
-#[derive(Debug, Clone, Default, PartialEq, Eq)]
+#[derive(Debug, Clone, Default, PartialEq)]
 pub struct RoundFacts {
     pub round: u32,
+    /// The round's review was read. A round that ended without one (a guard
+    /// fired before the reviewer was called, or no review came) meets only
+    /// the guards.
+    pub reviewed: bool,
+    /// The paths the writer's patch touches outside the contract's scope.
+    pub out_of_scope: Vec<String>,
+    /// The loop's spend, this round included.
+    pub spent_usd: f64,
+    pub spent_tokens: u64,
+    /// The writer had its turn and changed nothing: an empty patch.
+    pub writer_idle: bool,
     /// Must-fix findings the reviewer reported this round.
     pub must_fix_reported: Vec<String>,
     /// How many below-floor findings it reported this round.
@@ -44,7 +58,7 @@ pub struct RoundFacts {
     pub disputed_again: Vec<String>,
 }
 
-/// The rules, in priority order.
+/// The six rules, in priority order.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Rule {
     Clean,
@@ -56,7 +70,7 @@ pub enum Rule {
 }
 
 impl Rule {
-    /// Every rule, in priority order.
+    /// Every rule, in the order [`ORDER`] asks them.
     pub const ALL: [Rule; 6] = [
         Rule::Clean,
         Rule::Reopened,
@@ -90,76 +104,149 @@ impl fmt::Display for Rule {
     }
 }
 
-/// A rule that fired, with its one-line reason.
+/// A stop that fired, with its one-line reason.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Fired {
-    pub rule: Rule,
+    pub stop: Stop,
     pub reason: String,
     /// For `diff-growth`: the round to revert to (fewest must-fix, latest on ties).
     pub revert_to: Option<u32>,
 }
 
-/// One rule: the rounds so far, the latest round, the round cap.
-type Check = fn(&[RoundFacts], &RoundFacts, u32) -> Option<Fired>;
+/// One check: the terms, the rounds so far, the latest round.
+type Check = fn(&Terms, &[RoundFacts], &RoundFacts) -> Option<Fired>;
 
-/// Applies the rules in order to the last round of `rounds` (rounds 1..=n in
-/// order). `None`: continue.
-pub fn evaluate(rounds: &[RoundFacts], max_rounds: u32) -> Option<Fired> {
-    let now = rounds.last()?;
-    Rule::ALL
-        .iter()
-        .find_map(|rule| rule.check()(rounds, now, max_rounds))
+/// A place in [`ORDER`].
+enum Step {
+    /// One of the six rules: it judges a review.
+    Rule(Check),
+    /// A guard: it judges the round as it happened, reviewed or not.
+    Guard(Check),
 }
 
-impl Rule {
-    /// The function that decides this rule.
-    fn check(self) -> Check {
-        match self {
-            Rule::Clean => clean,
-            Rule::Reopened => reopened,
-            Rule::FlipFlop => flip_flop,
-            Rule::DiffGrowth => diff_growth,
-            Rule::RoundCap => round_cap,
-            Rule::NitRound => nit_round,
-        }
+/// Every stop, in priority order. The contract guards end a round before
+/// the rules, except that a review proving the work done is done: spending
+/// the last dollar on a clean review is not an escalation (docs/rules.md).
+/// The progress guards stop only a loop the rules would let go on.
+const ORDER: [Step; 10] = [
+    Step::Guard(scope),
+    Step::Rule(clean),
+    Step::Guard(budget),
+    Step::Rule(reopened),
+    Step::Rule(flip_flop),
+    Step::Rule(diff_growth),
+    Step::Rule(round_cap),
+    Step::Rule(nit_round),
+    Step::Guard(stalled),
+    Step::Guard(disputed),
+];
+
+/// Asks every check in [`ORDER`] of the last round of `rounds` (rounds
+/// 1..=n in order); the first that fires stops it. `None`: continue.
+pub fn evaluate(terms: &Terms, rounds: &[RoundFacts]) -> Option<Fired> {
+    let now = rounds.last()?;
+    ORDER.iter().find_map(|step| match step {
+        Step::Rule(check) if now.reviewed => check(terms, rounds, now),
+        Step::Rule(_) => None,
+        Step::Guard(check) => check(terms, rounds, now),
+    })
+}
+
+/// Why a round that nothing stopped goes on, in one line.
+pub fn going_on(now: &RoundFacts) -> String {
+    if now.reviewed {
+        format!(
+            "round {}: {} still open",
+            now.round,
+            plural(now.must_fix_left as usize, "must-fix finding")
+        )
+    } else {
+        format!("round {}: unreviewed", now.round)
     }
 }
 
-fn fired(rule: Rule, reason: String) -> Option<Fired> {
+fn fired(stop: Stop, reason: String) -> Option<Fired> {
     Some(Fired {
-        rule,
+        stop,
         reason,
         revert_to: None,
     })
 }
 
-fn clean(_: &[RoundFacts], now: &RoundFacts, _: u32) -> Option<Fired> {
-    (now.must_fix_left == 0).then_some(())?;
-    fired(
-        Rule::Clean,
-        format!("round {}: no must-fix finding is open", now.round),
-    )
-}
-
-fn reopened(_: &[RoundFacts], now: &RoundFacts, _: u32) -> Option<Fired> {
-    let (id, closed_in) = now.reopened.first()?;
-    let more = match now.reopened.len() {
-        1 => String::new(),
-        n => format!(" (and {} more)", n - 1),
+/// Guard `scope`: the writer's patch touched a file outside the scope.
+fn scope(terms: &Terms, _: &[RoundFacts], now: &RoundFacts) -> Option<Fired> {
+    (!now.out_of_scope.is_empty()).then_some(())?;
+    let quoted = |names: &[String]| {
+        names
+            .iter()
+            .map(|name| format!("`{name}`"))
+            .collect::<Vec<_>>()
+            .join(", ")
     };
     fired(
-        Rule::Reopened,
+        Stop::Scope,
         format!(
-            "round {}: {id} closed in round {closed_in} is reported again{more}",
-            now.round
+            "round {}: the patch touches {} outside the scope ({}): {}",
+            now.round,
+            plural(now.out_of_scope.len(), "file"),
+            quoted(&terms.contract.scope),
+            quoted(&now.out_of_scope)
         ),
     )
 }
 
-fn flip_flop(_: &[RoundFacts], now: &RoundFacts, _: u32) -> Option<Fired> {
+/// Guard `budget`: the loop's spend, this round included, reached a cap.
+fn budget(terms: &Terms, _: &[RoundFacts], now: &RoundFacts) -> Option<Fired> {
+    let caps = &terms.contract.budget;
+    let why = if let Some(cap) = caps.usd
+        && now.spent_usd >= cap
+    {
+        format!(
+            "the loop spent ${:.2} of its ${cap:.2} budget",
+            now.spent_usd
+        )
+    } else if let Some(cap) = caps.tokens
+        && now.spent_tokens >= cap
+    {
+        format!(
+            "the loop used {} of its {cap} budget tokens",
+            now.spent_tokens
+        )
+    } else {
+        return None;
+    };
+    let when = if now.reviewed {
+        ""
+    } else {
+        " before the review"
+    };
+    fired(Stop::Budget, format!("round {}: {why}{when}", now.round))
+}
+
+fn clean(_: &Terms, _: &[RoundFacts], now: &RoundFacts) -> Option<Fired> {
+    (now.must_fix_left == 0).then_some(())?;
+    fired(
+        Stop::Rule(Rule::Clean),
+        format!("round {}: no must-fix finding is open", now.round),
+    )
+}
+
+fn reopened(_: &Terms, _: &[RoundFacts], now: &RoundFacts) -> Option<Fired> {
+    let (id, closed_in) = now.reopened.first()?;
+    fired(
+        Stop::Rule(Rule::Reopened),
+        format!(
+            "round {}: {id} closed in round {closed_in} is reported again{}",
+            now.round,
+            and_more(now.reopened.len())
+        ),
+    )
+}
+
+fn flip_flop(_: &Terms, _: &[RoundFacts], now: &RoundFacts) -> Option<Fired> {
     if let Some((id, undone)) = now.undoes.first() {
         return fired(
-            Rule::FlipFlop,
+            Stop::Rule(Rule::FlipFlop),
             format!(
                 "round {}: {id} undoes the earlier required {undone}",
                 now.round
@@ -168,12 +255,12 @@ fn flip_flop(_: &[RoundFacts], now: &RoundFacts, _: u32) -> Option<Fired> {
     }
     let what = now.reversed_line.as_ref()?;
     fired(
-        Rule::FlipFlop,
+        Stop::Rule(Rule::FlipFlop),
         format!("round {}: the writer's patch {what}", now.round),
     )
 }
 
-fn diff_growth(rounds: &[RoundFacts], now: &RoundFacts, _: u32) -> Option<Fired> {
+fn diff_growth(_: &Terms, rounds: &[RoundFacts], now: &RoundFacts) -> Option<Fired> {
     let [a, b, c] = rounds.last_chunk::<3>()?;
     (c.diff_size > b.diff_size && b.diff_size > a.diff_size).then_some(())?;
     // Growth that bought progress is a hard finding being fixed, not churn.
@@ -187,7 +274,7 @@ fn diff_growth(rounds: &[RoundFacts], now: &RoundFacts, _: u32) -> Option<Fired>
             .then(y.round.cmp(&x.round))
     })?;
     Some(Fired {
-        rule: Rule::DiffGrowth,
+        stop: Stop::Rule(Rule::DiffGrowth),
         reason: format!(
             "round {}: the patch grew two rounds in a row ({} < {} < {} lines) while must-fix findings went {} -> {}; round {} had the fewest ({})",
             now.round,
@@ -203,24 +290,24 @@ fn diff_growth(rounds: &[RoundFacts], now: &RoundFacts, _: u32) -> Option<Fired>
     })
 }
 
-fn round_cap(_: &[RoundFacts], now: &RoundFacts, max_rounds: u32) -> Option<Fired> {
+fn round_cap(terms: &Terms, _: &[RoundFacts], now: &RoundFacts) -> Option<Fired> {
+    let max_rounds = terms.contract.max_rounds;
     (now.round >= max_rounds && now.must_fix_left > 0).then_some(())?;
     fired(
-        Rule::RoundCap,
+        Stop::Rule(Rule::RoundCap),
         format!(
-            "round {} of {max_rounds}: {} must-fix finding{} still open",
+            "round {} of {max_rounds}: {} still open",
             now.round,
-            now.must_fix_left,
-            if now.must_fix_left == 1 { "" } else { "s" }
+            plural(now.must_fix_left as usize, "must-fix finding")
         ),
     )
 }
 
-fn nit_round(_: &[RoundFacts], now: &RoundFacts, _: u32) -> Option<Fired> {
+fn nit_round(_: &Terms, _: &[RoundFacts], now: &RoundFacts) -> Option<Fired> {
     let only_below = now.must_fix_reported.is_empty() && now.below_floor_reported > 0;
     (only_below && !now.carried_unconfirmed.is_empty()).then_some(())?;
     fired(
-        Rule::NitRound,
+        Stop::Rule(Rule::NitRound),
         format!(
             "round {}: only below-floor findings reported; carried must-fix {} unconfirmed",
             now.round,
@@ -229,48 +316,68 @@ fn nit_round(_: &[RoundFacts], now: &RoundFacts, _: u32) -> Option<Fired> {
     )
 }
 
-/// Whether a round that changed nothing is stalled: must-fix findings were
-/// open and the writer disputed none of them. `run` asks this before it
-/// calls the reviewer; `record` after the rules.
-pub fn stalled(patch_empty: bool, must_fix_open_before: u32, disputed_answered: bool) -> bool {
-    patch_empty && must_fix_open_before > 0 && !disputed_answered
+/// Guard `stalled`: the writer changed nothing while must-fix findings
+/// were open, and disputed none of them.
+fn stalled(terms: &Terms, _: &[RoundFacts], now: &RoundFacts) -> Option<Fired> {
+    let open = now.must_fix_open_before;
+    (terms.contract.guards.contains(&Guard::Stalled)
+        && now.writer_idle
+        && open > 0
+        && !now.disputed_answered)
+        .then_some(())?;
+    let was = if open == 1 {
+        "1 must-fix finding was".to_string()
+    } else {
+        format!("{open} must-fix findings were")
+    };
+    let unreviewed = if now.reviewed {
+        ""
+    } else {
+        "; the reviewer was not called"
+    };
+    fired(
+        Stop::Progress(Guard::Stalled),
+        format!(
+            "round {}: the writer changed nothing while {was} open and disputed none{unreviewed}",
+            now.round
+        ),
+    )
 }
 
-/// The progress guard in `guards` that stops `now`, if any, with its reason.
-/// Call it only when the six rules said continue.
-pub fn progress(now: &RoundFacts, patch_empty: bool, guards: &[Guard]) -> Option<(Guard, String)> {
-    if guards.contains(&Guard::Stalled)
-        && stalled(patch_empty, now.must_fix_open_before, now.disputed_answered)
-    {
-        return Some((
-            Guard::Stalled,
-            format!(
-                "round {}: the writer changed nothing while {} open and disputed none",
-                now.round,
-                if now.must_fix_open_before == 1 {
-                    "1 must-fix finding was".to_string()
-                } else {
-                    format!("{} must-fix findings were", now.must_fix_open_before)
-                }
-            ),
-        ));
+/// Guard `disputed`: the reviewer reports again a must-fix finding the
+/// writer disputed.
+fn disputed(terms: &Terms, _: &[RoundFacts], now: &RoundFacts) -> Option<Fired> {
+    terms
+        .contract
+        .guards
+        .contains(&Guard::Disputed)
+        .then_some(())?;
+    let id = now.disputed_again.first()?;
+    fired(
+        Stop::Progress(Guard::Disputed),
+        format!(
+            "round {}: the writer disputed {id} and the reviewer reports it again{}: a person decides",
+            now.round,
+            and_more(now.disputed_again.len())
+        ),
+    )
+}
+
+/// ` (and 2 more)` after the first of `n` things named.
+fn and_more(n: usize) -> String {
+    match n {
+        0 | 1 => String::new(),
+        n => format!(" (and {} more)", n - 1),
     }
-    if guards.contains(&Guard::Disputed)
-        && let Some(id) = now.disputed_again.first()
-    {
-        let more = match now.disputed_again.len() {
-            1 => String::new(),
-            n => format!(" (and {} more)", n - 1),
-        };
-        return Some((
-            Guard::Disputed,
-            format!(
-                "round {}: the writer disputed {id} and the reviewer reports it again{more}: a person decides",
-                now.round
-            ),
-        ));
+}
+
+/// `1 file`, `2 files`.
+pub fn plural(n: usize, noun: &str) -> String {
+    if n == 1 {
+        format!("1 {noun}")
+    } else {
+        format!("{n} {noun}s")
     }
-    None
 }
 
 #[cfg(test)]

@@ -1,8 +1,22 @@
 use super::*;
+use crate::contract::Contract;
 
+/// The terms of a contract with `extra` lines and round cap `cap`.
+fn terms(extra: &str, cap: u32) -> Terms {
+    let contract = Contract::from_toml(&format!("loop = \"t\"\n{extra}"), "HEAD").unwrap();
+    Terms::of(&contract, cap).unwrap()
+}
+
+/// The stop that fires on the last of `rounds`.
+fn stop(terms: &Terms, rounds: &[RoundFacts]) -> Option<Stop> {
+    evaluate(terms, rounds).map(|f| f.stop)
+}
+
+/// A reviewed round.
 fn r(round: u32, must_fix_left: u32, diff: u64) -> RoundFacts {
     RoundFacts {
         round,
+        reviewed: true,
         must_fix_reported: (0..must_fix_left).map(|i| format!("F{i}")).collect(),
         diff_size: diff,
         must_fix_left,
@@ -49,6 +63,12 @@ fn rules_fire_in_priority_order() {
         below_floor_reported: 0,
         carried_unconfirmed: ids(&["F1"]),
         ..r(2, 1, 5)
+    };
+    let must_fix_and_nits = RoundFacts {
+        must_fix_reported: ids(&["F2"]),
+        below_floor_reported: 2,
+        carried_unconfirmed: ids(&["F1"]),
+        ..r(2, 2, 5)
     };
     let table: Vec<(&str, Vec<RoundFacts>, u32, Option<Rule>)> = vec![
         ("clean at round 1", vec![r(1, 0, 10)], 3, Some(Rule::Clean)),
@@ -161,19 +181,25 @@ fn rules_fire_in_priority_order() {
             3,
             None,
         ),
+        (
+            "a must-fix report beside the nits is no nit round",
+            vec![r(1, 1, 5), must_fix_and_nits],
+            3,
+            None,
+        ),
         ("no rounds, no decision", vec![], 3, None),
     ];
     for (name, rounds, cap, expected) in table {
-        let got = evaluate(&rounds, cap).map(|f| f.rule);
-        assert_eq!(got, expected, "{name}");
+        let got = stop(&terms("", cap), &rounds);
+        assert_eq!(got, expected.map(Stop::Rule), "{name}");
     }
 }
 
 #[test]
 fn diff_growth_names_the_round_with_fewest_must_fix_latest_on_ties() {
     let rounds = vec![r(1, 3, 5), r(2, 1, 2), r(3, 1, 6), r(4, 2, 9)];
-    let fired = evaluate(&rounds, 10).unwrap();
-    assert_eq!(fired.rule, Rule::DiffGrowth);
+    let fired = evaluate(&terms("", 10), &rounds).unwrap();
+    assert_eq!(fired.stop, Rule::DiffGrowth);
     assert_eq!(fired.revert_to, Some(3));
     assert_eq!(
         fired.reason,
@@ -184,8 +210,8 @@ fn diff_growth_names_the_round_with_fewest_must_fix_latest_on_ties() {
 #[test]
 fn diff_growth_never_recommends_the_round_it_fires_in() {
     let rounds = vec![r(1, 2, 1), r(2, 2, 2), r(3, 2, 3)];
-    let fired = evaluate(&rounds, 10).unwrap();
-    assert_eq!(fired.rule, Rule::DiffGrowth);
+    let fired = evaluate(&terms("", 10), &rounds).unwrap();
+    assert_eq!(fired.stop, Rule::DiffGrowth);
     assert_eq!(fired.revert_to, Some(2));
 }
 
@@ -198,18 +224,33 @@ fn reasons_name_what_happened() {
             ..r(3, 2, 5)
         },
     ];
+    let reason =
+        |cap: u32, rounds: &[RoundFacts]| evaluate(&terms("", cap), rounds).unwrap().reason;
     assert_eq!(
-        evaluate(&rounds, 5).unwrap().reason,
+        reason(5, &rounds),
         "round 3: F2 closed in round 1 is reported again (and 1 more)"
     );
     assert_eq!(
-        evaluate(&[r(1, 0, 0)], 3).unwrap().reason,
+        reason(3, &[r(1, 0, 0)]),
         "round 1: no must-fix finding is open"
     );
     assert_eq!(
-        evaluate(&[r(1, 1, 1), r(2, 1, 1)], 2).unwrap().reason,
+        reason(2, &[r(1, 1, 1), r(2, 1, 1)]),
         "round 2 of 2: 1 must-fix finding still open"
     );
+    assert_eq!(
+        reason(2, &[r(1, 3, 1), r(2, 3, 1)]),
+        "round 2 of 2: 3 must-fix findings still open"
+    );
+    assert_eq!(
+        going_on(&r(2, 1, 1)),
+        "round 2: 1 must-fix finding still open"
+    );
+    let unreviewed = RoundFacts {
+        reviewed: false,
+        ..r(2, 1, 1)
+    };
+    assert_eq!(going_on(&unreviewed), "round 2: unreviewed");
 }
 
 #[test]
@@ -221,87 +262,221 @@ fn done_rules_exit_zero() {
 
 #[test]
 fn progress_guards() {
-    let open = |disputed_answered: bool, again: &[&str]| RoundFacts {
+    let open = |disputed_answered: bool, again: &[&str], idle: bool| RoundFacts {
         must_fix_open_before: 2,
         disputed_answered,
         disputed_again: ids(again),
+        writer_idle: idle,
         ..r(2, 2, 0)
     };
-    let both = [Guard::Stalled, Guard::Disputed];
-    type Case<'a> = (&'a str, RoundFacts, bool, &'a [Guard], Option<Guard>);
+    let both = "";
+    let stalled = Some(Stop::Progress(Guard::Stalled));
+    let disputed = Some(Stop::Progress(Guard::Disputed));
+    type Case<'a> = (&'a str, RoundFacts, &'a str, Option<Stop>);
     let table: Vec<Case> = vec![
         (
             "empty patch, findings open",
-            open(false, &[]),
-            true,
-            &both,
-            Some(Guard::Stalled),
+            open(false, &[], true),
+            both,
+            stalled.clone(),
         ),
         (
             "empty patch, a dispute answered",
-            open(true, &[]),
-            true,
-            &both,
+            open(true, &[], true),
+            both,
             None,
         ),
-        ("a patch", open(false, &[]), false, &both, None),
+        ("a patch", open(false, &[], false), both, None),
         (
             "empty patch, nothing was open",
             RoundFacts {
                 must_fix_open_before: 0,
+                writer_idle: true,
                 ..r(2, 1, 0)
             },
-            true,
-            &both,
+            both,
             None,
         ),
         (
             "stalled off",
-            open(false, &[]),
-            true,
-            &[Guard::Disputed],
+            open(false, &[], true),
+            "guards = [\"disputed\"]",
             None,
         ),
         (
             "disputed and reported again",
-            open(true, &["F1"]),
-            false,
-            &both,
-            Some(Guard::Disputed),
+            open(true, &["F1"], false),
+            both,
+            disputed.clone(),
         ),
         (
             "disputed and reported again, empty patch",
-            open(true, &["F1"]),
-            true,
-            &both,
-            Some(Guard::Disputed),
+            open(true, &["F1"], true),
+            both,
+            disputed.clone(),
         ),
         (
             "disputed off",
-            open(true, &["F1"]),
-            false,
-            &[Guard::Stalled],
+            open(true, &["F1"], false),
+            "guards = [\"stalled\"]",
             None,
         ),
-        ("no guards", open(false, &["F1"]), true, &[], None),
+        ("no guards", open(false, &["F1"], true), "guards = []", None),
+        (
+            "a rule that fires outranks the progress guards",
+            RoundFacts {
+                reopened: vec![("F1".into(), 1)],
+                ..open(true, &["F1"], true)
+            },
+            both,
+            Some(Stop::Rule(Rule::Reopened)),
+        ),
     ];
-    for (name, facts, empty, guards, want) in table {
-        assert_eq!(
-            progress(&facts, empty, guards).map(|(g, _)| g),
-            want,
-            "{name}"
-        );
+    for (name, facts, extra, want) in table {
+        assert_eq!(stop(&terms(extra, 5), &[facts]), want, "{name}");
     }
-    let (_, why) = progress(&open(true, &["F1", "F2"]), false, &both).unwrap();
+    let reason = |facts: RoundFacts| evaluate(&terms("", 5), &[facts]).unwrap().reason;
     assert_eq!(
-        why,
+        reason(open(true, &["F1", "F2"], false)),
         "round 2: the writer disputed F1 and the reviewer reports it again (and 1 more): a person decides"
     );
-    let (_, why) = progress(&open(false, &[]), true, &both).unwrap();
     assert_eq!(
-        why,
+        reason(open(false, &[], true)),
         "round 2: the writer changed nothing while 2 must-fix findings were open and disputed none"
+    );
+    assert_eq!(
+        reason(RoundFacts {
+            reviewed: false,
+            must_fix_open_before: 1,
+            ..open(false, &[], true)
+        }),
+        "round 2: the writer changed nothing while 1 must-fix finding was open and disputed none; the reviewer was not called"
     );
     assert_eq!(Guard::parse("stalled"), Some(Guard::Stalled));
     assert_eq!(Guard::parse("nope"), None);
+}
+
+/// The contract guards around the rules: `scope` first, `clean` before
+/// `budget`, `budget` before the other rules; a round that ended unreviewed
+/// meets only the guards.
+#[test]
+fn contract_guards_come_before_the_rules_but_after_clean() {
+    let outside = |facts: RoundFacts| RoundFacts {
+        out_of_scope: ids(&["docs/x.md"]),
+        ..facts
+    };
+    let spent = |usd: f64, facts: RoundFacts| RoundFacts {
+        spent_usd: usd,
+        ..facts
+    };
+    let unreviewed = |facts: RoundFacts| RoundFacts {
+        reviewed: false,
+        ..facts
+    };
+    let capped = RoundFacts {
+        reopened: vec![("F1".into(), 1)],
+        ..r(3, 2, 5)
+    };
+    let budget = "[budget]\nusd = 1.0";
+    type Case<'a> = (&'a str, RoundFacts, &'a str, Option<Stop>);
+    let table: Vec<Case> = vec![
+        (
+            "scope beats clean",
+            outside(r(1, 0, 5)),
+            "",
+            Some(Stop::Scope),
+        ),
+        (
+            "scope beats budget",
+            outside(spent(2.0, r(1, 1, 5))),
+            budget,
+            Some(Stop::Scope),
+        ),
+        (
+            "clean beats budget",
+            spent(2.0, r(1, 0, 5)),
+            budget,
+            Some(Stop::Rule(Rule::Clean)),
+        ),
+        (
+            "budget beats the other rules",
+            spent(1.0, capped.clone()),
+            budget,
+            Some(Stop::Budget),
+        ),
+        (
+            "under the budget the rules decide",
+            spent(0.99, capped.clone()),
+            budget,
+            Some(Stop::Rule(Rule::Reopened)),
+        ),
+        (
+            "budget beats stalled",
+            spent(
+                1.0,
+                RoundFacts {
+                    writer_idle: true,
+                    must_fix_open_before: 1,
+                    ..unreviewed(r(2, 1, 0))
+                },
+            ),
+            budget,
+            Some(Stop::Budget),
+        ),
+        (
+            "tokens reach their cap too",
+            RoundFacts {
+                spent_tokens: 100,
+                ..r(1, 1, 5)
+            },
+            "[budget]\ntokens = 100",
+            Some(Stop::Budget),
+        ),
+        (
+            "an unreviewed round with nothing open is not clean",
+            unreviewed(r(1, 0, 5)),
+            "",
+            None,
+        ),
+        (
+            "an unreviewed round meets no rule",
+            unreviewed(capped),
+            "",
+            None,
+        ),
+    ];
+    for (name, facts, extra, want) in table {
+        assert_eq!(stop(&terms(extra, 3), &[facts]), want, "{name}");
+    }
+
+    let reason =
+        |extra: &str, facts: RoundFacts| evaluate(&terms(extra, 3), &[facts]).unwrap().reason;
+    assert_eq!(
+        reason(
+            "scope = [\"src/**\", \"*.md\"]",
+            RoundFacts {
+                out_of_scope: ids(&["docs/x.md", "a b/c"]),
+                ..r(1, 1, 5)
+            }
+        ),
+        "round 1: the patch touches 2 files outside the scope (`src/**`, `*.md`): `docs/x.md`, `a b/c`"
+    );
+    assert_eq!(
+        reason(budget, spent(1.5, r(2, 1, 5))),
+        "round 2: the loop spent $1.50 of its $1.00 budget"
+    );
+    assert_eq!(
+        reason(budget, spent(1.5, unreviewed(r(2, 1, 5)))),
+        "round 2: the loop spent $1.50 of its $1.00 budget before the review"
+    );
+    assert_eq!(
+        reason(
+            "[budget]\ntokens = 100",
+            RoundFacts {
+                spent_tokens: 120,
+                ..r(2, 1, 5)
+            }
+        ),
+        "round 2: the loop used 120 of its 100 budget tokens"
+    );
 }

@@ -2,6 +2,7 @@ use super::*;
 use crate::contract::Contract;
 use crate::findings::responses::{Response, Status};
 use crate::findings::{Format, parse};
+use crate::rules::Guard;
 
 fn contract(extra: &str) -> Contract {
     Contract::from_toml(&format!("loop = \"t\"\n{extra}"), "HEAD").unwrap()
@@ -183,12 +184,38 @@ fn an_empty_patch_while_findings_are_open_is_stalled() {
     case.registry = first_registry();
     case.round = 2;
     case.stalled = true;
+    case.patch = ParsedPatch::default();
+    case.files = Vec::new();
+    case.diff = (0, 0);
     let d = case.decide();
     assert_eq!(d.stop, Some(Stop::Progress(Guard::Stalled)));
     assert_eq!(
         d.reason,
         "round 2: the writer changed nothing while 1 must-fix finding was open and disputed none; the reviewer was not called"
     );
+    // The guard the driver asked is the one `decide` applies: the same
+    // facts, the same stop and reason.
+    let pending = Pending {
+        round: 2,
+        files: &case.files,
+        responses: &case.responses,
+        spent_usd: 0.0,
+        spent_tokens: 0,
+        writer_ran: true,
+    };
+    let guarded = rules::evaluate(
+        &case.terms,
+        &[before_review(&case.terms, &case.registry, &pending)],
+    );
+    assert_eq!(
+        guarded.map(|f| (f.stop, f.reason)),
+        Some((d.stop.unwrap(), d.reason))
+    );
+    // Replayed under a contract without the guard, the round goes on.
+    let c = contract("guards = [\"disputed\"]");
+    case.terms = Terms::of(&c, c.max_rounds).unwrap();
+    let d = case.decide();
+    assert_eq!((d.stop, d.reason.as_str()), (None, "round 2: unreviewed"));
 }
 
 fn first_registry() -> Registry {
