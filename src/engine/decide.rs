@@ -231,7 +231,7 @@ pub fn decide(terms: &Terms, round: Round<'_>) -> Decision {
                 format!(
                     "round {}: {} still open",
                     round.round,
-                    plural(counts.must_fix_left as usize, "must-fix finding")
+                    crate::text::plural(counts.must_fix_left as usize, "must-fix finding")
                 ),
                 None,
             ),
@@ -294,7 +294,7 @@ fn unreviewed(
             format!(
                 "round {}: the patch touches {} outside the scope ({}): {}",
                 round.round,
-                plural(out_of_scope.len(), "file"),
+                crate::text::plural(out_of_scope.len(), "file"),
                 quoted_globs(terms),
                 out_of_scope
                     .iter()
@@ -340,15 +340,6 @@ fn quoted_globs(terms: &Terms) -> String {
         .map(|g| format!("`{g}`"))
         .collect::<Vec<_>>()
         .join(", ")
-}
-
-/// `1 file`, `2 files`.
-pub fn plural(n: usize, noun: &str) -> String {
-    if n == 1 {
-        format!("1 {noun}")
-    } else {
-        format!("{n} {noun}s")
-    }
 }
 
 /// A round with a stop stops; any other continues.
