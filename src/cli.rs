@@ -3,6 +3,11 @@
 use std::path::PathBuf;
 
 use crate::findings::Format;
+use crate::report::handoff::HandoffFormat;
+use crate::report::ledger::LedgerFormat;
+use crate::report::style::ColorChoice;
+use crate::report::summary::ReportFormat;
+use crate::state::LoopSelect;
 use clap::{Args, Parser, Subcommand, ValueEnum};
 
 /// A loop referee for coding-agent pairs: it writes the loop contract, keeps a
@@ -44,14 +49,6 @@ pub struct ManArgs {
     /// the page of `referee` itself.
     #[arg(value_name = "COMMAND")]
     pub command: Vec<String>,
-}
-
-/// `--color`.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
-pub enum ColorChoice {
-    Auto,
-    Always,
-    Never,
 }
 
 #[derive(Debug, Subcommand)]
@@ -122,14 +119,6 @@ pub struct DoctorArgs {
     /// Print JSON.
     #[arg(long)]
     pub json: bool,
-}
-
-/// Selects a loop; may be left out when exactly one loop exists.
-#[derive(Debug, Args, Clone, Default)]
-pub struct LoopSelect {
-    /// Loop name (may be left out when exactly one loop exists).
-    #[arg(long = "loop", value_name = "LOOP")]
-    pub name: Option<String>,
 }
 
 #[derive(Debug, Args)]
@@ -269,22 +258,6 @@ pub enum LedgerCommand {
     Repair(LoopArgs),
 }
 
-/// Ledger output formats.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
-pub enum LedgerFormat {
-    Table,
-    Csv,
-    Json,
-    Markdown,
-}
-
-impl LedgerFormat {
-    /// Read by people (control characters shown, colors), not programs.
-    pub fn for_people(self) -> bool {
-        matches!(self, LedgerFormat::Table | LedgerFormat::Markdown)
-    }
-}
-
 #[derive(Debug, Args)]
 pub struct LedgerShowArgs {
     #[command(flatten)]
@@ -295,21 +268,6 @@ pub struct LedgerShowArgs {
     /// Same as `--format json`.
     #[arg(long)]
     pub json: bool,
-}
-
-/// Hand-off formats.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
-pub enum HandoffFormat {
-    Text,
-    Markdown,
-    Json,
-}
-
-impl HandoffFormat {
-    /// Read by people (control characters shown, colors), not programs.
-    pub fn for_people(self) -> bool {
-        matches!(self, HandoffFormat::Text | HandoffFormat::Markdown)
-    }
 }
 
 #[derive(Debug, Args)]
@@ -449,21 +407,6 @@ pub struct ApprovalCheckArgs {
     /// Print JSON.
     #[arg(long)]
     pub json: bool,
-}
-
-/// Report formats.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
-pub enum ReportFormat {
-    Table,
-    Json,
-    Markdown,
-}
-
-impl ReportFormat {
-    /// Read by people (control characters shown), not programs.
-    pub fn for_people(self) -> bool {
-        matches!(self, ReportFormat::Table | ReportFormat::Markdown)
-    }
 }
 
 #[derive(Debug, Args)]

@@ -22,3 +22,4 @@ pub(crate) mod rules;
 pub(crate) mod snapshot;
 pub(crate) mod state;
 pub(crate) mod statefs;
+pub(crate) mod text;

@@ -5,10 +5,17 @@ use std::path::{Path, PathBuf};
 
 use anyhow::Context;
 
-use crate::cli::LoopSelect;
 use crate::contract::LoopName;
 use crate::exit::UsageError;
 use crate::statefs::{self, FsError};
+
+/// Selects a loop; may be left out when exactly one loop exists.
+#[derive(Debug, clap::Args, Clone, Default)]
+pub struct LoopSelect {
+    /// Loop name (may be left out when exactly one loop exists).
+    #[arg(long = "loop", value_name = "LOOP")]
+    pub name: Option<String>,
+}
 
 /// The state folder and the repository it belongs to.
 #[derive(Debug, Clone)]

@@ -138,11 +138,7 @@ fn first_line(bytes: &[u8]) -> Option<String> {
     text.lines()
         .map(str::trim)
         .find(|l| !l.is_empty())
-        .map(|l| one_line(l).chars().take(200).collect())
-}
-
-pub(crate) fn one_line(text: &str) -> String {
-    crate::ledger::row::one_line(text)
+        .map(|l| crate::text::one_line(l).chars().take(200).collect())
 }
 
 #[cfg(test)]

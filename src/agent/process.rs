@@ -67,16 +67,16 @@ impl Call {
     /// The command line as a person would read it (for messages and
     /// evidence only; it is never run through a shell).
     pub fn display(&self) -> String {
-        let mut words = vec![crate::report::shell_word(&self.program)];
+        let mut words = vec![crate::text::shell_word(&self.program)];
         for arg in &self.args {
             let arg = arg.to_string_lossy();
             words.push(if arg.len() > 80 {
                 format!(
                     "{}…",
-                    crate::report::shell_word(&arg.chars().take(60).collect::<String>())
+                    crate::text::shell_word(&arg.chars().take(60).collect::<String>())
                 )
             } else {
-                crate::report::shell_word(&arg)
+                crate::text::shell_word(&arg)
             });
         }
         words.join(" ")
@@ -109,7 +109,7 @@ pub enum ProcessError {
         program: String,
         cause: std::io::Error,
     },
-    #[error("timed out after {}; it and every process it started were killed", human(*.after))]
+    #[error("timed out after {}; it and every process it started were killed", crate::text::timeout(*.after))]
     TimedOut {
         after: Duration,
         stdout: Captured,
@@ -119,7 +119,7 @@ pub enum ProcessError {
     Interrupted { stdout: Captured, stderr: Captured },
     #[error(
         "exited, but its output was still held open {} later by a process the referee could not end",
-        human(READ_GRACE_DONE)
+        crate::text::timeout(READ_GRACE_DONE)
     )]
     OutputHeld,
     #[error("waiting for it failed: {0}")]
@@ -393,18 +393,6 @@ impl Reader {
         };
         let mut captured = self.captured.lock().unwrap_or_else(|e| e.into_inner());
         (std::mem::take(&mut *captured), whole)
-    }
-}
-
-/// `1.5s`, `2m`, `30m`.
-fn human(d: Duration) -> String {
-    let secs = d.as_secs();
-    if secs == 0 {
-        format!("{}ms", d.as_millis())
-    } else if secs.is_multiple_of(60) {
-        format!("{}m", secs / 60)
-    } else {
-        format!("{secs}s")
     }
 }
 

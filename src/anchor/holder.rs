@@ -99,7 +99,7 @@ fn command_line(bytes: &[u8]) -> Option<String> {
     if words.is_empty() {
         return None;
     }
-    let line = crate::ledger::row::one_line(&crate::redact::redact_str(&words.join(" ")));
+    let line = crate::text::one_line(&crate::redact::redact_str(&words.join(" ")));
     Some(match line.char_indices().nth(COMMAND_SHOWN) {
         Some((cut, _)) => format!("{}…", &line[..cut]),
         None => line,

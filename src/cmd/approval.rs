@@ -100,7 +100,7 @@ pub fn check(state: &State, args: ApprovalCheckArgs) -> anyhow::Result<Exit> {
             approval.at,
             lp.name,
             approval.round,
-            crate::engine::decide::plural(differ_list.len(), "path")
+            crate::text::plural(differ_list.len(), "path")
         );
         for p in &differ_list {
             out.push_str(&format!("  {p}\n"));

@@ -52,7 +52,7 @@ fn decide(state: &State, args: DecisionArgs, kind: Kind) -> anyhow::Result<Exit>
                  hint: record another round first (`referee record --loop {} --findings FILE`), or restore the round's tree",
                 lp.name,
                 row.round,
-                crate::engine::decide::plural(changed.len(), "path"),
+                crate::text::plural(changed.len(), "path"),
                 changed
                     .iter()
                     .map(|p| format!("`{p}`"))

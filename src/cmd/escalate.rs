@@ -1,15 +1,16 @@
 //! `referee escalate`: prints the hand-off (SPEC §5.1) of a loop; `record`
 //! prints the same when a loop stops on anything but `clean`.
 
-use crate::cli::{EscalateArgs, HandoffFormat};
+use crate::cli::EscalateArgs;
 use crate::engine::History;
 use crate::exit::Exit;
+use crate::report::handoff::HandoffFormat;
 use crate::state::State;
 
 pub fn run(state: &State, args: EscalateArgs) -> anyhow::Result<Exit> {
     let lp = super::open_loop(state, &args.select)?;
     let history = History::read(&lp, lp.store.read()?.rows)?;
-    let handoff = crate::engine::handoff(&lp, &history);
+    let handoff = crate::report::handoff::of(&lp, &history);
     let format = if args.json {
         HandoffFormat::Json
     } else {

@@ -1,11 +1,12 @@
 //! `referee ledger show|verify|repair`.
 
 use crate::anchor::chain::Standing;
-use crate::cli::{LedgerFormat, LedgerShowArgs, LoopArgs};
+use crate::cli::{LedgerShowArgs, LoopArgs};
 use crate::digest::sha256_hex;
 use crate::exit::Exit;
 use crate::ledger::Store;
 use crate::report;
+use crate::report::ledger::LedgerFormat;
 use crate::state::State;
 
 pub fn show(state: &State, args: LedgerShowArgs) -> anyhow::Result<Exit> {
@@ -121,8 +122,8 @@ pub fn verify(state: &State, args: LoopArgs) -> anyhow::Result<Exit> {
                 Some(head) => format!(
                     "ledger `{}`: {} ({}) verified; chain head {}{anchor_says}\n",
                     super::shown(store.path()),
-                    crate::engine::decide::plural(summary.rows, "row"),
-                    crate::engine::decide::plural(summary.rounds, "round"),
+                    crate::text::plural(summary.rows, "row"),
+                    crate::text::plural(summary.rounds, "round"),
                     head
                 ),
                 None => format!(
@@ -236,7 +237,7 @@ pub fn repair(state: &State, args: LoopArgs) -> anyhow::Result<Exit> {
 /// contract that no longer validates can still have its ledger checked).
 fn store_of(
     state: &State,
-    select: &crate::cli::LoopSelect,
+    select: &crate::state::LoopSelect,
 ) -> anyhow::Result<(crate::contract::LoopName, Store)> {
     let name = state.select(select)?;
     let path = state.paths(&name).contract;

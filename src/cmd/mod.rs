@@ -207,7 +207,7 @@ pub(crate) use crate::state::shown;
 /// `--idempotency-key`): on one line, with secrets masked as evidence masks
 /// them (`redact`), since a ledger is committed and shared.
 fn person_words(text: &str) -> String {
-    crate::redact::redact_str(&crate::ledger::row::one_line(text))
+    crate::redact::redact_str(&crate::text::one_line(text))
 }
 
 /// Refuses to edit `path`, a file of the work tree `repo` that referee
@@ -259,7 +259,7 @@ fn on_path(name: &str) -> Option<std::path::PathBuf> {
 
 /// Loads the selected loop's contract (validated) and its store, and
 /// removes the scratch folders of killed runs of the loop.
-fn open_loop(state: &State, select: &crate::cli::LoopSelect) -> anyhow::Result<Loop> {
+fn open_loop(state: &State, select: &crate::state::LoopSelect) -> anyhow::Result<Loop> {
     let name = state.select(select)?;
     let paths = state.paths(&name);
     let loaded = crate::contract::load::load(&paths.contract)?;

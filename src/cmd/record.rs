@@ -4,10 +4,11 @@
 
 use anyhow::Context;
 
-use crate::cli::{HandoffFormat, RecordArgs};
+use crate::cli::RecordArgs;
 use crate::engine::{self, History, Recorded, Review, Submission};
 use crate::exit::{Exit, UsageError};
 use crate::findings::{self, responses};
+use crate::report::handoff::HandoffFormat;
 use crate::report::round::{self, RoundView};
 use crate::rules::Rule;
 use crate::state::State;
@@ -108,7 +109,7 @@ pub(super) fn print(lp: &engine::Loop, recorded: &Recorded, json: bool) -> anyho
         .is_some_and(|r| *r != Rule::Clean)
     {
         let history = History::read(lp, lp.store.read()?.rows)?;
-        let handoff = crate::engine::handoff(lp, &history);
+        let handoff = crate::report::handoff::of(lp, &history);
         out.push('\n');
         out.push_str(&String::from_utf8_lossy(&crate::report::handoff::render(
             &handoff,

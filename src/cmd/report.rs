@@ -4,11 +4,12 @@
 
 use std::path::{Path, PathBuf};
 
-use crate::cli::{ReportArgs, ReportFormat};
+use crate::cli::ReportArgs;
 use crate::contract::LoopName;
 use crate::engine::History;
 use crate::exit::Exit;
 use crate::ledger::{Kind, Store, Verdict};
+use crate::report::summary::ReportFormat;
 use crate::report::summary::{self, LoopSummary};
 use crate::state::State;
 

@@ -81,13 +81,13 @@ pub(super) fn describe(d: &Driving) -> String {
         "`{}` (pid {}, for {})",
         d.holder,
         d.pid,
-        crate::report::duration(now.saturating_sub(d.since))
+        crate::text::duration(now.saturating_sub(d.since))
     );
     if let Some((round, role, since)) = &d.call {
         out.pop();
         out.push_str(&format!(
             "; round {round}: the {role} is working, for {})",
-            crate::report::duration(now.saturating_sub(*since))
+            crate::text::duration(now.saturating_sub(*since))
         ));
     }
     out

@@ -124,7 +124,7 @@ pub fn run(state: &State, mut args: RunArgs) -> anyhow::Result<Exit> {
         out.round(&view, exit)?;
         if let Some(stop) = &recorded.state.rule {
             // Every stop but `clean` hands off (SPEC §5.1).
-            let handoff = (*stop != Rule::Clean).then(|| engine::handoff(&lp, &history));
+            let handoff = (*stop != Rule::Clean).then(|| crate::report::handoff::of(&lp, &history));
             out.end(lp.name.as_str(), &recorded, exit, handoff.as_ref())?;
             return Ok(exit);
         }

@@ -283,7 +283,7 @@ pub fn run(state: &State, args: LoopArgs) -> anyhow::Result<Exit> {
         let _ = writeln!(
             out,
             "warning: the Stop hook could not judge {} since the last round; the last: {}",
-            crate::engine::decide::plural(incidents.len(), "stop"),
+            crate::text::plural(incidents.len(), "stop"),
             last["problem"].as_str().unwrap_or("?")
         );
     }

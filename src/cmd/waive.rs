@@ -6,9 +6,9 @@ use crate::cli::WaiveArgs;
 use crate::engine::History;
 use crate::engine::accounting::FindingStanding;
 use crate::exit::{Exit, UsageError};
-use crate::ledger::row::one_line;
 use crate::ledger::{Draft, Kind};
 use crate::state::State;
+use crate::text::one_line;
 
 pub fn run(state: &State, args: WaiveArgs) -> anyhow::Result<Exit> {
     let by = super::person_words(&args.by);

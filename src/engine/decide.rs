@@ -12,7 +12,7 @@ use crate::findings::responses::Response;
 use crate::ledger::{Counts, Verdict};
 use crate::patch::{ParsedPatch, changed_lines, reverses_line};
 use crate::rules::{self, RoundFacts, Rule};
-pub use crate::rules::{Stop, Terms, plural};
+pub use crate::rules::{Stop, Terms};
 
 /// One earlier round, as the rules need it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -13,8 +13,6 @@ use std::sync::atomic::AtomicBool;
 
 use serde_json::Value;
 
-use std::collections::HashMap;
-
 use crate::digest::sha256_hex;
 use crate::exit::Exit;
 use crate::findings::Parsed;
@@ -651,11 +649,11 @@ pub fn finish<'a>(
     draft.tokens = tokens;
     draft.snapshot = snapped.snap.commit.clone();
     draft.findings_sha256 = findings_sha256;
-    draft.reason = crate::ledger::row::one_line(&redact_str(&outcome.reason));
+    draft.reason = crate::text::one_line(&redact_str(&outcome.reason));
     draft.idempotency_key = sub
         .idempotency_key
         .as_deref()
-        .map(crate::ledger::row::one_line)
+        .map(crate::text::one_line)
         .unwrap_or_default();
     // The evidence is made durable while git stores the contract and moves
     // the refs: both are waits (fsyncs, a process).
@@ -679,35 +677,6 @@ pub fn finish<'a>(
         already: false,
         max_rounds: history.max_rounds,
     })
-}
-
-/// The hand-off of `lp` as `history` stands, with the writer's word on
-/// each finding read from the rounds' responses.
-pub fn handoff(lp: &Loop, history: &History) -> crate::report::handoff::Handoff {
-    crate::report::handoff::build(lp.name.as_str(), history, &writer_responses(lp, history))
-}
-
-/// The writer's latest word on each finding, over every round's responses.
-fn writer_responses(lp: &Loop, history: &History) -> HashMap<String, String> {
-    let mut out = HashMap::new();
-    for e in &history.earlier {
-        let Ok(Some(bytes)) = lp.store.evidence_file(e.round, "responses.json") else {
-            continue;
-        };
-        let Ok(list) = crate::findings::responses::parse(&bytes) else {
-            continue;
-        };
-        for r in list {
-            let note = crate::ledger::row::one_line(&r.note);
-            let text = if note.is_empty() {
-                r.status.as_str().to_string()
-            } else {
-                format!("{}: {note}", r.status.as_str())
-            };
-            out.insert(r.id, text);
-        }
-    }
-    out
 }
 
 /// The paths of `files` the patch shows coming into being (a new file, or

@@ -469,17 +469,6 @@ pub fn hash_fields<S: AsRef<str>>(fields: &[S]) -> String {
     framed.finish()
 }
 
-/// Makes free text safe for a one-line CSV field: control characters (line
-/// breaks included) become spaces, so every row stays on one line and a torn
-/// tail is always the last line.
-pub fn one_line(text: &str) -> String {
-    text.chars()
-        .map(|c| if c.is_control() { ' ' } else { c })
-        .collect::<String>()
-        .trim()
-        .to_string()
-}
-
 impl fmt::Display for Kind {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.write_str(self.as_str())
@@ -545,10 +534,5 @@ mod tests {
             Row::from_fields(&f).unwrap_err().to_string(),
             "column `verdict`: must be continue, stop or empty, not `maybe`"
         );
-    }
-
-    #[test]
-    fn one_line_removes_breaks() {
-        assert_eq!(one_line(" a\nb\r\tc "), "a b  c");
     }
 }

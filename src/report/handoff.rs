@@ -6,12 +6,27 @@ use serde_json::Value;
 
 use std::collections::HashMap;
 
-use crate::cli::{HandoffFormat, LedgerFormat};
 use crate::engine::accounting::{FindingStanding, Tracked};
-use crate::engine::{History, LoopStanding, RevertTo};
+use crate::engine::{History, Loop, LoopStanding, RevertTo};
 use crate::ledger::Kind;
 use crate::ledger::Row;
+use crate::report::ledger::LedgerFormat;
 use crate::rules::{Guard, Rule, Stop};
+
+/// Hand-off formats.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum HandoffFormat {
+    Text,
+    Markdown,
+    Json,
+}
+
+impl HandoffFormat {
+    /// Read by people (control characters shown, colors), not programs.
+    pub fn for_people(self) -> bool {
+        matches!(self, HandoffFormat::Text | HandoffFormat::Markdown)
+    }
+}
 
 /// Everything a human needs to take over a loop, and nothing more.
 #[derive(Debug, Clone, Serialize)]
@@ -42,6 +57,35 @@ pub struct Handoff {
     pub next: Vec<Choice>,
     #[serde(skip)]
     pub rows: Vec<Row>,
+}
+
+/// The hand-off of `lp` as `history` stands, with the writer's word on
+/// each finding read from the rounds' responses.
+pub fn of(lp: &Loop, history: &History) -> Handoff {
+    build(lp.name.as_str(), history, &writer_responses(lp, history))
+}
+
+/// The writer's latest word on each finding, over every round's responses.
+fn writer_responses(lp: &Loop, history: &History) -> HashMap<String, String> {
+    let mut out = HashMap::new();
+    for e in &history.earlier {
+        let Ok(Some(bytes)) = lp.store.evidence_file(e.round, "responses.json") else {
+            continue;
+        };
+        let Ok(list) = crate::findings::responses::parse(&bytes) else {
+            continue;
+        };
+        for r in list {
+            let note = crate::text::one_line(&r.note);
+            let text = if note.is_empty() {
+                r.status.as_str().to_string()
+            } else {
+                format!("{}: {note}", r.status.as_str())
+            };
+            out.insert(r.id, text);
+        }
+    }
+    out
 }
 
 /// The hand-off of loop `name` as `history` stands; `said` is the writer's
@@ -90,7 +134,7 @@ pub fn build(name: &str, history: &History, said: &HashMap<String, String>) -> H
                 reviewer_says: f
                     .body
                     .as_deref()
-                    .map(crate::ledger::row::one_line)
+                    .map(crate::text::one_line)
                     .filter(|b| !b.is_empty())
                     .unwrap_or_else(|| f.title.clone()),
                 writer_says: said.get(f.id.as_str()).cloned(),
@@ -240,11 +284,11 @@ pub fn choices(
             match id.starts_with('-') {
                 false => format!(
                     "referee waive {} --loop {l} --by NAME --reason TEXT",
-                    super::shell_word(id)
+                    crate::text::shell_word(id)
                 ),
                 true => format!(
                     "referee waive --loop {l} --by NAME --reason TEXT -- {}",
-                    super::shell_word(id)
+                    crate::text::shell_word(id)
                 ),
             },
         )
@@ -286,7 +330,7 @@ pub fn choices(
                         .files
                         .iter()
                         .filter(|f| scope.added.contains(f) == added)
-                        .map(|f| super::shell_word(f))
+                        .map(|f| crate::text::shell_word(f))
                         .collect::<Vec<_>>()
                 };
                 let (had, added) = (words(false), words(true));
@@ -295,7 +339,7 @@ pub fn choices(
                         "undo the changes outside the scope",
                         format!(
                             "git restore --source={} -- {}",
-                            super::shell_word(scope.from),
+                            crate::text::shell_word(scope.from),
                             had.join(" ")
                         ),
                     ));

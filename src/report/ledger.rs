@@ -4,11 +4,26 @@ use tabled::builder::Builder;
 use tabled::settings::object::Columns;
 use tabled::settings::{Alignment, Padding, Style};
 
-use crate::cli::LedgerFormat;
 use crate::digest::push_decimal;
 use crate::ledger::chain::write_record;
 use crate::ledger::row::{COLUMNS, header};
 use crate::ledger::{Field, Kind, Row, RowRef};
+
+/// Ledger output formats.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum LedgerFormat {
+    Table,
+    Csv,
+    Json,
+    Markdown,
+}
+
+impl LedgerFormat {
+    /// Read by people (control characters shown, colors), not programs.
+    pub fn for_people(self) -> bool {
+        matches!(self, LedgerFormat::Table | LedgerFormat::Markdown)
+    }
+}
 
 /// Renders `rows` of loop `name` in `format`.
 pub fn render(name: &str, rows: &[Row], format: LedgerFormat) -> Vec<u8> {
@@ -409,7 +424,7 @@ fn markdown(name: &str, rows: &[Row]) -> String {
     if let Some(last) = rows.last() {
         out.push_str(&format!(
             "\n{}; chain head `{}`\n",
-            crate::engine::decide::plural(rows.len(), "row"),
+            crate::text::plural(rows.len(), "row"),
             last.row_sha256.get(..12).unwrap_or(&last.row_sha256)
         ));
     }

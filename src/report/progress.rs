@@ -13,9 +13,9 @@ use crate::agent::output::Reply;
 use crate::agent::preset::Role;
 use crate::agent::process::{Call, Finished};
 use crate::agent::progress::Progress;
-use crate::cli::HandoffFormat;
 use crate::engine::Recorded;
 use crate::exit::Exit;
+use crate::report::handoff::HandoffFormat;
 
 /// Shows `run`'s progress in one [`Mode`].
 pub struct Printer {
@@ -211,7 +211,7 @@ impl Progress for Printer {
 
 /// `41s`, `3m07s`.
 fn clock(d: Duration) -> String {
-    super::duration(d.as_secs())
+    crate::text::duration(d.as_secs())
 }
 
 /// Text for people on stdout: control characters made visible, colors applied.

@@ -13,7 +13,13 @@ use std::hash::{BuildHasher, RandomState};
 use std::io::IsTerminal;
 use std::sync::OnceLock;
 
-use crate::cli::ColorChoice;
+/// `--color`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum ColorChoice {
+    Auto,
+    Always,
+    Never,
+}
 
 static ENABLED: OnceLock<bool> = OnceLock::new();
 static CHOICE: OnceLock<ColorChoice> = OnceLock::new();

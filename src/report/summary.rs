@@ -10,7 +10,20 @@ use tabled::builder::Builder;
 use tabled::settings::object::Columns;
 use tabled::settings::{Alignment, Padding, Style};
 
-use crate::cli::ReportFormat;
+/// Report formats.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum ReportFormat {
+    Table,
+    Json,
+    Markdown,
+}
+
+impl ReportFormat {
+    /// Read by people (control characters shown), not programs.
+    pub fn for_people(self) -> bool {
+        matches!(self, ReportFormat::Table | ReportFormat::Markdown)
+    }
+}
 
 /// One loop as the report shows it.
 #[derive(Debug, Clone, PartialEq, Serialize)]

@@ -158,7 +158,7 @@ pub fn going_on(now: &RoundFacts) -> String {
         format!(
             "round {}: {} still open",
             now.round,
-            plural(now.must_fix_left as usize, "must-fix finding")
+            crate::text::plural(now.must_fix_left as usize, "must-fix finding")
         )
     } else {
         format!("round {}: unreviewed", now.round)
@@ -188,7 +188,7 @@ fn scope(terms: &Terms, _: &[RoundFacts], now: &RoundFacts) -> Option<Fired> {
         format!(
             "round {}: the patch touches {} outside the scope ({}): {}",
             now.round,
-            plural(now.out_of_scope.len(), "file"),
+            crate::text::plural(now.out_of_scope.len(), "file"),
             quoted(&terms.contract.scope),
             quoted(&now.out_of_scope)
         ),
@@ -298,7 +298,7 @@ fn round_cap(terms: &Terms, _: &[RoundFacts], now: &RoundFacts) -> Option<Fired>
         format!(
             "round {} of {max_rounds}: {} still open",
             now.round,
-            plural(now.must_fix_left as usize, "must-fix finding")
+            crate::text::plural(now.must_fix_left as usize, "must-fix finding")
         ),
     )
 }
@@ -368,15 +368,6 @@ fn and_more(n: usize) -> String {
     match n {
         0 | 1 => String::new(),
         n => format!(" (and {} more)", n - 1),
-    }
-}
-
-/// `1 file`, `2 files`.
-pub fn plural(n: usize, noun: &str) -> String {
-    if n == 1 {
-        format!("1 {noun}")
-    } else {
-        format!("{n} {noun}s")
     }
 }
 

@@ -19,6 +19,7 @@ mod hook;
 mod host_boundary;
 mod hostile;
 mod judge;
+mod layers;
 
 mod ledger;
 mod locks;

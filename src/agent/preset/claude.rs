@@ -6,7 +6,7 @@ use std::path::Path;
 use serde_json::Value;
 
 use super::{Context, Invocation, JudgeCall, Judged, Role, Unit, os};
-use crate::agent::output::{Produced, Reply, json_of, one_line, responses_in};
+use crate::agent::output::{Produced, Reply, json_of, responses_in};
 use crate::contract::Agent;
 
 pub struct Claude;
@@ -72,7 +72,7 @@ impl Unit for Claude {
                 .and_then(Value::as_str)
                 .or_else(|| json.get("subtype").and_then(Value::as_str))
                 .unwrap_or("is_error");
-            return Err(format!("reported an error: {}", one_line(why)));
+            return Err(format!("reported an error: {}", crate::text::one_line(why)));
         }
         let (cost_usd, tokens) = spend(&json);
         let mut reply = Reply {

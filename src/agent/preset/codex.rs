@@ -7,7 +7,7 @@ use std::path::Path;
 use serde_json::Value;
 
 use super::{Context, Invocation, JudgeCall, Judged, Role, Unit, os};
-use crate::agent::output::{Produced, Reply, one_line, responses_in, strip_fences};
+use crate::agent::output::{Produced, Reply, responses_in, strip_fences};
 use crate::contract::Agent;
 
 pub struct Codex;
@@ -68,7 +68,7 @@ impl Unit for Codex {
                         .or_else(|| event.get("message"))
                         .and_then(Value::as_str)
                         .unwrap_or("turn failed");
-                    return Err(format!("reported an error: {}", one_line(why)));
+                    return Err(format!("reported an error: {}", crate::text::one_line(why)));
                 }
                 // `error` events also report retries codex recovers from
                 // ("Reconnecting…"): only fatal without a finished turn.
@@ -92,7 +92,7 @@ impl Unit for Codex {
             }
         }
         if let (false, Some(why)) = (completed, &last_error) {
-            return Err(format!("reported an error: {}", one_line(why)));
+            return Err(format!("reported an error: {}", crate::text::one_line(why)));
         }
         let mut reply = Reply {
             tokens: Some(tokens),

@@ -6,7 +6,7 @@ use std::path::Path;
 use serde_json::Value;
 
 use super::{Context, Invocation, Role, Unit, os};
-use crate::agent::output::{Produced, Reply, json_of, one_line, responses_in, strip_fences};
+use crate::agent::output::{Produced, Reply, json_of, responses_in, strip_fences};
 use crate::agent::process::Finished;
 use crate::contract::Agent;
 
@@ -70,7 +70,7 @@ impl Unit for Gemini {
                 .get("message")
                 .and_then(Value::as_str)
                 .unwrap_or("error");
-            return Err(format!("reported an error: {}", one_line(why)));
+            return Err(format!("reported an error: {}", crate::text::one_line(why)));
         }
         let text = json
             .get("response")
@@ -119,5 +119,5 @@ fn error_document(bytes: &[u8]) -> Option<String> {
                 .map(str::to_string)
         })
         .unwrap_or_else(|| message.to_string());
-    Some(one_line(&message).chars().take(200).collect())
+    Some(crate::text::one_line(&message).chars().take(200).collect())
 }

@@ -15,7 +15,7 @@ use serde::{Deserialize, Serialize};
 use serde_json::json;
 
 use crate::anchor::pins::Pins;
-use crate::cli::{HookAgent, HookInstallArgs, HookUninstallArgs, LoopSelect};
+use crate::cli::{HookAgent, HookInstallArgs, HookUninstallArgs};
 use crate::digest::sha256_hex;
 use crate::engine::Loop;
 use crate::exit::Exit;
@@ -23,6 +23,7 @@ use crate::hook::boundary::{self, Places};
 use crate::hook::codex_config::{self, Profile};
 use crate::hook::json_edit::Edit;
 use crate::hook::settings::{self, CAP_VAR, Entry, Guard, Made};
+use crate::state::LoopSelect;
 use crate::state::State;
 
 /// What the hook needs besides the reviewer's call: the snapshot, waiting
@@ -173,12 +174,12 @@ pub fn install(state: &State, args: HookInstallArgs) -> anyhow::Result<Exit> {
     // agent's shell has gone.
     let mut command = format!(
         "{} hook stop --agent {} --project {}",
-        shell_word(&program),
+        crate::text::shell_word(&program),
         name_of(agent),
-        shell_word(&state.repo.to_string_lossy())
+        crate::text::shell_word(&state.repo.to_string_lossy())
     );
     if let Some(name) = &args.name {
-        command.push_str(&format!(" --loop {}", shell_word(name)));
+        command.push_str(&format!(" --loop {}", crate::text::shell_word(name)));
     }
     let entry = Entry {
         command: command.clone(),
@@ -611,19 +612,6 @@ fn default_program() -> anyhow::Result<String> {
     Ok(exe.display().to_string())
 }
 
-/// `word` as one shell word: as is when it is plain, else single-quoted.
-fn shell_word(word: &str) -> String {
-    let plain = !word.is_empty()
-        && word
-            .chars()
-            .all(|c| c.is_ascii_alphanumeric() || "_./+-:@%=,".contains(c));
-    if plain {
-        word.to_string()
-    } else {
-        format!("'{}'", word.replace('\'', r"'\''"))
-    }
-}
-
 /// The settings file's text, or `None` when it does not exist; a link on
 /// the way to it (`.claude` linked out of the repository) is refused, so
 /// nothing outside is ever read or written.
@@ -668,23 +656,4 @@ fn create_parents(repo: &Path, path: &Path) -> anyhow::Result<Vec<String>> {
         .filter_map(|d| d.strip_prefix(repo).ok())
         .map(|d| d.to_string_lossy().replace('\\', "/"))
         .collect())
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn program_paths_become_one_shell_word() {
-        assert_eq!(shell_word("referee"), "referee");
-        assert_eq!(
-            shell_word("/home/me/.cargo/bin/referee"),
-            "/home/me/.cargo/bin/referee"
-        );
-        assert_eq!(
-            shell_word("/opt/my tools/referee"),
-            "'/opt/my tools/referee'"
-        );
-        assert_eq!(shell_word("it's"), r"'it'\''s'");
-    }
 }

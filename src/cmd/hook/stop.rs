@@ -18,7 +18,7 @@ use super::super::round::{self, Caller, RunLock, Spend};
 use super::super::scratch::WorkDir;
 use crate::agent::progress::Silent;
 use crate::agent::prompt;
-use crate::cli::{HookAgent, HookStopArgs, LoopSelect};
+use crate::cli::{HookAgent, HookStopArgs};
 use crate::engine::accounting::FindingStanding;
 use crate::engine::phase;
 use crate::engine::{History, Loop, LoopStanding, Recorded, Submission};
@@ -28,6 +28,7 @@ use crate::hook::answer::{self, Answer};
 use crate::hook::transcript::{self, Transcript};
 use crate::hook::{Agent, Payload};
 use crate::report::terminal::escape;
+use crate::state::LoopSelect;
 use crate::state::State;
 
 /// The largest payload read; agents send a few kilobytes.
@@ -651,7 +652,7 @@ fn answer_for(lp: &Loop, recorded: &Recorded) -> anyhow::Result<Answer> {
         ))),
         _ => {
             let history = History::read(lp, lp.store.read()?.rows)?;
-            let handoff = crate::engine::handoff(lp, &history);
+            let handoff = crate::report::handoff::of(lp, &history);
             Ok(Answer::Tell(answer::escalated_message(&handoff)))
         }
     }

@@ -687,10 +687,10 @@ fn check_chain(input: &[u8]) {
         Ok(Some(r.evidence_sha256.to_string()))
     });
     for format in [
-        referee::cli::LedgerFormat::Table,
-        referee::cli::LedgerFormat::Csv,
-        referee::cli::LedgerFormat::Json,
-        referee::cli::LedgerFormat::Markdown,
+        referee::report::ledger::LedgerFormat::Table,
+        referee::report::ledger::LedgerFormat::Csv,
+        referee::report::ledger::LedgerFormat::Json,
+        referee::report::ledger::LedgerFormat::Markdown,
     ] {
         let _ = referee::report::ledger::render("fuzz", &parsed.rows, format);
     }
