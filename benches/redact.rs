@@ -1,9 +1,11 @@
-//! Redaction cost on the inputs `record` stores: the 50,000-result SARIF of
-//! scripts/bench.py (about 40 MB, no secret in it), 100,000 short finding
-//! texts, and a 10 MB agent log of code, hashes, UUIDs, base64 and a secret
-//! every 200 lines. Plain `harness = false`: prints timings, the least
-//! thread CPU time of 7 runs (steady on a shared machine) and the median
-//! wall time.
+//! Redaction cost on the inputs `record` stores: the first redaction of a
+//! process (which compiles the rules), a 1 MB patch, a 5 MB review (its raw
+//! bytes, then each finding's title and body, as `record` stores them), the
+//! 50,000-result SARIF of scripts/bench.py (about 40 MB, no secret in it),
+//! 100,000 short finding texts, and a 10 MB agent log of code, hashes,
+//! UUIDs, base64 and a secret every 200 lines. Plain `harness = false`:
+//! prints timings, the least thread CPU time of 7 runs (steady on a shared
+//! machine) and the median wall time.
 //! Run with `cargo bench --bench redact`; figures go in docs/performance.md.
 
 use std::fmt::Write as _;
@@ -52,6 +54,70 @@ fn hash(i: u64) -> u64 {
     z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
     z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
     z ^ (z >> 31)
+}
+
+/// A unified diff of about 1 MB as `git diff` writes it: Rust code changed
+/// across 200 files.
+fn patch() -> Vec<u8> {
+    let mut out = String::new();
+    let mut i = 0u64;
+    while out.len() < 1 << 20 {
+        let file = format!("src/module_{}/file_{i}.rs", i % 20);
+        let _ = write!(
+            out,
+            "diff --git a/{file} b/{file}\nindex {:07x}..{:07x} 100644\n--- a/{file}\n+++ b/{file}\n",
+            hash(i) as u32 >> 4,
+            hash(i + 1) as u32 >> 4
+        );
+        for h in 0..12u64 {
+            let at = 1 + h * 40;
+            let _ = writeln!(out, "@@ -{at},7 +{at},8 @@ impl Session {{");
+            let _ = writeln!(out, "     /// Checks the token of request {h} against its expiry.");
+            let _ = writeln!(out, "     pub fn check_{h}(&self, now: u64) -> Result<(), Error> {{");
+            let _ = writeln!(out, "-        if self.expires_at > now {{");
+            let _ = writeln!(out, "+        if self.expires_at <= now {{");
+            let _ = writeln!(out, "+            tracing::debug!(id = %self.id, \"expired at {{}}\", self.expires_at);");
+            let _ = writeln!(out, "             return Err(Error::Expired {{ at: self.expires_at }});");
+            let _ = writeln!(out, "         }}");
+            let _ = writeln!(out, "         let password_hash = argon2::hash(&self.input, &self.salt)?;");
+            let _ = writeln!(out, "         Ok(())");
+        }
+        i += 1;
+    }
+    out.into_bytes()
+}
+
+/// A native review of about 5 MB: 8,000 findings with titles and bodies,
+/// and the texts `record` redacts one by one after the raw bytes.
+fn review() -> (Vec<u8>, Vec<String>) {
+    let findings: Vec<serde_json::Value> = (0..8_000u64)
+        .map(|i| {
+            let severity = ["bug", "should", "nit"][(i % 3) as usize];
+            serde_json::json!({
+                "id": format!("F{i}"), "severity": severity,
+                "title": format!("the token refresh in `auth::session` (case {i}) never checks expiry"),
+                "file": format!("src/module_{}/file_{}.rs", i % 20, i % 200), "line": 1 + i % 900,
+                "body": format!(
+                    "`Session::check_{}` compares `expires_at > now` where it means `<=`, so an \
+                     expired token passes for as long as the process runs. Seen in commit \
+                     {:016x}{:016x}; a test that sets the clock past expiry and expects \
+                     `Error::Expired` would have caught it. The password hash is computed before \
+                     the check, which costs a hash per rejected request as well: move the check \
+                     first, then hash. {}",
+                    i % 12, hash(i), hash(i + 1), "x".repeat((i % 40) as usize)
+                ),
+            })
+        })
+        .collect();
+    let texts = findings
+        .iter()
+        .flat_map(|f| [f["title"].as_str(), f["body"].as_str()])
+        .flatten()
+        .map(str::to_string)
+        .collect();
+    let raw = serde_json::to_vec_pretty(&serde_json::json!({ "findings": findings }))
+        .expect("serialize");
+    (raw, texts)
 }
 
 /// Finding titles and bodies as `record` redacts them one by one.
@@ -140,7 +206,7 @@ fn report(what: &str, bytes: usize, (min, median, kept): (Duration, Duration, us
     let mut line = String::new();
     let _ = write!(
         line,
-        "{what:<36} {mb:>5.1} MB  cpu {:>6.1} ms  wall median {:>6.1} ms  ({:.0} MB/s)  out {kept} bytes",
+        "{what:<40} {mb:>5.1} MB  cpu {:>6.1} ms  wall median {:>6.1} ms  ({:.0} MB/s)  out {kept} bytes",
         min.as_secs_f64() * 1e3,
         median.as_secs_f64() * 1e3,
         mb / min.as_secs_f64(),
@@ -149,6 +215,28 @@ fn report(what: &str, bytes: usize, (min, median, kept): (Duration, Duration, us
 }
 
 fn main() {
+    // Before anything else: the only call in the process that compiles.
+    let (start, wall) = (cpu(), Instant::now());
+    let first = redact(b"the first text of a round, no secret in it").len();
+    report(
+        "the first redaction of a process",
+        0,
+        (cpu().saturating_sub(start), wall.elapsed(), first),
+    );
+    let patch = patch();
+    report("a 1 MB patch", patch.len(), time(|| redact(&patch).len()));
+    let (raw, review_texts) = review();
+    report(
+        "a 5 MB review: raw, then 16,000 texts",
+        raw.len(),
+        time(|| {
+            redact(&raw).len()
+                + review_texts
+                    .iter()
+                    .map(|t| redact_str(t).len())
+                    .sum::<usize>()
+        }),
+    );
     let sarif = sarif();
     report(
         "the bench SARIF (50,000 results)",
