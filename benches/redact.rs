@@ -72,14 +72,29 @@ fn patch() -> Vec<u8> {
         for h in 0..12u64 {
             let at = 1 + h * 40;
             let _ = writeln!(out, "@@ -{at},7 +{at},8 @@ impl Session {{");
-            let _ = writeln!(out, "     /// Checks the token of request {h} against its expiry.");
-            let _ = writeln!(out, "     pub fn check_{h}(&self, now: u64) -> Result<(), Error> {{");
+            let _ = writeln!(
+                out,
+                "     /// Checks the token of request {h} against its expiry."
+            );
+            let _ = writeln!(
+                out,
+                "     pub fn check_{h}(&self, now: u64) -> Result<(), Error> {{"
+            );
             let _ = writeln!(out, "-        if self.expires_at > now {{");
             let _ = writeln!(out, "+        if self.expires_at <= now {{");
-            let _ = writeln!(out, "+            tracing::debug!(id = %self.id, \"expired at {{}}\", self.expires_at);");
-            let _ = writeln!(out, "             return Err(Error::Expired {{ at: self.expires_at }});");
+            let _ = writeln!(
+                out,
+                "+            tracing::debug!(id = %self.id, \"expired at {{}}\", self.expires_at);"
+            );
+            let _ = writeln!(
+                out,
+                "             return Err(Error::Expired {{ at: self.expires_at }});"
+            );
             let _ = writeln!(out, "         }}");
-            let _ = writeln!(out, "         let password_hash = argon2::hash(&self.input, &self.salt)?;");
+            let _ = writeln!(
+                out,
+                "         let password_hash = argon2::hash(&self.input, &self.salt)?;"
+            );
             let _ = writeln!(out, "         Ok(())");
         }
         i += 1;
@@ -115,8 +130,8 @@ fn review() -> (Vec<u8>, Vec<String>) {
         .flatten()
         .map(str::to_string)
         .collect();
-    let raw = serde_json::to_vec_pretty(&serde_json::json!({ "findings": findings }))
-        .expect("serialize");
+    let raw =
+        serde_json::to_vec_pretty(&serde_json::json!({ "findings": findings })).expect("serialize");
     (raw, texts)
 }
 

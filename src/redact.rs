@@ -5,10 +5,8 @@
 //! Pure; works on bytes so invalid UTF-8 survives untouched.
 
 use std::borrow::Cow;
-use std::sync::atomic::{AtomicUsize, Ordering};
-use std::sync::{LazyLock, OnceLock};
+use std::sync::LazyLock;
 
-use aho_corasick::AhoCorasick;
 use regex::bytes::{Captures, Regex};
 
 /// What a redacted value becomes.
@@ -61,7 +59,7 @@ const SHAPES: &[(&str, &str)] = &[
 
 /// Shapes whose literal start is short or runs into hex: searched on their
 /// own, because among the others they make the literal search try far more
-/// places (on the 40 MB bench SARIF: 45 ms together, 8 + 4 ms apart).
+/// places (docs/performance.md).
 const SHORT_SHAPES: &[(&str, &str)] = &[
     ("twilio", r"SK[0-9a-fA-F]{32}\b"),
     ("mailgun", r"key-[0-9a-f]{32}\b"),
@@ -302,10 +300,6 @@ const PASSES: [Pass; 9] = [
 ];
 
 impl Pass {
-    fn bit(self) -> u16 {
-        1 << self as u16
-    }
-
     fn pattern(self) -> String {
         match self {
             Pass::Keys => shapes(SHAPES),
@@ -321,118 +315,24 @@ impl Pass {
     }
 }
 
-/// Every pass, each compiled the first time a text may hold its match:
-/// compiling them all takes about 8 ms, most texts (a patch of code, a
-/// finding's title) need none of them, and a round is not to wait for that.
+/// Every pass compiled, in [`PASSES`] order, with the group numbers of the
+/// two kept-prefix passes.
 struct Rules {
-    patterns: [String; 9],
-    compiled: [OnceLock<Regex>; 9],
-    kept: OnceLock<Kept>,
-    flags: OnceLock<Kept>,
-    /// All of the passes as one search ([`any_pattern`]), and how many short
-    /// texts came so far.
-    any: OnceLock<Regex>,
-    shorts: AtomicUsize,
-    /// Literals one of which is in every match of a pass ([`starts::STARTS`]),
-    /// as one search; `owners[i]` is the passes whose literal the `i`th is.
-    starts: AhoCorasick,
-    owners: Vec<u16>,
-    /// The passes without such literals, which run on every text (none
-    /// today: a test holds it so).
-    always: u16,
+    passes: [Regex; 9],
+    kept: Kept,
+    flags: Kept,
 }
-
-/// Text shorter than this is short (titles, notes).
-const SHORT: usize = 4096;
-
-/// After this many short texts, the union of every pass decides for the
-/// next ones whether any pass runs.
-const ANY_AFTER: usize = 1000;
-
-/// Texts up to this size are searched for the passes' literals first, and
-/// only the passes whose literals occur run. A larger text runs them all: its
-/// passes' own scans dwarf compiling them.
-const STARTS_CHECK_MAX: usize = 1 << 20;
 
 static RULES: LazyLock<Rules> = LazyLock::new(|| {
-    let all = PASSES.iter().fold(0, |bits, p| bits | p.bit());
-    let owned = starts::STARTS
-        .iter()
-        .fold(0, |bits, (_, owners)| bits | owners);
-    let starts = AhoCorasick::new(starts::STARTS.iter().map(|(literal, _)| literal))
-        .unwrap_or_else(|e| unreachable!("the redaction passes' literals: {e}"));
+    let passes = PASSES.map(|pass| compile(&pass.pattern()));
+    let kept = Kept::new(&passes[Pass::Kept as usize], KEPT);
+    let flags = Kept::new(&passes[Pass::Flags as usize], FLAGS);
     Rules {
-        patterns: PASSES.map(Pass::pattern),
-        compiled: Default::default(),
-        kept: OnceLock::new(),
-        flags: OnceLock::new(),
-        any: OnceLock::new(),
-        shorts: AtomicUsize::new(0),
-        starts,
-        owners: starts::STARTS.iter().map(|(_, owners)| *owners).collect(),
-        always: all & !owned,
+        passes,
+        kept,
+        flags,
     }
 });
-
-/// Every pass as one search, for a yes or no: every shape without its word
-/// boundary covers the three shape passes, and names for groups are no use
-/// to it (a third less to compile).
-fn any_pattern() -> String {
-    let all_shapes: Vec<&str> = SHAPES.iter().chain(SHORT_SHAPES).map(|(_, p)| *p).collect();
-    let any = [
-        format!("(?-u)(?:{})", all_shapes.join("|")),
-        AZURE.to_string(),
-        PEM_BEGIN.to_string(),
-        pairs(),
-        URL_PASSWORD.to_string(),
-        unnamed(&alternatives(KEPT)),
-        unnamed(&alternatives(FLAGS)),
-    ]
-    .map(|p| format!("(?:{p})"));
-    any.join("|")
-}
-
-/// `pattern` with its named groups made plain groups: `(?P<name>` to `(?:`.
-fn unnamed(pattern: &str) -> String {
-    let mut out = String::with_capacity(pattern.len());
-    let mut rest = pattern;
-    while let Some(at) = rest.find("(?P<") {
-        out.push_str(&rest[..at]);
-        out.push_str("(?:");
-        let after = &rest[at + 4..];
-        rest = after.find('>').map_or(after, |end| &after[end + 1..]);
-    }
-    out.push_str(rest);
-    out
-}
-
-impl Rules {
-    fn re(&self, pass: Pass) -> &Regex {
-        self.compiled[pass as usize].get_or_init(|| compile(&self.patterns[pass as usize]))
-    }
-
-    fn kept(&self, pass: Pass) -> &Kept {
-        let (cell, table) = match pass {
-            Pass::Flags => (&self.flags, FLAGS),
-            _ => (&self.kept, KEPT),
-        };
-        cell.get_or_init(|| Kept::new(self.re(pass), table))
-    }
-
-    /// The passes that may match in `text`: those one of whose literals
-    /// occurs in it, and those that have none.
-    fn wanted(&self, text: &[u8]) -> u16 {
-        let all = PASSES.iter().fold(0, |bits, p| bits | p.bit());
-        let mut bits = self.always;
-        for m in self.starts.find_overlapping_iter(text) {
-            bits |= self.owners[m.pattern().as_usize()];
-            if bits == all {
-                break;
-            }
-        }
-        bits
-    }
-}
 
 /// The patterns above are constants tested below; a failure to compile one
 /// is a programming error caught by every test run, never input-dependent.
@@ -440,58 +340,21 @@ fn compile(pattern: &str) -> Regex {
     Regex::new(pattern).unwrap_or_else(|e| unreachable!("a redaction pattern: {e}"))
 }
 
-/// Readies the rules now (the passes' literals, a fraction of a
-/// millisecond), so that a caller with time to spare, waiting on git, does
-/// not pay for it at its first redaction.
+/// Compiles the rules now, so that a caller with time to spare, waiting on
+/// git, does not pay for it at its first redaction.
 pub fn warm() {
     LazyLock::force(&RULES);
 }
 
-/// `bytes` with every secret replaced by [`MASK`].
+/// `bytes` with every secret replaced by [`MASK`]. Whole tokens first: a
+/// pair or header whose value is one is then left with the mask, which no
+/// later rule touches.
 pub fn redact(bytes: &[u8]) -> Cow<'_, [u8]> {
-    redact_with(bytes, STARTS_CHECK_MAX, ANY_AFTER)
-}
-
-/// [`redact`], searching first for the passes' literals in texts up to
-/// `check_max` bytes long, and for the union of the passes in short texts
-/// once `any_after` of them came.
-fn redact_with(bytes: &[u8], check_max: usize, any_after: usize) -> Cow<'_, [u8]> {
     let rules = &*RULES;
-    let check = |text: &[u8]| match text.len() <= check_max {
-        true => rules.wanted(text),
-        false => u16::MAX,
-    };
-    // Short text (titles, notes) is checked by one search first: the
-    // passes' literals, or once many short texts came (a large review), the
-    // union of every pass, which costs a compile but spares most of them a
-    // pass for a literal that is no secret (`token` in a title).
-    let short = bytes.len() < SHORT;
-    let mut wanted = match short && rules.shorts.fetch_add(1, Ordering::Relaxed) >= any_after {
-        true => match rules
-            .any
-            .get_or_init(|| compile(&any_pattern()))
-            .is_match(bytes)
-        {
-            true => u16::MAX,
-            false => 0,
-        },
-        false => check(bytes),
-    };
-    if wanted == 0 {
-        return Cow::Borrowed(bytes);
-    }
-    // Whole tokens first: a pair or header whose value is one is then left
-    // with the mask, which no later rule touches. A pass that masked
-    // something changed the text the next ones read: their literals are
-    // looked for again.
     let mut out = Cow::Borrowed(bytes);
     for pass in PASSES {
-        if wanted & pass.bit() == 0 {
-            continue;
-        }
         if let Some(v) = run(rules, pass, &out) {
             out = Cow::Owned(v);
-            wanted = check(&out);
         }
     }
     out
@@ -500,7 +363,7 @@ fn redact_with(bytes: &[u8], check_max: usize, any_after: usize) -> Cow<'_, [u8]
 /// One pass over `b`: the text with what it matched masked, or `None` when
 /// it matched nothing.
 fn run(rules: &Rules, pass: Pass, b: &[u8]) -> Option<Vec<u8>> {
-    let re = rules.re(pass);
+    let re = &rules.passes[pass as usize];
     match pass {
         Pass::Keys | Pass::ShortKeys | Pass::Azure => owned(re.replace_all(b, MASK.as_bytes())),
         Pass::EscapedKeys => owned(re.replace_all(b, |c: &Captures<'_>| {
@@ -516,10 +379,8 @@ fn run(rules: &Rules, pass: Pass, b: &[u8]) -> Option<Vec<u8>> {
             v.push(b'@');
             v
         })),
-        Pass::Kept | Pass::Flags => {
-            let kept = rules.kept(pass);
-            owned(re.replace_all(b, |c: &Captures<'_>| mask_kept(kept, c)))
-        }
+        Pass::Kept => owned(re.replace_all(b, |c: &Captures<'_>| mask_kept(&rules.kept, c))),
+        Pass::Flags => owned(re.replace_all(b, |c: &Captures<'_>| mask_kept(&rules.flags, c))),
     }
 }
 
@@ -830,6 +691,5 @@ pub fn redact_string(text: &mut String) {
     }
 }
 
-mod starts;
 #[cfg(test)]
 mod tests;
