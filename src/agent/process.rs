@@ -18,12 +18,12 @@ use std::os::unix::process::CommandExt;
 use std::path::PathBuf;
 use std::process::{Child, Command, Stdio};
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::mpsc::{self, RecvTimeoutError};
 use std::sync::{Arc, Mutex};
-use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 
 use nix::sys::signal::{Signal, kill, killpg};
-use nix::sys::wait::{WaitPidFlag, waitpid};
+use nix::sys::wait::{WaitPidFlag, WaitStatus, waitpid};
 use nix::unistd::Pid;
 
 use super::leftovers::{self, Record};
@@ -209,29 +209,7 @@ pub fn run(
     let out = Reader::start(child.stdout.take());
     let err = Reader::start(child.stderr.take());
 
-    let outcome = loop {
-        match child.try_wait() {
-            Ok(Some(status)) => break Ok(status.code()),
-            Ok(None) => {}
-            Err(e) => break Err(ProcessError::Wait(e)),
-        }
-        let elapsed = start.elapsed();
-        if elapsed >= call.timeout {
-            break Err(ProcessError::TimedOut {
-                after: call.timeout,
-                stdout: Captured::default(),
-                stderr: Captured::default(),
-            });
-        }
-        if interrupt.load(Ordering::SeqCst) {
-            break Err(ProcessError::Interrupted {
-                stdout: Captured::default(),
-                stderr: Captured::default(),
-            });
-        }
-        tick(elapsed);
-        std::thread::sleep(Duration::from_millis(50));
-    };
+    let outcome = wait(pid, start, call.timeout, interrupt, tick);
     // Whatever happened, nothing the agent started may outlive the call or
     // hold its pipes open.
     end(&mut child, &family, &marker, outcome.is_err());
@@ -264,6 +242,78 @@ pub fn run(
         }),
         Err(ProcessError::Interrupted { .. }) => Err(ProcessError::Interrupted { stdout, stderr }),
         Err(other) => Err(other),
+    }
+}
+
+/// How often a waiting call looks at the interrupt flag and feeds `tick`.
+const TICK: Duration = Duration::from_millis(100);
+
+/// Waits for the agent `pid` to exit, until `timeout` after `start` or
+/// `interrupt`: its exit code (`None` for a signal), or why it did not
+/// exit. A thread blocks on the exit, so the call returns the moment the
+/// agent exits; this one wakes every [`TICK`] only for the flag and `tick`.
+fn wait(
+    pid: i32,
+    start: Instant,
+    timeout: Duration,
+    interrupt: &AtomicBool,
+    tick: &mut dyn FnMut(Duration),
+) -> Result<Option<i32>, ProcessError> {
+    let (sender, exited) = mpsc::channel();
+    std::thread::Builder::new()
+        .name("agent-wait".into())
+        .spawn(move || {
+            let _ = sender.send(wait_exit(Pid::from_raw(pid)));
+        })
+        .map_err(ProcessError::Wait)?;
+    loop {
+        let left = timeout.saturating_sub(start.elapsed());
+        match exited.recv_timeout(left.min(TICK)) {
+            Ok(Ok(WaitStatus::Exited(_, code))) => return Ok(Some(code)),
+            Ok(Ok(_)) => return Ok(None),
+            Ok(Err(errno)) => return Err(ProcessError::Wait(errno.into())),
+            Err(RecvTimeoutError::Disconnected) => {
+                return Err(ProcessError::Wait(std::io::Error::other(
+                    "the thread waiting on it ended",
+                )));
+            }
+            Err(RecvTimeoutError::Timeout) => {}
+        }
+        let elapsed = start.elapsed();
+        if elapsed >= timeout {
+            return Err(ProcessError::TimedOut {
+                after: timeout,
+                stdout: Captured::default(),
+                stderr: Captured::default(),
+            });
+        }
+        if interrupt.load(Ordering::SeqCst) {
+            return Err(ProcessError::Interrupted {
+                stdout: Captured::default(),
+                stderr: Captured::default(),
+            });
+        }
+        tick(elapsed);
+    }
+}
+
+/// Blocks until `pid` exits. On Linux it is left a zombie (`WNOWAIT`):
+/// until [`end`] reaps it, its pid, and so the id of its process group that
+/// `end` signals, cannot name another process. Elsewhere (no `waitid`) it
+/// is reaped here, and the group's id stays the call's only while one of
+/// its processes lives.
+fn wait_exit(pid: Pid) -> nix::Result<WaitStatus> {
+    loop {
+        #[cfg(target_os = "linux")]
+        let waited = nix::sys::wait::waitid(
+            nix::sys::wait::Id::Pid(pid),
+            WaitPidFlag::WEXITED | WaitPidFlag::WNOWAIT,
+        );
+        #[cfg(not(target_os = "linux"))]
+        let waited = waitpid(pid, None);
+        if waited != Err(nix::errno::Errno::EINTR) {
+            return waited;
+        }
     }
 }
 
@@ -351,15 +401,19 @@ fn end(child: &mut Child, family: &Family, marker: &str, gently: bool) {
 /// unkillable process holds: it is left behind, not waited on).
 struct Reader {
     captured: Arc<Mutex<Captured>>,
-    thread: Option<JoinHandle<()>>,
+    /// Disconnected when the thread is done: its sender is dropped with it.
+    done: Option<mpsc::Receiver<()>>,
 }
 
 impl Reader {
     fn start(stream: Option<impl Read + Send + 'static>) -> Reader {
         let captured = Arc::new(Mutex::new(Captured::default()));
-        let thread = stream.map(|mut stream| {
+        let done = stream.map(|mut stream| {
             let captured = Arc::clone(&captured);
+            let (done, finished) = mpsc::channel::<()>();
             std::thread::spawn(move || {
+                // Dropped as the thread ends, which `finish` waits for.
+                let _done = done;
                 let mut buf = vec![0u8; 64 * 1024];
                 loop {
                     match stream.read(&mut buf) {
@@ -375,22 +429,18 @@ impl Reader {
                         Err(_) => break,
                     }
                 }
-            })
+            });
+            finished
         });
-        Reader { captured, thread }
+        Reader { captured, done }
     }
 
     /// What was read by `deadline`, and whether the stream reached its end.
     fn finish(self, deadline: Instant) -> (Captured, bool) {
-        let whole = match &self.thread {
-            Some(thread) => {
-                while !thread.is_finished() && Instant::now() < deadline {
-                    std::thread::sleep(Duration::from_millis(5));
-                }
-                thread.is_finished()
-            }
-            None => true,
-        };
+        let whole = self.done.is_none_or(|done| {
+            let left = deadline.saturating_duration_since(Instant::now());
+            done.recv_timeout(left) == Err(RecvTimeoutError::Disconnected)
+        });
         let mut captured = self.captured.lock().unwrap_or_else(|e| e.into_inner());
         (std::mem::take(&mut *captured), whole)
     }
@@ -447,7 +497,8 @@ mod tests {
         let start = Instant::now();
         let err = run(&sh(&script, Duration::from_millis(300)), &flag, &mut |_| {}).unwrap_err();
         assert!(matches!(err, ProcessError::TimedOut { .. }), "{err}");
-        assert!(start.elapsed() < Duration::from_secs(5));
+        // A hang guard: the agent's own `sleep 30` would take longer.
+        assert!(start.elapsed() < Duration::from_secs(20));
         std::thread::sleep(Duration::from_secs(4));
         assert!(
             !marker.exists(),
@@ -479,7 +530,7 @@ mod tests {
         )
         .unwrap_err();
         assert!(
-            start.elapsed() < Duration::from_secs(3),
+            start.elapsed() < Duration::from_secs(20),
             "{:?}",
             start.elapsed()
         );
@@ -512,13 +563,39 @@ mod tests {
         let flag = AtomicBool::new(false);
         let start = Instant::now();
         let done = run(
-            &sh("sleep 30 & echo done", Duration::from_secs(20)),
+            &sh("sleep 30 & echo done", Duration::from_secs(60)),
             &flag,
             &mut |_| {},
         )
         .unwrap();
         assert_eq!(done.stdout.bytes, b"done\n");
-        assert!(start.elapsed() < Duration::from_secs(10));
+        // A hang guard: the `sleep 30` holding stdout would take longer.
+        assert!(start.elapsed() < Duration::from_secs(25));
+    }
+
+    #[test]
+    fn the_progress_callback_is_fed_while_the_agent_runs() {
+        let flag = AtomicBool::new(false);
+        let mut ticks = Vec::new();
+        let done = run(&sh("sleep 1", Duration::from_secs(60)), &flag, &mut |t| {
+            ticks.push(t)
+        })
+        .unwrap();
+        assert_eq!(done.code, Some(0));
+        assert!(!ticks.is_empty(), "no tick in a call of a second");
+        assert!(ticks.windows(2).all(|w| w[0] <= w[1]), "{ticks:?}");
+    }
+
+    #[test]
+    fn an_agent_ended_by_a_signal_has_no_exit_code() {
+        let flag = AtomicBool::new(false);
+        let done = run(
+            &sh("kill -9 $$", Duration::from_secs(60)),
+            &flag,
+            &mut |_| {},
+        )
+        .unwrap();
+        assert_eq!(done.code, None);
     }
 
     #[test]
