@@ -69,7 +69,8 @@ echo "== 3. tamper: every byte of a ledger, every evidence file"
 run reliability::tamper::every_byte_of_every_row_and_every_evidence_file_is_guarded
 
 echo "== 4. fuzz: $cases cases per parser"
-for name in findings_parsers_survive_structured_documents \
+for name in findings_parsers_survive_bytes_lines_and_mutated_samples \
+  findings_parsers_survive_structured_documents \
   the_responses_parser_survives_anything \
   the_contract_loader_survives_anything_and_round_trips \
   the_ledger_chain_parser_survives_anything \

@@ -13,7 +13,6 @@ mod cli;
 mod contract;
 mod corpus;
 mod docs;
-mod findings_props;
 mod git_env;
 mod hook;
 mod host_boundary;

@@ -1,14 +1,16 @@
 //! 4. Fuzz: no parser panics or hangs, whatever the bytes.
 //!
-//! tests/it/findings_props.rs already feeds the findings parsers random bytes
-//! and mutated fixtures; here they get structured documents (JSON shaped like
-//! the fixtures, JUnit-like XML, tagged and Codex lines), and the other
-//! parsers get all three kinds of input.
+//! Every findings format (the ones `--format` takes) reads random bytes,
+//! markdown-shaped lines, mutated fixtures and structured documents (JSON
+//! shaped like the fixtures, JUnit-like XML, tagged and Codex lines); the
+//! other parsers get arbitrary bytes, mutated samples and generated input.
 
 use std::collections::BTreeSet;
 use std::sync::LazyLock;
 
+use clap::ValueEnum;
 use proptest::prelude::*;
+use referee::findings::{self, FindingsError, Format};
 use referee::ledger::chain;
 
 use super::*;
@@ -65,6 +67,8 @@ fn ext(ext: &'static str) -> impl Fn(&Path) -> bool {
 /// The real samples each parser is fuzzed from, and the words the
 /// structured generators use, taken from them.
 struct Samples {
+    /// Every findings fixture, as bytes.
+    findings: Vec<Vec<u8>>,
     findings_json: Vec<Vec<Value>>,
     junit: Vec<Vec<u8>>,
     responses: Vec<Vec<u8>>,
@@ -158,6 +162,7 @@ static SAMPLES: LazyLock<Samples> = LazyLock::new(|| {
     patches.extend(files_under("tests/fixtures/ledger", named("patch.diff")));
     patches.retain(|p| !p.is_empty());
     Samples {
+        findings,
         findings_json,
         junit,
         responses,
@@ -173,7 +178,21 @@ static SAMPLES: LazyLock<Samples> = LazyLock::new(|| {
 #[test]
 fn the_fuzz_samples_are_there() {
     let s = &*SAMPLES;
+    // Every format has real samples to be fuzzed from, in the folder named
+    // after it.
+    for format in Format::value_variants()
+        .iter()
+        .filter(|f| **f != Format::Auto)
+    {
+        let name = format.to_possible_value().expect("a named format");
+        let rel = format!("tests/fixtures/findings/{}", name.get_name());
+        assert!(
+            !files_under(&rel, |_| true).is_empty(),
+            "no samples of {format} in {rel}"
+        );
+    }
     let counts = [
+        ("findings", s.findings.len(), 15),
         ("findings json", s.findings_json.len(), 8),
         ("junit", s.junit.len(), 4),
         ("responses", s.responses.len(), 3),
@@ -559,30 +578,113 @@ fn text_review() -> impl Strategy<Value = Vec<u8>> {
         .prop_map(|lines| lines.join("\n").into_bytes())
 }
 
-const FORMATS: [referee::findings::Format; 6] = [
-    referee::findings::Format::Auto,
-    referee::findings::Format::Native,
-    referee::findings::Format::Tagged,
-    referee::findings::Format::Sarif,
-    referee::findings::Format::Junit,
-    referee::findings::Format::Codex,
-];
-
+/// The findings property, for every format `--format` takes: whatever the
+/// bytes, each reads them as findings or refuses them with an error that
+/// says where (`input …` about the bytes themselves, `<format>: …` from the
+/// format that read them), never panics nor hangs; and `auto` reads them
+/// exactly as the format it detected does.
 fn check_findings(input: Vec<u8>) {
     bounded("findings::parse", move || {
-        for format in FORMATS {
-            match referee::findings::parse(&input, format, "/work/repo") {
+        let labels: Vec<&str> = Format::value_variants()
+            .iter()
+            .filter(|f| **f != Format::Auto)
+            .map(|f| f.label())
+            .collect();
+        let mut about_the_input = None;
+        for &format in Format::value_variants() {
+            let read = findings::parse(&input, format, "/work/repo");
+            let by = match &read {
                 Ok(parsed) => {
-                    for f in &parsed.findings {
-                        assert!(!f.id.is_empty() && !f.title.is_empty(), "{f:?}");
-                    }
-                    // What the engine stores as evidence must serialize.
-                    serde_json::to_vec(&parsed).expect("findings serialize");
+                    check_parsed(parsed);
+                    Some(parsed.source_format)
                 }
-                Err(err) => assert!(!err.to_string().is_empty()),
+                Err(err) => {
+                    let message = err.to_string();
+                    let by = match err {
+                        FindingsError::Syntax { format, .. }
+                        | FindingsError::Invalid { format, .. }
+                        | FindingsError::NotProven { format, .. } => Some(*format),
+                        FindingsError::Empty
+                        | FindingsError::NotUtf8 { .. }
+                        | FindingsError::NotUtf16 { .. } => None,
+                    };
+                    match by {
+                        Some(by) => assert!(
+                            message.starts_with(&format!("{}: ", by.label())),
+                            "{format:?}: {message}"
+                        ),
+                        None => {
+                            assert!(message.starts_with("input "), "{format:?}: {message}");
+                            // The bytes are what is wrong, whichever format reads them.
+                            let first = about_the_input.get_or_insert_with(|| err.clone());
+                            assert_eq!(first, err, "{format:?}");
+                        }
+                    }
+                    assert!(
+                        by.is_none_or(|by| labels.contains(&by.label())),
+                        "{format:?}: {message}"
+                    );
+                    by
+                }
+            };
+            match (format, by) {
+                (Format::Auto, Some(detected)) => assert_eq!(
+                    findings::parse(&input, detected, "/work/repo"),
+                    read,
+                    "auto read it unlike {detected:?}"
+                ),
+                (Format::Auto, None) => {}
+                (asked, by) => assert_eq!(
+                    by.unwrap_or(asked),
+                    asked,
+                    "{message:?}",
+                    message = read.as_ref().err()
+                ),
             }
         }
     });
+}
+
+/// What every parsed review holds: findings with an id (unique), a trimmed
+/// title, a fingerprint and no line 0, in a document that serializes.
+fn check_parsed(parsed: &findings::Parsed) {
+    assert_ne!(parsed.source_format, Format::Auto);
+    let mut ids = BTreeSet::new();
+    for f in &parsed.findings {
+        assert!(!f.id.is_empty() && !f.fingerprint.is_empty(), "{f:?}");
+        assert!(ids.insert(f.id.as_str()), "id `{}` twice", f.id);
+        assert!(!f.title.is_empty() && f.title.trim() == f.title, "{f:?}");
+        assert!(f.line != Some(0) && f.end_line != Some(0), "{f:?}");
+    }
+    // What the engine stores as evidence must serialize.
+    serde_json::to_vec(parsed).expect("findings serialize");
+}
+
+/// Bytes skewed towards the characters the formats care about.
+const ALPHABET: &[u8] = b"{}[]<>\"':,/\\- \n\t0123456789abcdefPnulltrue&;#x!?\xe2\x80\x94";
+
+/// The pieces the tagged and Codex text readers cut on: list markers,
+/// emphasis, brackets, places, dashes and multi-byte spaces, so that every
+/// slicing path meets odd neighbours.
+#[rustfmt::skip]
+const PIECES: &[&str] = &[
+    "- ", "* ", "+ ", "• ", "1. ", "12) ", "(3) ", "### ", "> ", "[ ] ", "[x] ", "**", "*", "_",
+    "`", "[bug]", "[P1]", "[bgu]", "[clean]", "[resolved]", "[severity: high]", "[", "]", "(",
+    ")", "src/a.rs", "/abs/b.rs", "e.g.", ":", "3", "42-45", "#L", "L7", "-", " — ", " – ",
+    " - ", "—", " ", "\t", "F1 ", "F-1a2b ", "title", "🔴", "\u{a0}", "\u{3000}", "é", "\n",
+    "\n  ", "\n\n", "http://x.y/z", "a[high]", "[high](x)",
+];
+
+/// Unstructured input: bytes (skewed or any), lines of [`PIECES`], and the
+/// real samples of every format mutated.
+fn findings_bytes() -> impl Strategy<Value = Vec<u8>> {
+    prop_oneof![
+        1 => prop::collection::vec(prop::sample::select(ALPHABET), 0..200),
+        1 => prop::collection::vec(any::<u8>(), 0..200),
+        2 => prop::collection::vec(prop::sample::select(PIECES), 0..24)
+            .prop_map(|pieces| pieces.concat().into_bytes()),
+        2 => bytes_or_mutated(&SAMPLES.findings),
+    ]
 }
 
 proptest! {
@@ -593,6 +695,11 @@ proptest! {
         input in prop_oneof![3 => edited_json_sample(), 2 => junit_doc(), 2 => text_review(),
                              1 => json_value().prop_map(|v| v.to_string().into_bytes())]
     ) {
+        check_findings(input);
+    }
+
+    #[test]
+    fn findings_parsers_survive_bytes_lines_and_mutated_samples(input in findings_bytes()) {
         check_findings(input);
     }
 
