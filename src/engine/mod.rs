@@ -1,5 +1,6 @@
-//! One round: snapshot, patch, guards, accounting, rules, evidence, append —
-//! the single path that `record` calls once and `run` calls in a loop. Does
+//! One round: snapshot, patch, decide (guards, accounting, rules), judge,
+//! evidence, refs, append — the single path that `record` calls once and
+//! `run` and the Stop hook call through `phase`. Does
 //! I/O through the snapshot and ledger modules; the decisions are pure
 //! (`decide`, `accounting`, `rules`).
 
@@ -760,8 +761,6 @@ fn earlier_patches(lp: &Loop, history: &History) -> Vec<(u32, ParsedPatch)> {
         .collect()
 }
 
-/// A finding with its free text redacted (ids and fingerprints are not text
-/// a person wrote, and must stay comparable).
 /// A review's evidence: its raw bytes and its findings as read, redacted.
 /// The findings are redacted where they stand (nothing reads them after).
 fn store_review(evidence: &Evidence, review: Option<Review>) -> anyhow::Result<()> {
@@ -778,6 +777,8 @@ fn store_review(evidence: &Evidence, review: Option<Review>) -> anyhow::Result<(
     Ok(())
 }
 
+/// A finding with its free text redacted (ids and fingerprints are not text
+/// a person wrote, and must stay comparable).
 fn redact_finding(f: &mut crate::findings::Finding) {
     redact_string(&mut f.title);
     for text in [f.body.as_mut(), f.file.as_mut(), f.rule.as_mut()]

@@ -638,6 +638,26 @@ fn frozen_files_are_taken_from_the_base_whatever_the_work_tree_says() {
     assert_eq!(out, "README.md\n");
 }
 
+/// A file that became a folder, and a folder that became a file, each
+/// take the other's place in the snapshot.
+#[test]
+fn a_file_and_a_folder_may_swap_places() {
+    let repo = Repo::new();
+    repo.write("d", "file\n");
+    repo.write("e/x", "inside\n");
+    repo.git(&["add", "-A"]);
+    repo.git(&["commit", "-q", "-m", "d and e/x"]);
+    let first = repo.take(1, None);
+    std::fs::remove_file(repo.path().join("d")).expect("rm");
+    repo.write("d/x", "now a folder\n");
+    std::fs::remove_dir_all(repo.path().join("e")).expect("rm");
+    repo.write("e", "now a file\n");
+    let second = repo.take(2, Some(&first.commit));
+    assert_eq!(repo.ls_tree(&second.commit), ["README.md", "d/x", "e"]);
+    let patch = diff(repo.path(), None, &first.commit, &second.commit).expect("diff");
+    assert_eq!(patch.files, ["d", "d/x", "e", "e/x"]);
+}
+
 #[test]
 fn works_from_a_subdirectory() {
     let repo = Repo::new();

@@ -131,12 +131,15 @@ fn add_changes(
 /// Takes `paths` (as `ls-files` lists them, relative to the folder git
 /// runs in) into the index `git` names as the work tree has them: added,
 /// changed, removed when gone; a nested repository (`dir/`) as its commit.
-/// `--replace`: a file where a folder was (or the other way) takes its
-/// place, as `git add` has it.
+/// A file where a folder was, or the other way, takes its place as `git
+/// add` has it: `--replace`, and each path before those below it (a file
+/// `d` that became a folder is removed before `d/x` is added).
 fn update(git: Git<'_>, paths: &[String]) -> Result<(), SnapshotError> {
     if paths.is_empty() {
         return Ok(());
     }
+    let mut paths: Vec<&str> = paths.iter().map(|p| p.trim_end_matches('/')).collect();
+    paths.sort_unstable();
     let mut input = Vec::new();
     for path in paths {
         input.extend_from_slice(path.trim_end_matches('/').as_bytes());
