@@ -658,6 +658,37 @@ fn a_file_and_a_folder_may_swap_places() {
     assert_eq!(patch.files, ["d", "d/x", "e", "e/x"]);
 }
 
+/// The status settings a writer could put in `.git/config` change nothing
+/// a snapshot takes: a new file, an edit, a deletion, a file in a new
+/// folder are all in its tree.
+#[test]
+fn status_settings_in_the_repository_hide_nothing() {
+    let repo = Repo::new();
+    repo.write("gone.txt", "bye\n");
+    repo.git(&["add", "-A"]);
+    repo.git(&["commit", "-q", "-m", "gone"]);
+    for (key, value) in [
+        ("status.showUntrackedFiles", "no"),
+        ("status.renames", "copies"),
+        ("status.showStash", "true"),
+        ("status.branch", "true"),
+        ("diff.ignoreSubmodules", "all"),
+        ("status.relativePaths", "true"),
+        ("core.quotePath", "true"),
+    ] {
+        repo.git(&["config", key, value]);
+    }
+    repo.write("README.md", "edited\n");
+    std::fs::remove_file(repo.path().join("gone.txt")).expect("rm");
+    repo.write("new dir/ünï.txt", "new\n");
+    let tree = worktree(repo.path(), EXCLUDE).expect("tree");
+    assert_eq!(repo.ls_tree(&tree), ["README.md", "new dir/ünï.txt"]);
+    assert_eq!(
+        repo.git(&["cat-file", "-p", &format!("{tree}:README.md")]),
+        "edited\n"
+    );
+}
+
 #[test]
 fn works_from_a_subdirectory() {
     let repo = Repo::new();
@@ -1032,7 +1063,7 @@ fn errors_name_what_failed() {
     assert!(err.to_string().contains("`git rev-parse"), "{err}");
     let err = worktree(not_repo.path(), EXCLUDE).expect_err("not a repo");
     assert!(
-        err.to_string().contains("`git rev-parse --git-path"),
+        err.to_string().contains("`git rev-parse --show-toplevel"),
         "{err}"
     );
 }

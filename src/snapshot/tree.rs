@@ -3,7 +3,7 @@
 //! (SPEC §8.3). Does I/O: runs git, reads file sizes.
 
 use std::ffi::{OsStr, OsString};
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 use super::{Frozen, IDENTITY, Pin, Scope, SnapshotError, index, object_id, tree_of, verify};
 use crate::git::Git;
@@ -34,6 +34,8 @@ fn tree_at(
     sub: Option<&str>,
     depth: u32,
 ) -> Result<String, SnapshotError> {
+    let top = top_of(repo)?;
+    let repo = top.as_path();
     let pin = scope.own.map(|own| &own.pin).filter(|_| sub.is_none());
     if let Some(pin) = pin {
         pin.check_info(repo)?;
@@ -57,6 +59,17 @@ fn tree_at(
     Ok(tree)
 }
 
+/// The top of the work tree `repo` is in: `repo` itself when a command
+/// found it as one (every loop's), else as git says.
+fn top_of(repo: &Path) -> Result<PathBuf, SnapshotError> {
+    if Git::at(repo).layout().is_some() {
+        return Ok(repo.to_path_buf());
+    }
+    let out = Git::at(repo).run(["rev-parse", "--show-toplevel"])?;
+    let printed = String::from_utf8_lossy(&out.stdout);
+    Ok(PathBuf::from(printed.trim_end_matches(['\n', '\r'])))
+}
+
 /// What a snapshot leaves out of the work tree and its listings: the
 /// `exclude` folders and the `frozen` files (put back as their commit has
 /// them).
@@ -74,10 +87,8 @@ fn left_out<'a>(exclude: &[&'a str], frozen: Option<&Frozen<'a>>) -> Vec<&'a str
 
 /// Starts the index `git` names from `base`'s tree (when it names one),
 /// without the excluded folders: what the loop's base tracks stays
-/// tracked, ignored or not, as it would in the person's index. Then git
-/// reads every file once to record its stat data (`update-index
-/// --refresh`), so that neither this snapshot's listing nor the next
-/// round's reads them again.
+/// tracked, ignored or not, as it would in the person's index. It holds no
+/// stat data: [`status`] reads every file once to record it.
 fn seed(git: Git<'_>, base: &str, exclude: &[&str]) -> Result<(), SnapshotError> {
     let Some(tree) = verify(git.repo(), &format!("{base}^{{tree}}"))? else {
         return Ok(());
@@ -86,15 +97,14 @@ fn seed(git: Git<'_>, base: &str, exclude: &[&str]) -> Result<(), SnapshotError>
     if holds_any(git.repo(), &tree, exclude)? {
         drop_excluded(git, exclude)?;
     }
-    git.run(["update-index", "-q", "--refresh"])?;
     Ok(())
 }
 
 /// Takes into the index `git` names what changed in the work tree, as `git
-/// add -A` without `exclude` would: one listing of the files it would read
-/// (new, changed and deleted), each checked for its size and every nested
-/// repository refused unless it is a submodule, then one `update-index`
-/// of them. Then what the loop's new ignore rules hide is added too (with
+/// add -A` without `exclude` would: one `git status` of the files it would
+/// read (new, changed and deleted), each checked for its size and every
+/// nested repository refused unless it is a submodule, then one
+/// `update-index` of them. Then what the loop's new ignore rules hide is added too (with
 /// a pin), dirty submodules as commits, and the frozen files put back.
 fn add_changes(
     git: Git<'_>,
@@ -106,7 +116,7 @@ fn add_changes(
     let repo = git.repo();
     let mut pathspecs: Vec<OsString> = vec![OsString::from(":(top)")];
     pathspecs.extend(exclude.iter().map(|d| excluding(d)));
-    let changed = ls_files_others(git, &["--modified", "--exclude-standard"], &pathspecs)?;
+    let Status { changed, ignored } = status(git, &pathspecs)?;
     refuse_large(repo, &changed)?;
     let nested: Vec<String> = changed
         .iter()
@@ -116,7 +126,7 @@ fn add_changes(
     refuse_nested(repo, &nested)?;
     update(git, &changed)?;
     if let Some(pin) = pin {
-        let hidden_nested = reveal(git, pin, exclude, &pathspecs)?;
+        let hidden_nested = reveal(git, pin, exclude, &ignored)?;
         refuse_nested(repo, &hidden_nested)?;
     }
     if depth < MAX_SUBMODULE_DEPTH && repo.join(".gitmodules").is_file() {
@@ -128,8 +138,67 @@ fn add_changes(
     Ok(())
 }
 
-/// Takes `paths` (as `ls-files` lists them, relative to the folder git
-/// runs in) into the index `git` names as the work tree has them: added,
+/// What [`status`] found.
+struct Status {
+    /// What `git add -A` would take in: new files (a nested repository as
+    /// its folder with a `/`), changed and deleted ones.
+    changed: Vec<String>,
+    /// What an ignore rule hides: a folder a rule names as `dir/`, else
+    /// each file.
+    ignored: Vec<String>,
+}
+
+/// One `git status` of the index `git` names against the work tree below
+/// `pathspecs`, in one walk of it. Git records the stat data of each file
+/// it reads as it goes and writes the index back, so a file is read again
+/// only once it changes: the loop's first snapshot reads each file once,
+/// and a file only touched is read once more, not every round. Porcelain
+/// v2, every option that config could change given on the command line;
+/// submodules as their commits (their own changes: [`dirty_submodules`]).
+/// Paths are relative to the top of the work tree, where git runs.
+fn status(git: Git<'_>, pathspecs: &[OsString]) -> Result<Status, SnapshotError> {
+    let mut args: Vec<OsString> = [
+        "status",
+        "--porcelain=v2",
+        "-z",
+        "--untracked-files=all",
+        "--ignored=matching",
+        "--no-renames",
+        "--ignore-submodules=dirty",
+        "--",
+    ]
+    .map(OsString::from)
+    .to_vec();
+    args.extend(pathspecs.iter().cloned());
+    let out = git.run(&args)?;
+    let mut found = Status {
+        changed: Vec::new(),
+        ignored: Vec::new(),
+    };
+    let text = |p: &[u8]| String::from_utf8_lossy(p).into_owned();
+    for record in out.stdout.split(|&b| b == 0) {
+        match record.split_first() {
+            Some((b'?', rest)) => found.changed.push(text(&rest[1..])),
+            Some((b'!', rest)) => found.ignored.push(text(&rest[1..])),
+            // `1 XY SUB MH MI MW HH HI PATH`: Y, the work tree's side, says
+            // whether the file differs from the index.
+            Some((b'1', _)) => {
+                let fields: Vec<&[u8]> = record.splitn(9, |&b| b == b' ').collect();
+                if let [_, xy, .., path] = fields[..]
+                    && fields.len() == 9
+                    && xy.get(1).is_some_and(|&y| y != b'.')
+                {
+                    found.changed.push(text(path));
+                }
+            }
+            _ => {}
+        }
+    }
+    Ok(found)
+}
+
+/// Takes `paths` (relative to the top of the work tree, where git runs)
+/// into the index `git` names as the work tree has them: added,
 /// changed, removed when gone; a nested repository (`dir/`) as its commit.
 /// A file where a folder was, or the other way, takes its place as `git
 /// add` has it: `--replace`, and each path before those below it (a file
@@ -159,16 +228,13 @@ fn update(git: Git<'_>, paths: &[String]) -> Result<(), SnapshotError> {
     Ok(())
 }
 
-/// The paths `git ls-files -z --others OPTIONS -- PATHSPECS` lists in the
-/// index `git` names (a nested repository as its folder with a `/`).
-fn ls_files_others(
-    git: Git<'_>,
-    options: &[&str],
-    pathspecs: &[OsString],
-) -> Result<Vec<String>, SnapshotError> {
-    let mut args: Vec<OsString> = ["ls-files", "-z", "--others"].map(OsString::from).to_vec();
-    args.extend(options.iter().map(OsString::from));
-    args.push(OsString::from("--"));
+/// The untracked paths below `pathspecs`, ignored or not, that `git
+/// ls-files --others` lists in the index `git` names (a nested repository
+/// as its folder with a `/`).
+fn ls_files_others(git: Git<'_>, pathspecs: &[OsString]) -> Result<Vec<String>, SnapshotError> {
+    let mut args: Vec<OsString> = ["ls-files", "-z", "--others", "--"]
+        .map(OsString::from)
+        .to_vec();
     args.extend(pathspecs.iter().cloned());
     let out = git.run(&args)?;
     Ok(out
@@ -261,18 +327,13 @@ fn reveal(
     git: Git<'_>,
     pin: &Pin,
     exclude: &[&str],
-    pathspecs: &[OsString],
+    ignored: &[String],
 ) -> Result<Vec<String>, SnapshotError> {
-    let ignored = ls_files_others(
-        git,
-        &["--ignored", "--exclude-standard", "--directory"],
-        pathspecs,
-    )?;
     if ignored.is_empty() {
         return Ok(Vec::new());
     }
     let mut input = Vec::new();
-    for path in &ignored {
+    for path in ignored {
         input.extend_from_slice(path.as_bytes());
         input.push(0);
     }
@@ -325,7 +386,7 @@ fn reveal(
         .iter()
         .map(|p| OsString::from(format!(":(top,literal){}", p.trim_end_matches('/'))))
         .collect();
-    let files = ls_files_others(git, &[], &literal)?;
+    let files = ls_files_others(git, &literal)?;
     refuse_large(git.repo(), &files)?;
     let (nested, files): (Vec<String>, Vec<String>) =
         files.into_iter().partition(|p| p.ends_with('/'));
