@@ -405,23 +405,27 @@ impl<'a> Git<'a> {
     /// exits 0. The input is written from a thread, so a git that answers
     /// while it reads never deadlocks on a full pipe.
     pub fn run_with_input(&self, args: &[&str], input: Vec<u8>) -> Result<Output, GitError> {
-        self.start(args)?.finish(input)
-    }
-
-    /// Starts `git ARGS` with its stdin open, to be given its input later
-    /// ([`Started::finish`]): git loads and reads its config (a process
-    /// start, a millisecond or two) while referee works on. A `Started`
-    /// dropped unfinished gets an empty stdin and is waited for.
-    pub fn start(&self, args: &[&str]) -> Result<Started, GitError> {
+        use std::io::Write;
         let mut cmd = self.command(args)?;
         cmd.stdin(Stdio::piped())
             .stdout(Stdio::piped())
             .stderr(Stdio::piped());
-        let child = cmd.spawn().map_err(GitError::Spawn)?;
-        Ok(Started {
-            child: Some(child),
-            args: args.iter().map(OsString::from).collect(),
-        })
+        let mut child = cmd.spawn().map_err(GitError::Spawn)?;
+        let stdin = child.stdin.take();
+        let writer = std::thread::Builder::new().spawn(move || {
+            if let Some(mut stdin) = stdin {
+                let _ = stdin.write_all(&input);
+            }
+        });
+        let out = child.wait_with_output().map_err(GitError::Spawn)?;
+        // No thread (a limit on processes): git got an empty stdin and
+        // failed or did nothing; the limit is the error to tell.
+        writer.map_err(GitError::Spawn)?.join().ok();
+        if out.status.success() {
+            Ok(out)
+        } else {
+            Err(GitError::failed(args, &out))
+        }
     }
 
     /// The top of the work tree holding the folder, when it is in one. Its
@@ -733,50 +737,6 @@ fn config_file(name: &str) -> String {
         },
     };
     base.join("git").join(name).to_string_lossy().into_owned()
-}
-
-/// A git command [`Git::start`] started, waiting for its input.
-#[derive(Debug)]
-pub struct Started {
-    child: Option<std::process::Child>,
-    args: Vec<OsString>,
-}
-
-impl Started {
-    /// Writes `input` to the command's stdin, closes it and waits; returns
-    /// its output when it exits 0. The input is written from a thread, so a
-    /// git that answers while it reads never deadlocks on a full pipe.
-    pub fn finish(mut self, input: Vec<u8>) -> Result<Output, GitError> {
-        use std::io::Write;
-        let Some(mut child) = self.child.take() else {
-            return Err(GitError::Spawn(std::io::Error::other(
-                "the started git command was already finished",
-            )));
-        };
-        let stdin = child.stdin.take();
-        let writer = std::thread::spawn(move || {
-            if let Some(mut stdin) = stdin {
-                let _ = stdin.write_all(&input);
-            }
-        });
-        let out = child.wait_with_output().map_err(GitError::Spawn)?;
-        let _ = writer.join();
-        if out.status.success() {
-            Ok(out)
-        } else {
-            Err(GitError::failed(&self.args, &out))
-        }
-    }
-}
-
-impl Drop for Started {
-    fn drop(&mut self) {
-        if let Some(mut child) = self.child.take() {
-            // An empty stdin: the command reads nothing, does nothing and exits.
-            drop(child.stdin.take());
-            let _ = child.wait_with_output();
-        }
-    }
 }
 
 /// The `-c` settings for [`Git::listed_config`] from the config's entries.

@@ -340,12 +340,6 @@ fn compile(pattern: &str) -> Regex {
     Regex::new(pattern).unwrap_or_else(|e| unreachable!("a redaction pattern: {e}"))
 }
 
-/// Compiles the rules now, so that a caller with time to spare, waiting on
-/// git, does not pay for it at its first redaction.
-pub fn warm() {
-    LazyLock::force(&RULES);
-}
-
 /// `bytes` with every secret replaced by [`MASK`]. Whole tokens first: a
 /// pair or header whose value is one is then left with the mask, which no
 /// later rule touches.

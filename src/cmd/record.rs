@@ -14,11 +14,10 @@ use crate::rules::Rule;
 use crate::state::State;
 
 /// The least address space `record` is started in. mimalloc reserves
-/// 32 MiB for each thread that allocates, `record` runs up to three threads
-/// beside the main one, and a debug build maps about 95 MB: under 150 MB a
-/// failed allocation aborted it (allocation failures abort; they cannot be
-/// answered with an error), so a smaller limit is refused before anything
-/// is read.
+/// 32 MiB for each thread that allocates and a debug build maps about
+/// 95 MB: under 150 MB a failed allocation aborted it (allocation failures
+/// abort; they cannot be answered with an error), so a smaller limit is
+/// refused before anything is read.
 const LEAST_ADDRESS_SPACE: u64 = 256 * 1024 * 1024;
 
 pub fn run(state: &State, args: RecordArgs) -> anyhow::Result<Exit> {
@@ -49,36 +48,34 @@ pub fn run(state: &State, args: RecordArgs) -> anyhow::Result<Exit> {
     } else {
         args.findings.clone()
     };
-    // The review is read and parsed while the loop's history is read.
+    let raw =
+        super::parse::read_bounded(&args.findings).with_context(|| format!("findings `{name}`"))?;
     let root = lp.repo.to_string_lossy().into_owned();
-    let at = super::now()?;
-    let recorded = engine::record(&lp, || {
-        let raw = super::parse::read_bounded(&args.findings)
-            .with_context(|| format!("findings `{name}`"))?;
-        let parsed = findings::parse(&raw, args.format, &root)
-            .with_context(|| format!("findings `{name}`: nothing was recorded"))?;
-        let responses = match &args.responses {
-            Some(path) => {
-                let bytes = super::parse::read_bounded(&path.to_string_lossy())
-                    .with_context(|| format!("responses `{}`", path.display()))?;
-                responses::parse(&bytes).with_context(|| {
-                    format!("responses `{}`: nothing was recorded", path.display())
-                })?
-            }
-            None => Vec::new(),
-        };
-        Ok(Submission {
+    let parsed = findings::parse(&raw, args.format, &root)
+        .with_context(|| format!("findings `{name}`: nothing was recorded"))?;
+    let responses = match &args.responses {
+        Some(path) => {
+            let bytes = super::parse::read_bounded(&path.to_string_lossy())
+                .with_context(|| format!("responses `{}`", path.display()))?;
+            responses::parse(&bytes)
+                .with_context(|| format!("responses `{}`: nothing was recorded", path.display()))?
+        }
+        None => Vec::new(),
+    };
+    let recorded = engine::record(
+        &lp,
+        Submission {
             review: Some(Review::new(raw, parsed)),
             responses,
             cost_usd: args.cost_usd,
             tokens: args.tokens,
             idempotency_key: args.idempotency_key.as_deref().map(super::person_words),
-            at,
+            at: super::now()?,
             evidence: Vec::new(),
             interrupt: None,
             stalled: false,
-        })
-    })?;
+        },
+    )?;
     print(&lp, &recorded, args.json)?;
     Ok(recorded.exit())
 }

@@ -329,8 +329,7 @@ impl Driver<'_> {
             self.writer_done.set(true);
         }
 
-        let (tree, patch) = crate::engine::take(lp, history)?;
-        let begun = phase::begin(lp, history, tree, patch)?;
+        let begun = phase::begin(lp, history, lp.worktree_tree()?)?;
         // A writer that changed nothing while must-fix findings are open is
         // `stalled`: no reviewer call is spent on an unchanged tree.
         let guarded = begun.guard(history, (spend.usd, spend.tokens), &responses, !skip_writer);

@@ -40,27 +40,10 @@ impl Loop {
         &self.loaded.contract
     }
 
-    /// The tree the working tree snapshots to (see `snapshot::worktree_tree_frozen`).
+    /// The tree the working tree snapshots to (see `snapshot::worktree_tree`).
     pub fn worktree_tree(&self) -> Result<String, crate::snapshot::SnapshotError> {
         let exclude: Vec<&str> = self.exclude.iter().map(String::as_str).collect();
-        crate::snapshot::worktree_tree_frozen(&self.repo, &self.scope(&exclude))
-    }
-
-    /// The tree the working tree snapshots to and the patch from `from`
-    /// to it (see `snapshot::worktree_with_patch`).
-    pub fn worktree_with_patch(
-        &self,
-        from: &str,
-    ) -> Result<(String, crate::snapshot::Patch), crate::snapshot::SnapshotError> {
-        let exclude: Vec<&str> = self.exclude.iter().map(String::as_str).collect();
-        crate::snapshot::worktree_with_patch(&self.repo, &self.scope(&exclude), from)
-    }
-
-    /// The first half of this loop's next snapshot: a temporary index
-    /// filled with the working tree (see `snapshot::fill`).
-    pub fn fill(&self) -> Result<crate::snapshot::Filled, crate::snapshot::SnapshotError> {
-        let exclude: Vec<&str> = self.exclude.iter().map(String::as_str).collect();
-        crate::snapshot::fill(&self.repo, &self.scope(&exclude))
+        crate::snapshot::worktree_tree(&self.repo, &self.scope(&exclude))
     }
 
     /// The tree `rev` would snapshot to.

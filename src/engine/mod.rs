@@ -1,5 +1,6 @@
-//! One round: snapshot, patch, guards, accounting, rules, evidence, append —
-//! the single path that `record` calls once and `run` calls in a loop. Does
+//! One round: snapshot, patch, decide (guards, accounting, rules), judge,
+//! evidence, refs, append — the single path that `record` calls once and
+//! `run` and the Stop hook call through `phase`. Does
 //! I/O through the snapshot and ledger modules; the decisions are pure
 //! (`decide`, `accounting`, `rules`).
 
@@ -116,116 +117,49 @@ pub fn exit_of(state: &RoundState) -> Exit {
 }
 
 /// `record`: one round from outside, under the ledger's lock from the first
-/// read to the append. A retry of the last round (same tree, same findings)
-/// or of the same idempotency key appends nothing and answers as before.
-///
-/// The submission is made (a review read and parsed) by `make`, on a second
-/// thread while this one takes the lock and reads the loop's history: on a
-/// large review the two take about as long. An error making the submission
-/// is the one reported, as when it was made first.
-///
-/// The snapshot's first half, the work tree added to a temporary index,
-/// needs neither, and runs on a third thread from the start (`git add` is
-/// most of a round in a large repository); its tree is stored only once
-/// the submission is known good and no retry was answered.
-pub fn record(
-    lp: &Loop,
-    make: impl FnOnce() -> anyhow::Result<Submission> + Send,
-) -> anyhow::Result<Recorded> {
-    std::thread::scope(|scope| {
-        let filled = spawn_in(scope, || lp.fill())?;
-        // Everything recorded is redacted; the rules are readied while git
-        // takes the snapshot, after the submission on its thread (a thread
-        // more costs address space: mimalloc reserves for each).
-        let made = spawn_in(scope, || {
-            let made = make();
-            crate::redact::warm();
-            made
-        })?;
-        let opened = open(lp);
-        let sub = joined(made)?;
-        let (locked, history) = opened?;
-        record_opened(lp, locked, history, sub, || joined(filled))
-    })
-}
-
-/// Starts `f` on a thread of `scope`. A thread that cannot be started (a
-/// limit on processes or on address space) is an error, raised before
-/// anything is recorded, never a panic.
-fn spawn_in<'scope, T: Send + 'scope>(
-    scope: &'scope std::thread::Scope<'scope, '_>,
-    f: impl FnOnce() -> T + Send + 'scope,
-) -> anyhow::Result<std::thread::ScopedJoinHandle<'scope, T>> {
-    std::thread::Builder::new()
-        .spawn_scoped(scope, f)
-        .map_err(thread_error)
-}
-
-/// Why a thread of the round could not be started.
-fn thread_error(err: std::io::Error) -> anyhow::Error {
-    anyhow::anyhow!(
-        "cannot start a thread: {err}; nothing was recorded\n\
-         hint: raise the limit on processes (`ulimit -u`) or on address space (`ulimit -v`) referee runs under"
-    )
-}
-
-/// What a scoped thread returned; its panic goes on in this thread.
-fn joined<T>(handle: std::thread::ScopedJoinHandle<'_, T>) -> T {
-    handle
-        .join()
-        .unwrap_or_else(|panic| std::panic::resume_unwind(panic))
-}
-
-/// What a thread returned; its panic goes on in this thread.
-fn joined_thread<T>(handle: std::thread::JoinHandle<T>) -> T {
-    handle
-        .join()
-        .unwrap_or_else(|panic| std::panic::resume_unwind(panic))
-}
-
-/// The loop's lock and its history read under it.
-fn open(lp: &Loop) -> anyhow::Result<(Locked<'_>, History)> {
+/// read to the append (released only while a judge is asked, see
+/// [`finish`]). A retry of the last round (same tree, same findings) or of
+/// the same idempotency key appends nothing and answers as before.
+pub fn record(lp: &Loop, sub: Submission) -> anyhow::Result<Recorded> {
     let mut locked = lp.store.lock()?;
-    let history = History::read(lp, locked.rows()?)?;
-    Ok((locked, history))
+    let mut history = History::read(lp, locked.rows()?)?;
+    let tree = lp.worktree_tree()?;
+    if let Some(answered) = retried(lp, &history, &tree, &sub)? {
+        return Ok(answered);
+    }
+    history.ensure_open(&lp.name)?;
+    let snapped = snap(lp, &history, tree)?;
+    finish(lp, locked, &mut history, snapped, sub)
 }
 
-fn record_opened<'a>(
-    lp: &'a Loop,
-    locked: Locked<'a>,
-    mut history: History,
-    sub: Submission,
-    filled: impl FnOnce() -> Result<snapshot::Filled, snapshot::SnapshotError>,
-) -> anyhow::Result<Recorded> {
-    // The round recorded under this call's idempotency key, if any: the
-    // call is answered as a retry only when it is the same call (below).
-    let keyed = match sub.idempotency_key.as_deref().and_then(|key| {
-        history
+/// The answer to a call that repeats a round already recorded, if `sub`
+/// (with the work tree at `tree`) is one: under an idempotency key, the
+/// round that key recorded (a call that differs from it is refused);
+/// without one, the last round when its tree and review are this call's.
+fn retried(
+    lp: &Loop,
+    history: &History,
+    tree: &str,
+    sub: &Submission,
+) -> anyhow::Result<Option<Recorded>> {
+    let answered = |row: Row, state: RoundState| {
+        Some(Recorded {
+            row,
+            state,
+            already: true,
+            max_rounds: history.max_rounds,
+        })
+    };
+    if let Some(key) = sub.idempotency_key.as_deref() {
+        let keyed = history
             .rows
             .iter()
-            .find(|r| r.kind == Kind::Round && r.idempotency_key == key)
-    }) {
-        Some(row) => Some((row.clone(), history::read_state(&lp.store, row)?)),
-        None => None,
-    };
-
-    // The snapshot's tree only once the submission is known good and no
-    // retry was answered: a bad review records nothing and stores no tree.
-    // Its commit is written as soon as its tree is, while git lists the
-    // patch; not for the last round's tree, which may be a retry, nor for
-    // a keyed call, which is one or is refused.
-    let last_tree = history.last.as_ref().map(|(_, s)| s.snapshot.tree.as_str());
-    // The round's last git commands load while `git add` still runs.
-    let ahead = Ahead::start(lp, &history)?;
-    let (tree, made, patch) =
-        filled()?.tree_and_patch_then(&previous_snapshot(lp, &history), |tree| {
-            match keyed.is_some() || Some(tree) == last_tree {
-                true => Ok(None),
-                false => commit(lp, &history, tree).map(Some),
-            }
-        })?;
-    if let Some((row, state)) = keyed {
-        let differs = retry_differs(&row, &state, &tree, &sub);
+            .find(|r| r.kind == Kind::Round && r.idempotency_key == key);
+        let Some(row) = keyed else {
+            return Ok(None);
+        };
+        let state = history::read_state(&lp.store, row)?;
+        let differs = retry_differs(row, &state, tree, sub);
         if !differs.is_empty() {
             anyhow::bail!(
                 "idempotency key `{}` was used by round {} for another call: {}; nothing was recorded\n\
@@ -235,64 +169,35 @@ fn record_opened<'a>(
                 differs.join("; ")
             );
         }
-        return Ok(Recorded {
-            row,
-            state,
-            already: true,
-            max_rounds: history.max_rounds,
-        });
+        return Ok(answered(row.clone(), state));
     }
-    let findings_sha256 = sub
-        .review
-        .as_ref()
-        .map(|r| r.sha256.clone())
-        .unwrap_or_default();
-    if let Some((row, state)) = &history.last
-        && state.snapshot.tree == tree
-        && row.findings_sha256 == findings_sha256
-        && sub.idempotency_key.is_none()
-    {
-        // A person amended the loop since that round: the same tree and
-        // review again is no retry to answer as before, and no new round.
-        let amended = history
-            .rows
-            .iter()
-            .skip_while(|r| !(r.kind == Kind::Round && r.round == row.round))
-            .any(|r| r.kind == Kind::Amend);
-        if amended {
-            anyhow::bail!(
-                "this is the tree and the review of round {} (`{}`), recorded before the contract was amended; nothing was recorded\n\
-                 hint: the amendment counts from the next round: let the writer change the tree (or get a new review), then record it",
-                row.round,
-                if row.rule.is_empty() {
-                    "continue"
-                } else {
-                    row.rule.as_str()
-                }
-            );
-        }
-        return Ok(Recorded {
-            row: row.clone(),
-            state: state.clone(),
-            already: true,
-            max_rounds: history.max_rounds,
-        });
+    let review = sub.review.as_ref().map_or("", |r| r.sha256.as_str());
+    let Some((row, state)) = &history.last else {
+        return Ok(None);
+    };
+    if state.snapshot.tree != tree || row.findings_sha256 != review {
+        return Ok(None);
     }
-
-    history.ensure_open(&lp.name)?;
-    let snap = match made {
-        Some(snap) => snap,
-        None => commit(lp, &history, &tree)?,
-    };
-    let from = previous_snapshot(lp, &history);
-    let patch = with_base_attributes(lp, &history, &from, &tree, patch)?;
-    let snapped = Snapped {
-        snap,
-        from,
-        patch,
-        ahead: Some(ahead),
-    };
-    finish(lp, locked, &mut history, snapped, sub)
+    // A person amended the loop since that round: the same tree and
+    // review again is no retry to answer as before, and no new round.
+    let amended = history
+        .rows
+        .iter()
+        .skip_while(|r| !(r.kind == Kind::Round && r.round == row.round))
+        .any(|r| r.kind == Kind::Amend);
+    if amended {
+        anyhow::bail!(
+            "this is the tree and the review of round {} (`{}`), recorded before the contract was amended; nothing was recorded\n\
+             hint: the amendment counts from the next round: let the writer change the tree (or get a new review), then record it",
+            row.round,
+            if row.rule.is_empty() {
+                "continue"
+            } else {
+                row.rule.as_str()
+            }
+        );
+    }
+    Ok(answered(row.clone(), state.clone()))
 }
 
 /// How a call under an idempotency key differs from the round `row` that
@@ -358,33 +263,29 @@ fn micro_dollars(cost: f64) -> f64 {
     (cost * 1e6).round() / 1e6
 }
 
-/// The working tree's snapshot tree and the patch to it from
-/// [`previous_snapshot`], for [`snap`] (`run`; `record` writes its commit
-/// while the patch is listed, in `record_opened`).
-pub fn take(
-    lp: &Loop,
-    history: &History,
-) -> Result<(String, snapshot::Patch), snapshot::SnapshotError> {
-    lp.worktree_with_patch(&previous_snapshot(lp, history))
-}
-
-/// Stores `tree` (the working tree, from [`take`]) as the next round's
-/// snapshot; `patch` is the patch to it from [`previous_snapshot`].
-pub fn snap(
-    lp: &Loop,
-    history: &History,
-    tree: String,
-    patch: snapshot::Patch,
-) -> anyhow::Result<Snapped> {
-    let snap = commit(lp, history, &tree)?;
+/// Stores `tree` (the working tree, from [`Loop::worktree_tree`]) as the
+/// next round's snapshot commit, published only by [`finish`], with the
+/// patch to it from [`previous_snapshot`].
+///
+/// The patch shows each file as the work tree's attributes say, and the
+/// writer can edit them: `*.rs -diff` made every Rust change read `Binary
+/// files … differ`, unseen by the reviewer and uncounted. Once any
+/// `.gitattributes` differs from the base's, the patch is listed again
+/// with the base's attributes (git reads them from a tree per changed file:
+/// only then).
+fn snap(lp: &Loop, history: &History, tree: String) -> anyhow::Result<Snapped> {
+    let round = history.round() + 1;
     let from = previous_snapshot(lp, history);
-    let patch = with_base_attributes(lp, history, &from, &tree, patch)?;
-    Ok(Snapped {
-        snap,
-        from,
-        patch,
-        ahead: None,
-    })
+    let parent = (from != crate::git::EMPTY_TREE).then_some(from.as_str());
+    let message = round_message(lp, round);
+    let snap = snapshot::commit(&lp.repo, lp.name.as_str(), round, parent, &tree, &message)?;
+    let own = lp.own.as_ref();
+    let mut patch = snapshot::diff(&lp.repo, own, &from, &tree)?;
+    if attributes_changed(history, &patch) {
+        let base = &lp.contract().base;
+        patch = snapshot::diff_with_attributes(&lp.repo, own, &from, &tree, base)?;
+    }
+    Ok(Snapped { snap, from, patch })
 }
 
 /// Whether a `.gitattributes` file differs from the base's: this round's
@@ -398,45 +299,6 @@ fn attributes_changed(history: &History, patch: &snapshot::Patch) -> bool {
             .files
             .iter()
             .any(|f| f == ".gitattributes" || f.ends_with("/.gitattributes"))
-}
-
-/// The round's patch as the base's `.gitattributes` show it, once any
-/// attributes file differs from the base's. The patch shows each file as
-/// the work tree's attributes say, and the writer can edit them: `*.rs
-/// -diff` made every Rust change read `Binary files … differ`, unseen by
-/// the reviewer and uncounted. Listed again only then: git reading
-/// attributes from a tree costs about 140 µs per changed file.
-fn with_base_attributes(
-    lp: &Loop,
-    history: &History,
-    from: &str,
-    tree: &str,
-    patch: snapshot::Patch,
-) -> Result<snapshot::Patch, snapshot::SnapshotError> {
-    match attributes_changed(history, &patch) {
-        true => snapshot::diff_with_attributes(&lp.repo, from, tree, &lp.contract().base),
-        false => Ok(patch),
-    }
-}
-
-/// Writes `tree` as the next round's snapshot commit, whose parent is
-/// [`previous_snapshot`] (none when that is the empty tree).
-fn commit(
-    lp: &Loop,
-    history: &History,
-    tree: &str,
-) -> Result<snapshot::Snapshot, snapshot::SnapshotError> {
-    let round = history.round() + 1;
-    let from = previous_snapshot(lp, history);
-    let parent = (from != crate::git::EMPTY_TREE).then_some(from.as_str());
-    snapshot::commit(
-        &lp.repo,
-        lp.name.as_str(),
-        round,
-        parent,
-        tree,
-        &round_message(lp, round),
-    )
 }
 
 /// The commit the next round's patch starts from: the last round's snapshot,
@@ -454,34 +316,6 @@ pub struct Snapped {
     /// The commit or tree the patch starts from.
     pub from: String,
     pub patch: Patch,
-    /// The round's last git commands, if they were started already.
-    pub ahead: Option<Ahead>,
-}
-
-/// The round's last git commands, started ahead so that they have loaded
-/// by the time the round needs them: `git update-ref`, and at round 1 the
-/// `git hash-object` that keeps the contract (the bytes [`finish`] checks,
-/// for `contract restore`, pinned by the round's ref). Dropped unused, they
-/// move no ref (the second stores the empty blob, which nothing names).
-pub struct Ahead {
-    publishing: snapshot::Publishing,
-    storing: Option<snapshot::Storing>,
-}
-
-impl Ahead {
-    /// Started for the round after `history`.
-    pub fn start(lp: &Loop, history: &History) -> anyhow::Result<Ahead> {
-        let message = round_message(lp, history.round() + 1);
-        let publishing = snapshot::Publishing::start(&lp.repo, &message)?;
-        let storing = match history.last {
-            None => Some(snapshot::Storing::start(&lp.repo, lp.name.as_str())?),
-            Some(_) => None,
-        };
-        Ok(Ahead {
-            publishing,
-            storing,
-        })
-    }
 }
 
 /// The message of round `round`'s snapshot commit and ref updates.
@@ -489,88 +323,35 @@ fn round_message(lp: &Loop, round: u32) -> String {
     format!("referee: loop {} round {round}", lp.name)
 }
 
-/// Decides the round and commits it: evidence, then the row. `locked` is
-/// the ledger's lock, under which `history` was read. A judge call (a
-/// process, up to its timeout) runs with the lock released, so `status` and
-/// the other readers answer meanwhile; the round commits only if no row was
-/// appended in between. The round's registry is made from `history`'s,
-/// which is taken (left empty).
+/// Commits the round, in order: decide it, ask the judge, stage its
+/// evidence, publish its refs, append its row. `locked` is the ledger's
+/// lock, under which `history` was read; the round's ref moves only under
+/// it, right before the row. The round's registry is made from
+/// `history`'s, which is taken (left empty).
 pub fn finish<'a>(
     lp: &'a Loop,
-    mut locked: Locked<'a>,
+    locked: Locked<'a>,
     history: &mut History,
-    mut snapped: Snapped,
-    mut sub: Submission,
+    snapped: Snapped,
+    sub: Submission,
 ) -> anyhow::Result<Recorded> {
     let contract = ensure_contract_unchanged(lp)?;
-    let Ahead {
-        publishing,
-        storing,
-    } = match snapped.ahead.take() {
-        Some(ahead) => ahead,
-        None => Ahead::start(lp, history)?,
-    };
-    // At round 1 the contract (the bytes just checked) is stored while the
-    // round is decided and its evidence written.
-    let storing = storing
-        .map(|s| {
-            std::thread::Builder::new()
-                .spawn(move || s.finish(contract))
-                .map_err(thread_error)
-        })
-        .transpose()?;
     let round = history.round() + 1;
-    let attributes_changed = attributes_changed(history, &snapped.patch);
-    let terms = Terms::of(&history.contract, history.max_rounds)
-        .map_err(|e| anyhow::anyhow!("contract field `scope`: {e}"))?;
     let patch_text = redact(&snapped.patch.text).into_owned();
     let parsed_patch = crate::patch::parse(&patch_text);
-    let earlier_patches = earlier_patches(lp, history);
-    let spent_usd = history.spent_usd + sub.cost_usd.unwrap_or(0.0);
-    let spent_tokens = history.spent_tokens.saturating_add(sub.tokens.unwrap_or(0));
-    let decision = decide::decide(
-        &terms,
-        Round {
-            round,
-            // Not read again: the round's registry is made from it.
-            registry: std::borrow::Cow::Owned(std::mem::take(&mut history.registry)),
-            earlier: &history.earlier,
-            parsed: sub.review.as_ref().map(|r| &r.parsed),
-            patch: &parsed_patch,
-            diff_added: snapped.patch.added,
-            diff_removed: snapped.patch.removed,
-            files: &snapped.patch.files,
-            earlier_patches: &earlier_patches,
-            responses: &sub.responses,
-            stalled: sub.stalled,
-            spent_usd,
-            spent_tokens,
-        },
-    );
-    let asked = if judge_wanted(history, &decision, &sub) {
-        drop(locked);
-        let asked = consult_judge(lp, history, round, &decision, &sub);
-        locked = lp.store.lock()?;
-        if locked.rows()?.len() != history.rows.len() {
-            anyhow::bail!(
-                "loop `{}` changed while its judge was asked about round {round} (another process appended to its ledger); nothing was recorded\n\
-                 hint: run the command again",
-                lp.name
-            );
-        }
-        asked
-    } else {
-        None
-    };
+    let decision = decide_round(lp, history, round, &snapped.patch, &parsed_patch, &sub)?;
+    let (mut locked, asked) = ask_judge(lp, locked, history, round, &decision, &sub)?;
     let outcome = Outcome::of(&decision, asked.as_ref(), round);
-    let counts = decision.counts;
-    // Files the contract names are pinned at round 1 and carried after.
-    let pinned = match &history.last {
-        Some((_, last)) => last.pinned.clone(),
-        None => history::file_pins(lp),
-    };
-    let mut state = round_state(lp, pinned, round, &snapped, decision, &outcome, &sub);
-    state.attributes_changed = attributes_changed;
+    let draft = draft_row(
+        round,
+        decision.counts,
+        &outcome,
+        asked.as_ref(),
+        &snapped,
+        &sub,
+    );
+    let mut state = round_state(lp, history, round, &snapped, decision, &outcome, &sub);
+    state.out_of_scope_added = added_paths(&state.out_of_scope, &parsed_patch);
     // The judge's call adds to the row's spend: the caller's own is kept
     // beside it, for a retry to be compared with (`retry_differs`).
     if asked
@@ -582,49 +363,106 @@ pub fn finish<'a>(
             tokens: sub.tokens,
         });
     }
-    state.out_of_scope_added = added_paths(&state.out_of_scope, &parsed_patch);
-    let findings_sha256 = sub
-        .review
-        .as_ref()
-        .map(|r| r.sha256.clone())
-        .unwrap_or_default();
-
+    // Stored evidence is redacted, and what later rounds read is what was
+    // stored: the state itself is redacted, then kept in hand.
+    redact_state(&mut state);
+    let evidence = stage_evidence(lp, &state, &patch_text, sub, asked.as_ref())?;
+    // Round 1 keeps the contract it checked, for `contract restore`.
+    let kept = history.last.is_none().then_some(contract.as_slice());
     let message = round_message(lp, round);
-    let evidence = Evidence::stage(&lp.store)?;
-    // The review (its raw bytes and its findings) is redacted and written on
-    // a second thread while this one redacts and writes the round's state:
-    // on a large review they are the two largest files.
-    let review = sub.review.take();
-    std::thread::scope(|scope| -> anyhow::Result<_> {
-        let written = spawn_in(scope, || store_review(&evidence, review))?;
-        // Stored evidence is redacted, and what later rounds read is what
-        // was stored: redact the state itself, then keep it in hand.
-        redact_state(&mut state);
-        evidence.add(PATCH_FILE, &patch_text)?;
-        if !sub.responses.is_empty() {
-            let doc = serde_json::json!({ "responses": sub.responses });
-            evidence.add("responses.json", &redacted_json(&doc)?)?;
-        }
-        for (name, bytes) in &sub.evidence {
-            evidence.add(name, &redact(bytes))?;
-        }
-        if let Some(asked) = &asked {
-            if let Some(request) = &asked.request {
-                evidence.add("judge.request.json", request.as_bytes())?;
-            }
-            if let Some(answer) = &asked.answer {
-                evidence.add("judge.answer", &redact(answer))?;
-            }
-            evidence.add("judge.json", &redacted_json(&asked.outcome)?)?;
-        }
-        // Machine state, read back every round: compact (`jq .` pretty-prints it).
-        evidence.write(STATE_FILE, |out| {
-            serde_json::to_writer(&mut *out, &state)?;
-            out.write_all(b"\n")
-        })?;
-        joined(written)
-    })?;
+    snapshot::publish(&lp.repo, lp.name.as_str(), &snapped.snap, &message, kept)?;
+    let row = locked.append(draft, Some(evidence))?;
+    Ok(Recorded {
+        row,
+        state,
+        already: false,
+        max_rounds: history.max_rounds,
+    })
+}
 
+/// Decides round `round` by the contract's terms (pure, `decide`), from
+/// the history, the round's patch (`patch`, and `parsed`, its redacted
+/// text parsed) and the submission.
+fn decide_round(
+    lp: &Loop,
+    history: &mut History,
+    round: u32,
+    patch: &Patch,
+    parsed: &ParsedPatch,
+    sub: &Submission,
+) -> anyhow::Result<Decision> {
+    let terms = Terms::of(&history.contract, history.max_rounds)
+        .map_err(|e| anyhow::anyhow!("contract field `scope`: {e}"))?;
+    let earlier_patches = earlier_patches(lp, history);
+    let spent_usd = history.spent_usd + sub.cost_usd.unwrap_or(0.0);
+    let spent_tokens = history.spent_tokens.saturating_add(sub.tokens.unwrap_or(0));
+    Ok(decide::decide(
+        &terms,
+        Round {
+            round,
+            // Not read again: the round's registry is made from it.
+            registry: std::borrow::Cow::Owned(std::mem::take(&mut history.registry)),
+            earlier: &history.earlier,
+            parsed: sub.review.as_ref().map(|r| &r.parsed),
+            patch: parsed,
+            diff_added: patch.added,
+            diff_removed: patch.removed,
+            files: &patch.files,
+            earlier_patches: &earlier_patches,
+            responses: &sub.responses,
+            stalled: sub.stalled,
+            spent_usd,
+            spent_tokens,
+        },
+    ))
+}
+
+/// Asks the contract's judge when there is one, the rules and guards said
+/// continue, and the round was reviewed (SPEC §7). The call is a process,
+/// up to its timeout: it runs with the ledger's lock released, so `status`
+/// and the other readers answer meanwhile, and the round goes on only if
+/// no row was appended in between. Returns the lock, held again.
+fn ask_judge<'a>(
+    lp: &'a Loop,
+    locked: Locked<'a>,
+    history: &History,
+    round: u32,
+    decision: &Decision,
+    sub: &Submission,
+) -> anyhow::Result<(Locked<'a>, Option<Asked>)> {
+    let wanted = decision.stop.is_none() && sub.review.is_some();
+    let Some(judge) = history.contract.judge.as_ref().filter(|_| wanted) else {
+        return Ok((locked, None));
+    };
+    drop(locked);
+    let block_open = decision.registry.findings.iter().any(|t| {
+        t.standing == accounting::FindingStanding::Open
+            && t.finding.severity == crate::findings::Severity::Block
+    });
+    let state = judge_state(judge, history, round, decision);
+    let never = AtomicBool::new(false);
+    let interrupt = sub.interrupt.as_deref().unwrap_or(&never);
+    let asked = crate::judge::engine::ask(judge, &lp.repo, round, &state, block_open, interrupt);
+    let mut locked = lp.store.lock()?;
+    if locked.rows()?.len() != history.rows.len() {
+        anyhow::bail!(
+            "loop `{}` changed while its judge was asked about round {round} (another process appended to its ledger); nothing was recorded\n\
+             hint: run the command again",
+            lp.name
+        );
+    }
+    Ok((locked, Some(asked)))
+}
+
+/// The round's ledger row, before it is chained.
+fn draft_row(
+    round: u32,
+    counts: crate::ledger::Counts,
+    outcome: &Outcome,
+    asked: Option<&Asked>,
+    snapped: &Snapped,
+    sub: &Submission,
+) -> Draft {
     let mut draft = Draft::new(Kind::Round, round, &sub.at);
     draft.counts = Some(counts);
     draft.verdict = Some(outcome.verdict);
@@ -634,13 +472,11 @@ pub fn finish<'a>(
         .map(Stop::to_string)
         .unwrap_or_default();
     // The judge's call is part of the round's spend.
-    let judge_cost = asked.as_ref().and_then(|a| a.cost_usd);
-    let judge_tokens = asked.as_ref().and_then(|a| a.tokens);
-    let cost = match (sub.cost_usd, judge_cost) {
+    let cost = match (sub.cost_usd, asked.and_then(|a| a.cost_usd)) {
         (None, None) => None,
         (a, b) => Some(a.unwrap_or(0.0) + b.unwrap_or(0.0)),
     };
-    let tokens = match (sub.tokens, judge_tokens) {
+    let tokens = match (sub.tokens, asked.and_then(|a| a.tokens)) {
         (None, None) => None,
         (a, b) => Some(a.unwrap_or(0) + b.unwrap_or(0)),
     };
@@ -648,35 +484,56 @@ pub fn finish<'a>(
     draft.cost_usd = cost.map(micro_dollars);
     draft.tokens = tokens;
     draft.snapshot = snapped.snap.commit.clone();
-    draft.findings_sha256 = findings_sha256;
+    draft.findings_sha256 = sub
+        .review
+        .as_ref()
+        .map(|r| r.sha256.clone())
+        .unwrap_or_default();
     draft.reason = crate::text::one_line(&redact_str(&outcome.reason));
     draft.idempotency_key = sub
         .idempotency_key
         .as_deref()
         .map(crate::text::one_line)
         .unwrap_or_default();
-    // The evidence is made durable while git stores the contract and moves
-    // the refs: both are waits (fsyncs, a process).
-    std::thread::scope(|scope| -> anyhow::Result<()> {
-        let sealed = spawn_in(scope, || evidence.seal())?;
-        let kept = storing.map(joined_thread).transpose()?;
-        // The round's ref moves only here, under the lock, right before its row.
-        snapshot::publish(
-            &lp.repo,
-            &snapped.snap,
-            &message,
-            kept.as_ref(),
-            Some(publishing),
-        )?;
-        Ok(joined(sealed)?)
+    draft
+}
+
+/// Stages the round's evidence, every file redacted: the review (its raw
+/// bytes and its findings), the patch (`patch_text`, redacted already), the
+/// writer's responses, the caller's other evidence, the judge's exchange,
+/// and the round's state (`state`, redacted already).
+fn stage_evidence(
+    lp: &Loop,
+    state: &RoundState,
+    patch_text: &[u8],
+    sub: Submission,
+    asked: Option<&Asked>,
+) -> anyhow::Result<Evidence> {
+    let evidence = Evidence::stage(&lp.store)?;
+    store_review(&evidence, sub.review)?;
+    evidence.add(PATCH_FILE, patch_text)?;
+    if !sub.responses.is_empty() {
+        let doc = serde_json::json!({ "responses": sub.responses });
+        evidence.add("responses.json", &redacted_json(&doc)?)?;
+    }
+    for (name, bytes) in &sub.evidence {
+        evidence.add(name, &redact(bytes))?;
+    }
+    if let Some(asked) = asked {
+        if let Some(request) = &asked.request {
+            evidence.add("judge.request.json", request.as_bytes())?;
+        }
+        if let Some(answer) = &asked.answer {
+            evidence.add("judge.answer", &redact(answer))?;
+        }
+        evidence.add("judge.json", &redacted_json(&asked.outcome)?)?;
+    }
+    // Machine state, read back every round: compact (`jq .` pretty-prints it).
+    evidence.write(STATE_FILE, |out| {
+        serde_json::to_writer(&mut *out, state)?;
+        out.write_all(b"\n")
     })?;
-    let row = locked.append(draft, Some(evidence))?;
-    Ok(Recorded {
-        row,
-        state,
-        already: false,
-        max_rounds: history.max_rounds,
-    })
+    Ok(evidence)
 }
 
 /// The paths of `files` the patch shows coming into being (a new file, or
@@ -725,9 +582,10 @@ fn ensure_contract_unchanged(lp: &Loop) -> anyhow::Result<Vec<u8>> {
     Ok(bytes)
 }
 
+/// The round's state as `state.json` keeps it: what later rounds read.
 fn round_state(
     lp: &Loop,
-    pinned: std::collections::BTreeMap<String, String>,
+    history: &History,
     round: u32,
     snapped: &Snapped,
     decision: Decision,
@@ -765,8 +623,12 @@ fn round_state(
         responses: sub.responses.clone(),
         registry: decision.registry,
         judge: outcome.judge.clone(),
-        pinned,
-        attributes_changed: false,
+        // Files the contract names are pinned at round 1 and carried after.
+        pinned: match &history.last {
+            Some((_, last)) => last.pinned.clone(),
+            None => history::file_pins(lp),
+        },
+        attributes_changed: attributes_changed(history, &snapped.patch),
         // Kept only where the row's spend is not the caller's: see `finish`.
         caller_spend: None,
     };
@@ -800,33 +662,6 @@ impl Outcome {
             _ => rules,
         }
     }
-}
-
-/// Whether the contract's judge is asked: there is one, the rules and
-/// guards said continue, and the round was reviewed (SPEC §7).
-fn judge_wanted(history: &History, decision: &Decision, sub: &Submission) -> bool {
-    history.contract.judge.is_some() && decision.stop.is_none() && sub.review.is_some()
-}
-
-/// Asks the contract's judge. `None`: there is none.
-fn consult_judge(
-    lp: &Loop,
-    history: &History,
-    round: u32,
-    decision: &Decision,
-    sub: &Submission,
-) -> Option<Asked> {
-    let judge = history.contract.judge.as_ref()?;
-    let block_open = decision.registry.findings.iter().any(|t| {
-        t.standing == accounting::FindingStanding::Open
-            && t.finding.severity == crate::findings::Severity::Block
-    });
-    let state = judge_state(judge, history, round, decision);
-    let never = AtomicBool::new(false);
-    let interrupt = sub.interrupt.as_deref().unwrap_or(&never);
-    Some(crate::judge::engine::ask(
-        judge, &lp.repo, round, &state, block_open, interrupt,
-    ))
 }
 
 /// What the judge is told: the use case, this round's findings, and every
@@ -895,8 +730,6 @@ fn earlier_patches(lp: &Loop, history: &History) -> Vec<(u32, ParsedPatch)> {
         .collect()
 }
 
-/// A finding with its free text redacted (ids and fingerprints are not text
-/// a person wrote, and must stay comparable).
 /// A review's evidence: its raw bytes and its findings as read, redacted.
 /// The findings are redacted where they stand (nothing reads them after).
 fn store_review(evidence: &Evidence, review: Option<Review>) -> anyhow::Result<()> {
@@ -913,6 +746,8 @@ fn store_review(evidence: &Evidence, review: Option<Review>) -> anyhow::Result<(
     Ok(())
 }
 
+/// A finding with its free text redacted (ids and fingerprints are not text
+/// a person wrote, and must stay comparable).
 fn redact_finding(f: &mut crate::findings::Finding) {
     redact_string(&mut f.title);
     for text in [f.body.as_mut(), f.file.as_mut(), f.rule.as_mut()]

@@ -2,10 +2,11 @@
 //! (`run`, the Stop hook): `begin` (snapshot, patch, terms), `guard` (scope,
 //! budget and `stalled`, asked before a reviewer call is spent), then
 //! `commit`: under the ledger's lock, refuse if a row was appended since
-//! `begin` read the history, then decide, consult the judge (with the lock
-//! released) and append ([`super::finish`]). `record` walks the same phases
-//! while holding the lock from the start ([`super::record`]). Does I/O
-//! through the snapshot and ledger modules.
+//! `begin` read the history, then decide, ask the judge (with the lock
+//! released), stage the evidence, publish the refs and append
+//! ([`super::finish`]). `record` walks the same steps while holding the
+//! lock from the start ([`super::record`]). Does I/O through the snapshot
+//! and ledger modules.
 
 use super::decide::Terms;
 use super::{History, Loop, Recorded, Snapped, Submission};
@@ -39,18 +40,13 @@ impl Guarded {
     }
 }
 
-/// Phase `begin`: stores `tree` as the next round's snapshot (`patch` is
-/// the patch to it from `previous_snapshot`) and reads the contract's
-/// terms.
-pub fn begin(
-    lp: &Loop,
-    history: &History,
-    tree: String,
-    patch: crate::snapshot::Patch,
-) -> anyhow::Result<Begun> {
+/// Phase `begin`: stores `tree` (the working tree, from
+/// `Loop::worktree_tree`) as the next round's snapshot, with the patch to
+/// it from `previous_snapshot`, and reads the contract's terms.
+pub fn begin(lp: &Loop, history: &History, tree: String) -> anyhow::Result<Begun> {
     let terms = Terms::of(&history.contract, history.max_rounds)
         .map_err(|e| anyhow::anyhow!("contract field `scope`: {e}"))?;
-    let snapped = super::snap(lp, history, tree, patch)?;
+    let snapped = super::snap(lp, history, tree)?;
     Ok(Begun {
         round: history.round() + 1,
         snapped,

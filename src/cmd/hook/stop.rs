@@ -440,9 +440,7 @@ impl Hook<'_> {
         spend.add_parts(None, writer_tokens);
         // The tree was taken before the run lock; the patch is from the
         // round before it as the ledger stands now.
-        let from = crate::engine::previous_snapshot(lp, history);
-        let patch = crate::snapshot::diff(&lp.repo, &from, tree)?;
-        let begun = phase::begin(lp, history, tree.to_string(), patch)?;
+        let begun = phase::begin(lp, history, tree.to_string())?;
         let guarded = begun.guard(history, (spend.usd, spend.tokens), &responses, true);
         let review = if !guarded.wants_review() {
             None
