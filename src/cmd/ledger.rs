@@ -142,10 +142,12 @@ pub fn verify(state: &State, args: LoopArgs) -> anyhow::Result<Exit> {
 /// chain hashed again without its evidence is still named.
 fn states_agree(store: &Store) -> anyhow::Result<()> {
     for (i, row) in store.read()?.rows.iter().enumerate() {
+        // Only looked for here: `read_state` checks the folder's digest.
+        let state_file = store
+            .evidence_dir(row.round)
+            .join(crate::engine::history::STATE_FILE);
         let has_state = row.kind == crate::ledger::Kind::Round
-            && store
-                .evidence_listing(row.round)?
-                .is_some_and(|l| l.files.contains_key(crate::engine::history::STATE_FILE));
+            && crate::statefs::check(store.base(), &state_file)?.is_some_and(|m| m.is_file());
         if has_state {
             crate::engine::history::read_state(store, row)
                 .map_err(|e| anyhow::anyhow!("row {}: {e:#}", i + 1))?;
