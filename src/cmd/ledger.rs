@@ -18,23 +18,15 @@ pub fn show(state: &State, args: LedgerShowArgs) -> anyhow::Result<Exit> {
     };
     // Every row is read before any is shown: a ledger with a bad row prints
     // nothing but the error, never half a document.
-    let torn = if format == LedgerFormat::Json {
-        // Written a chunk of rows at a time, formatted on two threads:
-        // neither the rows nor the document are ever held whole.
-        let mut json = report::ledger::JsonRows::new(std::io::stdout().lock());
-        let format = json.format();
-        let torn = store.each_row_formatted(format, |rows| json.formatted(rows))??;
-        json.finish()?;
-        torn
-    } else if format == LedgerFormat::Csv {
-        // The committed rows are the CSV: copied as they are, once all read
-        // (a ledger not yet written shows its header).
-        let mut out = std::io::stdout().lock();
-        let (copied, torn) = store.copy_committed(&mut out)??;
-        if copied == 0 {
-            report::ledger::write_header(&mut out)?;
+    let torn = if format == LedgerFormat::Csv {
+        // The committed rows are the CSV, as the file holds them (a ledger
+        // not yet written shows its header).
+        let (bytes, torn) = store.read_committed()?;
+        if bytes.is_empty() {
+            super::emit_exact(&report::ledger::render(name.as_str(), &[], format))?;
+        } else {
+            super::emit_exact(&bytes)?;
         }
-        std::io::Write::flush(&mut out)?;
         torn
     } else {
         let parsed = store.read()?;
@@ -150,10 +142,12 @@ pub fn verify(state: &State, args: LoopArgs) -> anyhow::Result<Exit> {
 /// chain hashed again without its evidence is still named.
 fn states_agree(store: &Store) -> anyhow::Result<()> {
     for (i, row) in store.read()?.rows.iter().enumerate() {
+        // Only looked for here: `read_state` checks the folder's digest.
+        let state_file = store
+            .evidence_dir(row.round)
+            .join(crate::engine::history::STATE_FILE);
         let has_state = row.kind == crate::ledger::Kind::Round
-            && store
-                .evidence_listing(row.round)?
-                .is_some_and(|l| l.files.contains_key(crate::engine::history::STATE_FILE));
+            && crate::statefs::check(store.base(), &state_file)?.is_some_and(|m| m.is_file());
         if has_state {
             crate::engine::history::read_state(store, row)
                 .map_err(|e| anyhow::anyhow!("row {}: {e:#}", i + 1))?;

@@ -6,5 +6,5 @@ pub mod lock;
 pub mod row;
 pub mod store;
 
-pub use row::{Counts, Draft, Field, Kind, Row, RowRef, Verdict};
+pub use row::{Counts, Draft, Kind, Row, Verdict};
 pub use store::{Evidence, Store, StoreError};

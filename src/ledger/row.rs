@@ -111,27 +111,6 @@ impl Verdict {
     }
 }
 
-/// One value of a row, as [`Row::values`] gives it.
-#[derive(Debug, Clone, Copy, PartialEq)]
-pub enum Field<'a> {
-    Text(&'a str),
-    /// A whole number, or empty.
-    Number(Option<u64>),
-    /// `cost_usd`, or empty.
-    Cost(Option<f64>),
-}
-
-impl Field<'_> {
-    /// The field as the ledger's CSV writes it.
-    pub fn to_text(&self) -> String {
-        match self {
-            Field::Text(text) => (*text).to_string(),
-            Field::Number(n) => n.map(|n| n.to_string()).unwrap_or_default(),
-            Field::Cost(c) => c.map(|c| c.to_string()).unwrap_or_default(),
-        }
-    }
-}
-
 /// A round's counts (SPEC §3).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub struct Counts {
@@ -227,111 +206,43 @@ impl Row {
         row
     }
 
-    /// The row's fields in column order.
+    /// The row's fields in column order, as the ledger's CSV writes them.
     pub fn fields(&self) -> Vec<String> {
-        self.values().iter().map(Field::to_text).collect()
-    }
-
-    /// The row's values in column order, unconverted: what [`Row::fields`]
-    /// writes as text, for renderers that write numbers as numbers.
-    pub fn values(&self) -> [Field<'_>; COLUMNS.len()] {
-        self.view().values()
-    }
-
-    /// The row, borrowed.
-    pub fn view(&self) -> RowRef<'_> {
         let d = &self.draft;
-        RowRef {
-            round: d.round,
-            kind: d.kind,
-            counts: d.counts,
-            verdict: d.verdict,
-            rule: &d.rule,
-            at: &d.at,
-            cost_usd: d.cost_usd,
-            tokens: d.tokens,
-            snapshot: &d.snapshot,
-            findings_sha256: &d.findings_sha256,
-            by: &d.by,
-            reason: &d.reason,
-            subject: &d.subject,
-            idempotency_key: &d.idempotency_key,
-            prev_sha256: &self.prev_sha256,
-            row_sha256: &self.row_sha256,
-            evidence_sha256: &self.evidence_sha256,
-        }
+        let count = |f: fn(&Counts) -> u64| d.counts.map(|c| f(&c).to_string()).unwrap_or_default();
+        vec![
+            d.round.to_string(),
+            count(|c| c.opened.into()),
+            count(|c| c.closed.into()),
+            count(|c| c.reopened.into()),
+            count(|c| c.must_fix_left.into()),
+            count(|c| c.below_floor_open.into()),
+            count(|c| c.diff_added),
+            count(|c| c.diff_removed),
+            d.verdict
+                .map(Verdict::as_str)
+                .unwrap_or_default()
+                .to_string(),
+            d.rule.clone(),
+            d.at.clone(),
+            self.prev_sha256.clone(),
+            self.row_sha256.clone(),
+            d.kind.as_str().to_string(),
+            d.cost_usd.map(|c| c.to_string()).unwrap_or_default(),
+            d.tokens.map(|t| t.to_string()).unwrap_or_default(),
+            d.snapshot.clone(),
+            d.findings_sha256.clone(),
+            self.evidence_sha256.clone(),
+            d.by.clone(),
+            d.reason.clone(),
+            d.subject.clone(),
+            d.idempotency_key.clone(),
+        ]
     }
 
     /// Reads a row from its fields (already checked to be `COLUMNS.len()` long).
     pub fn from_fields<S: AsRef<str>>(f: &[S]) -> Result<Row, FieldError> {
-        let text: Vec<&str> = f.iter().map(AsRef::as_ref).collect();
-        RowRef::from_fields(&text).map(|view| view.to_row())
-    }
-
-    /// The row as a JSON object keyed by column name; numbers as numbers,
-    /// empty fields as null.
-    pub fn to_json(&self) -> Value {
-        let mut map = Map::new();
-        for (column, value) in COLUMNS.iter().zip(self.fields()) {
-            let json = if value.is_empty() {
-                Value::Null
-            } else if NUMERIC.contains(column) {
-                serde_json::from_str::<serde_json::Number>(&value)
-                    .map(Value::Number)
-                    .unwrap_or(Value::String(value))
-            } else {
-                Value::String(value)
-            };
-            map.insert((*column).to_string(), json);
-        }
-        Value::Object(map)
-    }
-
-    /// For an amend row: the round cap it sets.
-    pub fn amended_max_rounds(&self) -> Option<u32> {
-        self.amendment("max_rounds")?.parse().ok()
-    }
-
-    /// For an amend row: the value it gives contract field `field`
-    /// (`subject` is `field=value`).
-    pub fn amendment(&self, field: &str) -> Option<&str> {
-        if self.kind != Kind::Amend {
-            return None;
-        }
-        let (key, value) = self.subject.split_once('=')?;
-        (key == field).then_some(value)
-    }
-}
-
-/// A row borrowed from the line it was read from (or from a [`Row`]): the
-/// same values without an owned string, so a reader that only checks or
-/// prints rows allocates nothing per row.
-#[derive(Debug, Clone, Copy, PartialEq)]
-pub struct RowRef<'a> {
-    pub round: u32,
-    pub kind: Kind,
-    pub counts: Option<Counts>,
-    pub verdict: Option<Verdict>,
-    pub rule: &'a str,
-    pub at: &'a str,
-    pub cost_usd: Option<f64>,
-    pub tokens: Option<u64>,
-    pub snapshot: &'a str,
-    pub findings_sha256: &'a str,
-    pub by: &'a str,
-    pub reason: &'a str,
-    pub subject: &'a str,
-    pub idempotency_key: &'a str,
-    pub prev_sha256: &'a str,
-    pub row_sha256: &'a str,
-    pub evidence_sha256: &'a str,
-}
-
-impl<'a> RowRef<'a> {
-    /// Reads a row from its fields (already checked to be `COLUMNS.len()`
-    /// long), borrowing its text.
-    pub fn from_fields(f: &[&'a str]) -> Result<RowRef<'a>, FieldError> {
-        let text = |i: usize| f.get(i).copied().unwrap_or("");
+        let text = |i: usize| f.get(i).map_or("", AsRef::as_ref);
         let bad = |i: usize, problem: &'static str| FieldError {
             column: COLUMNS[i],
             value: text(i).to_string(),
@@ -370,85 +281,67 @@ impl<'a> RowRef<'a> {
         } else {
             Some(number(f, 15)?)
         };
-        Ok(RowRef {
+        let draft = Draft {
             round: number(f, 0)?,
             kind,
             counts,
             verdict,
-            rule: text(9),
-            at: text(10),
+            rule: text(9).to_string(),
+            at: text(10).to_string(),
             cost_usd,
             tokens,
-            snapshot: text(16),
-            findings_sha256: text(17),
-            by: text(19),
-            reason: text(20),
-            subject: text(21),
-            idempotency_key: text(22),
-            prev_sha256: text(11),
-            row_sha256: text(12),
-            evidence_sha256: text(18),
+            snapshot: text(16).to_string(),
+            findings_sha256: text(17).to_string(),
+            by: text(19).to_string(),
+            reason: text(20).to_string(),
+            subject: text(21).to_string(),
+            idempotency_key: text(22).to_string(),
+        };
+        Ok(Row {
+            draft,
+            prev_sha256: text(11).to_string(),
+            row_sha256: text(12).to_string(),
+            evidence_sha256: text(18).to_string(),
         })
     }
 
-    /// The row, owned.
-    pub fn to_row(&self) -> Row {
-        Row {
-            draft: Draft {
-                round: self.round,
-                kind: self.kind,
-                counts: self.counts,
-                verdict: self.verdict,
-                rule: self.rule.to_string(),
-                at: self.at.to_string(),
-                cost_usd: self.cost_usd,
-                tokens: self.tokens,
-                snapshot: self.snapshot.to_string(),
-                findings_sha256: self.findings_sha256.to_string(),
-                by: self.by.to_string(),
-                reason: self.reason.to_string(),
-                subject: self.subject.to_string(),
-                idempotency_key: self.idempotency_key.to_string(),
-            },
-            prev_sha256: self.prev_sha256.to_string(),
-            row_sha256: self.row_sha256.to_string(),
-            evidence_sha256: self.evidence_sha256.to_string(),
+    /// The row as a JSON object keyed by column name; numbers as numbers,
+    /// empty fields as null.
+    pub fn to_json(&self) -> Value {
+        let mut map = Map::new();
+        for (column, value) in COLUMNS.iter().zip(self.fields()) {
+            let json = if value.is_empty() {
+                Value::Null
+            } else if NUMERIC.contains(column) {
+                serde_json::from_str::<serde_json::Number>(&value)
+                    .map(Value::Number)
+                    .unwrap_or(Value::String(value))
+            } else {
+                Value::String(value)
+            };
+            map.insert((*column).to_string(), json);
         }
+        Value::Object(map)
     }
 
-    /// The row's values in column order (see [`Row::values`]).
-    pub fn values(&self) -> [Field<'a>; COLUMNS.len()] {
-        let count = |f: fn(&Counts) -> u64| Field::Number(self.counts.as_ref().map(f));
-        [
-            Field::Number(Some(u64::from(self.round))),
-            count(|c| u64::from(c.opened)),
-            count(|c| u64::from(c.closed)),
-            count(|c| u64::from(c.reopened)),
-            count(|c| u64::from(c.must_fix_left)),
-            count(|c| u64::from(c.below_floor_open)),
-            count(|c| c.diff_added),
-            count(|c| c.diff_removed),
-            Field::Text(self.verdict.map(Verdict::as_str).unwrap_or_default()),
-            Field::Text(self.rule),
-            Field::Text(self.at),
-            Field::Text(self.prev_sha256),
-            Field::Text(self.row_sha256),
-            Field::Text(self.kind.as_str()),
-            Field::Cost(self.cost_usd),
-            Field::Number(self.tokens),
-            Field::Text(self.snapshot),
-            Field::Text(self.findings_sha256),
-            Field::Text(self.evidence_sha256),
-            Field::Text(self.by),
-            Field::Text(self.reason),
-            Field::Text(self.subject),
-            Field::Text(self.idempotency_key),
-        ]
+    /// For an amend row: the round cap it sets.
+    pub fn amended_max_rounds(&self) -> Option<u32> {
+        self.amendment("max_rounds")?.parse().ok()
+    }
+
+    /// For an amend row: the value it gives contract field `field`
+    /// (`subject` is `field=value`).
+    pub fn amendment(&self, field: &str) -> Option<&str> {
+        if self.kind != Kind::Amend {
+            return None;
+        }
+        let (key, value) = self.subject.split_once('=')?;
+        (key == field).then_some(value)
     }
 }
 
-fn number<T: std::str::FromStr>(f: &[&str], i: usize) -> Result<T, FieldError> {
-    let value = f.get(i).copied().unwrap_or("");
+fn number<T: std::str::FromStr, S: AsRef<str>>(f: &[S], i: usize) -> Result<T, FieldError> {
+    let value = f.get(i).map_or("", AsRef::as_ref);
     value.parse().map_err(|_| FieldError {
         column: COLUMNS[i],
         value: value.to_string(),

@@ -4,12 +4,12 @@
 
 use std::fs::{File, OpenOptions};
 use std::io::{Read, Seek, SeekFrom, Write};
-use std::os::unix::fs::{MetadataExt, OpenOptionsExt, PermissionsExt};
+use std::os::unix::fs::{OpenOptionsExt, PermissionsExt};
 use std::path::{Path, PathBuf};
 
-use super::chain::{self, ChainError, Parsed};
+use super::chain::{self, ChainError, Parsed, Torn};
 use super::lock::{self, Busy, Mode};
-use super::row::{Draft, Kind, Row, RowRef, header};
+use super::row::{Draft, Kind, Row, header};
 use crate::digest::Framed;
 use crate::statefs::{self, FsError};
 
@@ -71,34 +71,6 @@ pub enum StoreError {
 fn pids(holders: &[crate::anchor::holder::Holder]) -> String {
     let pids: Vec<String> = holders.iter().map(|h| h.pid.to_string()).collect();
     pids.join(" ")
-}
-
-/// The smallest ledger [`Store::each_row_formatted`] and
-/// [`Store::copy_committed`] check in two halves at once
-/// (about 3,000 rows): below it a thread costs more than it saves.
-const CHECK_IN_TWO_MIN: u64 = 1 << 20;
-
-/// The offset just past the first line break at or after `from` in
-/// `file`, when one comes before `len` ends and the line after it is not
-/// empty; `None` otherwise.
-fn line_after(file: &mut File, from: u64, len: u64) -> Option<u64> {
-    file.seek(SeekFrom::Start(from)).ok()?;
-    let mut buf = vec![0u8; 64 * 1024];
-    let mut at = from;
-    while at < len {
-        let n = match file.read(&mut buf) {
-            Ok(0) => return None,
-            Ok(n) => n,
-            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
-            Err(_) => return None,
-        };
-        if let Some(i) = memchr::memchr(b'\n', &buf[..n]) {
-            let split = at + i as u64 + 1;
-            return (split < len).then_some(split);
-        }
-        at += n as u64;
-    }
-    None
 }
 
 fn io(path: &Path) -> impl FnOnce(std::io::Error) -> StoreError + '_ {
@@ -194,207 +166,22 @@ impl Store {
     /// Reads every committed row under a shared lock. A missing file is an
     /// empty ledger. A torn tail is returned, not an error.
     pub fn read(&self) -> Result<Parsed, StoreError> {
-        self.read_with(chain::parse)
+        chain::parse(&self.read_bytes()?).map_err(|cause| self.chain(cause))
     }
 
-    fn read_with(
-        &self,
-        parse: fn(&[u8]) -> Result<Parsed, ChainError>,
-    ) -> Result<Parsed, StoreError> {
-        parse(&self.read_bytes()?).map_err(|cause| self.chain(cause))
-    }
-
-    /// Reads the ledger under a shared lock, checks that every committed row
-    /// reads, and only then has `format` turn each row into bytes and hands
-    /// them to `write`, in the ledger's order: nothing is written unless
-    /// every row reads (a reader printing rows never prints half a ledger).
-    /// Returns the torn tail, if any, as [`Store::read`] does. Appends wait
-    /// for the lock held throughout; only a writer that ignores it could
-    /// change the rows between the two reads, and a row that then no longer
-    /// reads is still an error.
-    ///
-    /// Neither the file nor its rows are ever held whole: the rows are
-    /// formatted a chunk of lines at a time, every other chunk on a second
-    /// thread (formatting is most of `ledger show --format json`), with
-    /// four buffers reused. The inner result is `write`'s: a closed pipe is
-    /// no fault of the ledger's.
-    pub fn each_row_formatted(
-        &self,
-        format: impl Fn(&RowRef<'_>, &mut Vec<u8>) + Sync,
-        mut write: impl FnMut(&[u8]) -> std::io::Result<()>,
-    ) -> Result<std::io::Result<Option<chain::Torn>>, StoreError> {
-        use std::io::Read as _;
-        self.check_base()?;
-        let Some(mut file) = statefs::open_read(&self.base, &self.ledger)? else {
-            return Ok(Ok(None));
-        };
-        self.lock_shared(&file)?;
-        let (committed, torn) = self.check_whole(&mut file)?;
-        file.seek(SeekFrom::Start(0)).map_err(io(&self.ledger))?;
-        let mut chunks = chain::Chunks::new((&mut file).take(committed));
-        // Each chunk's length, with the number of rows before it (`None`
-        // for the first, which holds the header): the second thread numbers
-        // its rows from there.
-        let mut rows: Option<usize> = None;
-        let mut next = |buf: &mut Vec<u8>| -> Result<Option<Chunk>, StoreError> {
-            let Some(len) = chunks.next(buf).map_err(io(&self.ledger))? else {
-                return Ok(None);
-            };
-            let before = rows;
-            let lines = memchr::memchr_iter(b'\n', &buf[..len]).count();
-            rows = Some(match before {
-                None => lines.saturating_sub(1),
-                Some(rows) => rows + lines,
-            });
-            Ok(Some((len, before)))
-        };
-        let formatted = |bytes: &[u8], (len, rows_before): Chunk, out: &mut Vec<u8>| {
-            out.clear();
-            chain::each_view_in(&bytes[..len], rows_before, |_, row| {
-                format(row, out);
-                Ok(())
-            })
-            .map_err(|cause| self.chain(cause))
-        };
-        // Every other chunk goes to the second thread with an output buffer,
-        // and comes back with both: four buffers in all, reused.
-        type Chunk = (usize, Option<usize>);
-        type Work = (Vec<u8>, Chunk, Vec<u8>);
-        type Done = (Vec<u8>, Result<Vec<u8>, StoreError>);
-        std::thread::scope(|scope| {
-            let (to_second, work) = std::sync::mpsc::sync_channel::<Work>(1);
-            let (done, from_second) = std::sync::mpsc::sync_channel::<Done>(1);
-            let formatted = &formatted;
-            scope.spawn(move || {
-                for (input, chunk, mut out) in work {
-                    let result = formatted(&input, chunk, &mut out).map(|()| out);
-                    if done.send((input, result)).is_err() {
-                        return;
-                    }
-                }
-            });
-            let (mut input, mut out) = (Vec::new(), Vec::new());
-            let mut spare = Some((Vec::new(), Vec::new()));
-            let stopped =
-                || io(&self.ledger)(std::io::Error::other("the thread formatting rows stopped"));
-            while let Some(chunk) = next(&mut input)? {
-                let (mut theirs, their_out) = spare.take().ok_or_else(stopped)?;
-                let more = match next(&mut theirs)? {
-                    Some(their_chunk) => {
-                        to_second
-                            .send((theirs, their_chunk, their_out))
-                            .map_err(|_| stopped())?;
-                        true
-                    }
-                    None => {
-                        spare = Some((theirs, their_out));
-                        false
-                    }
-                };
-                formatted(&input, chunk, &mut out)?;
-                if let Err(e) = write(&out) {
-                    return Ok(Err(e));
-                }
-                if more {
-                    let (theirs, result) = from_second.recv().map_err(|_| stopped())?;
-                    let their_out = result?;
-                    if let Err(e) = write(&their_out) {
-                        return Ok(Err(e));
-                    }
-                    spare = Some((theirs, their_out));
-                }
-            }
-            Ok(Ok(torn))
-        })
-    }
-
-    /// Checks every row (as [`Store::each_row_formatted`]), then copies the committed
-    /// bytes (header and rows, as they are in the file) to `out`: nothing
-    /// is written unless every row reads. The inner result is `out`'s: a
-    /// closed pipe is no fault of the ledger's. Gives the bytes copied (0:
-    /// no ledger yet) and the torn tail, if any.
-    pub fn copy_committed(
-        &self,
-        out: &mut impl std::io::Write,
-    ) -> Result<std::io::Result<(u64, Option<chain::Torn>)>, StoreError> {
-        use std::io::Read as _;
-        self.check_base()?;
-        let Some(mut file) = statefs::open_read(&self.base, &self.ledger)? else {
-            return Ok(Ok((0, None)));
-        };
-        self.lock_shared(&file)?;
-        let (committed, torn) = self.check_whole(&mut file)?;
-        file.seek(SeekFrom::Start(0)).map_err(io(&self.ledger))?;
-        let mut left = committed;
-        let mut buf = vec![0u8; 256 * 1024];
-        while left > 0 {
-            let want = usize::try_from(left).map_or(buf.len(), |l| l.min(buf.len()));
-            let n = match file.read(&mut buf[..want]) {
-                Ok(0) => break,
-                Ok(n) => n,
-                Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
-                Err(e) => return Err(io(&self.ledger)(e)),
-            };
-            if let Err(e) = out.write_all(&buf[..n]) {
-                return Ok(Err(e));
-            }
-            left -= n as u64;
+    /// The ledger's committed bytes (the header and rows as the file holds
+    /// them, no torn tail; empty when there is no ledger yet), once every
+    /// row reads: a reader printing them never prints half a ledger. With
+    /// the torn tail, if any.
+    pub fn read_committed(&self) -> Result<(Vec<u8>, Option<Torn>), StoreError> {
+        let mut bytes = self.read_bytes()?;
+        let torn = chain::parse(&bytes)
+            .map_err(|cause| self.chain(cause))?
+            .torn;
+        if let Some(torn) = &torn {
+            bytes.truncate(bytes.len() - torn.bytes.len());
         }
-        Ok(Ok((committed - left, torn)))
-    }
-
-    /// Checks that every committed row of `file` (locked) reads, as
-    /// [`chain::check`]; gives the committed length and the torn tail. A
-    /// large ledger is checked in two halves at once when two cores are
-    /// there; if either half finds anything (a bad row, a torn tail, an
-    /// error reading), the ledger is checked again from the start, in one
-    /// pass, which answers exactly as it always has.
-    fn check_whole(&self, file: &mut File) -> Result<(u64, Option<chain::Torn>), StoreError> {
-        if let Some(len) = self.check_in_two(file) {
-            return Ok((len, None));
-        }
-        file.seek(SeekFrom::Start(0)).map_err(io(&self.ledger))?;
-        let torn = chain::check(file).map_err(|e| self.stream(e))?;
-        let committed = match &torn {
-            Some(torn) => torn.offset,
-            None => file.stream_position().map_err(io(&self.ledger))?,
-        };
-        Ok((committed, torn))
-    }
-
-    /// The length of `file` when its two halves (split at the first line
-    /// break past the middle) both read whole and end in a line break;
-    /// `None` otherwise, or when the file is small or one core is all.
-    fn check_in_two(&self, file: &mut File) -> Option<u64> {
-        let len = file.metadata().ok()?.len();
-        let cores = std::thread::available_parallelism().map_or(1, usize::from);
-        if len < CHECK_IN_TWO_MIN || cores < 2 {
-            return None;
-        }
-        // A second handle for the second half; the first one's shared lock
-        // keeps appends out of both. It must be the same file: one renamed
-        // over the ledger in between would leave half the rows unchecked.
-        let mut second = statefs::open_read(&self.base, &self.ledger).ok()??;
-        let (a, b) = (file.metadata().ok()?, second.metadata().ok()?);
-        if (a.dev(), a.ino(), a.len()) != (b.dev(), b.ino(), len) {
-            return None;
-        }
-        let split = line_after(&mut second, len / 2, len)?;
-        second.seek(SeekFrom::Start(split)).ok()?;
-        file.seek(SeekFrom::Start(0)).ok()?;
-        let (first, rest) = std::thread::scope(|scope| {
-            let rest = scope.spawn(|| chain::check_rows(&mut (&mut second).take(len - split)));
-            let first = chain::check(&mut (&mut *file).take(split));
-            (first, rest.join())
-        });
-        matches!((first, rest), (Ok(None), Ok(Ok(None)))).then_some(len)
-    }
-
-    fn stream(&self, e: chain::StreamError) -> StoreError {
-        match e {
-            chain::StreamError::Io(e) => io(&self.ledger)(e),
-            chain::StreamError::Chain(cause) => self.chain(cause),
-        }
+        Ok((bytes, torn))
     }
 
     /// The ledger's bytes under a shared lock (none: no ledger yet).
@@ -404,9 +191,7 @@ impl Store {
             return Ok(Vec::new());
         };
         self.lock_shared(&file)?;
-        // Sized from the file, so the buffer is not copied as it grows.
-        let len = file.metadata().map_err(io(&self.ledger))?.len();
-        let mut bytes = Vec::with_capacity(statefs::capacity_for(len));
+        let mut bytes = Vec::new();
         file.read_to_end(&mut bytes).map_err(io(&self.ledger))?;
         Ok(bytes)
     }
@@ -484,11 +269,10 @@ impl Store {
     }
 
     /// [`Store::verify`], showing each checked row to `seen` as it goes (a
-    /// caller that checks more need not read the ledger again); no row is
-    /// kept.
+    /// caller that checks more need not read the ledger again).
     pub fn verify_seeing(
         &self,
-        seen: impl FnMut(usize, &RowRef<'_>),
+        seen: impl FnMut(usize, &Row),
     ) -> Result<chain::Summary, StoreError> {
         self.check_base()?;
         let Some(mut file) = statefs::open_read(&self.base, &self.ledger)? else {
@@ -499,36 +283,21 @@ impl Store {
             });
         };
         self.lock_shared(&file)?;
-        // Which rounds have an evidence folder, listed once (not a stat per row).
-        let listed = match statefs::check(&self.base, &self.evidence_root)? {
-            Some(meta) if meta.is_dir() => std::fs::read_dir(&self.evidence_root),
-            _ => Err(std::io::ErrorKind::NotFound.into()),
+        // A link in place of the evidence folder is refused even before a
+        // row names a round of it; a file there holds no round's evidence.
+        let evidence_folder = matches!(
+            statefs::check(&self.base, &self.evidence_root)?,
+            Some(meta) if meta.is_dir()
+        );
+        let mut bytes = Vec::new();
+        file.read_to_end(&mut bytes).map_err(io(&self.ledger))?;
+        let evidence = |row: &Row| match row.kind {
+            Kind::Round if evidence_folder => {
+                self.evidence_digest(row.round).map_err(|e| e.to_string())
+            }
+            _ => Ok(None),
         };
-        let present: std::collections::HashSet<u32> = listed
-            .map(|entries| {
-                entries
-                    .flatten()
-                    .filter_map(|e| {
-                        e.file_name()
-                            .to_str()
-                            .and_then(|n| n.strip_prefix("round-"))
-                            .and_then(|n| n.parse().ok())
-                    })
-                    .collect()
-            })
-            .unwrap_or_default();
-        chain::verify_read(
-            &mut file,
-            &self.genesis,
-            |row| {
-                if row.kind != Kind::Round || !present.contains(&row.round) {
-                    return Ok(None);
-                }
-                self.evidence_digest_of(row)
-            },
-            seen,
-        )
-        .map_err(|e| self.stream(e))
+        chain::verify(&bytes, &self.genesis, evidence, seen).map_err(|cause| self.chain(cause))
     }
 
     /// Removes a torn final line, if any; returns the bytes removed.
@@ -541,16 +310,13 @@ impl Store {
         };
         // A final row that lost only its newline, and whose hash links and
         // verifies, is a committed row: it gets its newline back.
-        let mut whole = bytes.clone();
+        let mut whole = bytes;
         whole.push(b'\n');
-        if let Ok(again) = chain::parse_hashed(&whole)
-            && again.torn.is_none()
-            && again.rows.len() == parsed.rows.len() + 1
-            // The chain and the row hashes; evidence is `verify`'s to check.
-            && chain::verify(&again, &self.genesis, |row| {
-                Ok((!row.evidence_sha256.is_empty()).then(|| row.evidence_sha256.to_string()))
-            })
-            .is_ok()
+        // The chain and the row hashes; evidence is `verify`'s to check.
+        let recorded =
+            |row: &Row| Ok((!row.evidence_sha256.is_empty()).then(|| row.evidence_sha256.clone()));
+        if chain::verify(&whole, &self.genesis, recorded, |_, _| {})
+            .is_ok_and(|summary| summary.rows == parsed.rows.len() + 1)
         {
             locked.file.write_all(b"\n").map_err(io(&self.ledger))?;
             locked.file.sync_all().map_err(io(&self.ledger))?;
@@ -559,13 +325,6 @@ impl Store {
         locked.file.set_len(torn.offset).map_err(io(&self.ledger))?;
         locked.file.sync_all().map_err(io(&self.ledger))?;
         Ok(Some(torn.bytes))
-    }
-
-    fn evidence_digest_of(&self, row: &RowRef<'_>) -> Result<Option<String>, String> {
-        if row.kind != Kind::Round {
-            return Ok(None);
-        }
-        self.evidence_digest(row.round).map_err(|e| e.to_string())
     }
 
     /// The digest of round `round`'s evidence folder, `None` when there is
@@ -636,56 +395,9 @@ impl Locked<'_> {
         Ok(parsed.rows)
     }
 
-    /// The last committed row, reading only the file's tail.
+    /// The last committed row; refuses a torn tail.
     pub fn last(&mut self) -> Result<Option<Row>, StoreError> {
-        let path = &self.store.ledger;
-        let len = self.file.metadata().map_err(io(path))?.len();
-        if len == 0 {
-            return Ok(None);
-        }
-        let mut window: u64 = 16 * 1024;
-        loop {
-            let start = len.saturating_sub(window);
-            self.file.seek(SeekFrom::Start(start)).map_err(io(path))?;
-            let mut tail = Vec::new();
-            self.file.read_to_end(&mut tail).map_err(io(path))?;
-            if tail.last() != Some(&b'\n') {
-                let rows = self.rows()?;
-                return Ok(rows.last().cloned());
-            }
-            let body = &tail[..tail.len() - 1];
-            match body.iter().rposition(|&b| b == b'\n') {
-                // A CRLF line: the whole read names the first such line.
-                Some(_) if body.ends_with(b"\r") => return Ok(self.rows()?.last().cloned()),
-                Some(i) => {
-                    let line = &body[i + 1..];
-                    if line == header().as_bytes() {
-                        return Ok(None);
-                    }
-                    return self.row_from_line(line).map(Some);
-                }
-                None if start == 0 => {
-                    // Only the header, or a header and one row.
-                    return Ok(self.rows()?.last().cloned());
-                }
-                None => window *= 4,
-            }
-        }
-    }
-
-    fn row_from_line(&mut self, line: &[u8]) -> Result<Row, StoreError> {
-        let fields = chain::read_record(line).map_err(|problem| {
-            self.store.chain(ChainError::Row {
-                row: 0,
-                problem: format!("last row: {problem}"),
-            })
-        })?;
-        Row::from_fields(&fields).map_err(|e| {
-            self.store.chain(ChainError::Row {
-                row: 0,
-                problem: format!("last row: {e}"),
-            })
-        })
+        Ok(self.rows()?.pop())
     }
 
     fn refuse_torn(&self, parsed: &Parsed) -> Result<(), StoreError> {
@@ -704,22 +416,11 @@ impl Locked<'_> {
     pub fn append(&mut self, draft: Draft, evidence: Option<Evidence>) -> Result<Row, StoreError> {
         let path = self.store.ledger.clone();
         let len = self.file.metadata().map_err(io(&path))?.len();
-        if len > 0 {
-            // A torn tail must be repaired before anything follows it.
-            self.file
-                .seek(SeekFrom::Start(len - 1))
-                .map_err(io(&path))?;
-            let mut last = [0u8; 1];
-            self.file.read_exact(&mut last).map_err(io(&path))?;
-            if last[0] != b'\n' {
-                let bytes = self.read_all()?;
-                let parsed = chain::parse(&bytes).map_err(|cause| self.store.chain(cause))?;
-                self.refuse_torn(&parsed)?;
-            }
-        }
-        let anchored = self.anchored_rows()?;
-        let prev = match self.last()? {
-            Some(row) => row.row_sha256,
+        // A torn tail must be repaired before anything follows it.
+        let rows = self.rows()?;
+        let anchored = self.anchored_rows(&rows)?;
+        let prev = match rows.last() {
+            Some(row) => row.row_sha256.clone(),
             None => self.store.genesis.clone(),
         };
         let evidence_sha256 = match evidence {
@@ -763,11 +464,10 @@ impl Locked<'_> {
     /// Checks the ledger's rows against the store's anchor (anchoring a
     /// loop this machine has not anchored yet) and says how many there are;
     /// `None` without an anchor.
-    fn anchored_rows(&mut self) -> Result<Option<usize>, StoreError> {
-        let Some(anchor) = self.store.anchor.clone() else {
+    fn anchored_rows(&self, rows: &[Row]) -> Result<Option<usize>, StoreError> {
+        let Some(anchor) = &self.store.anchor else {
             return Ok(None);
         };
-        let rows = self.rows()?;
         let hashes: Vec<&str> = rows.iter().map(|r| r.row_sha256.as_str()).collect();
         anchor.settle(&hashes)?;
         match anchor.check(&hashes)? {
@@ -1160,26 +860,6 @@ mod tests {
         ));
     }
 
-    /// The rows of `store` read in one pass, after the same check
-    /// [`Store::each_row_formatted`] makes: what the tests hold the
-    /// two-thread pass to.
-    fn each_row_one_pass(
-        store: &Store,
-        mut f: impl FnMut(&RowRef<'_>),
-    ) -> Result<Option<chain::Torn>, StoreError> {
-        let Some(mut file) = statefs::open_read(&store.base, &store.ledger)? else {
-            return Ok(None);
-        };
-        let (committed, torn) = store.check_whole(&mut file)?;
-        file.seek(SeekFrom::Start(0)).map_err(io(&store.ledger))?;
-        chain::each_view(&mut (&mut file).take(committed), |_, row| {
-            f(row);
-            Ok(())
-        })
-        .map_err(|e| store.stream(e))?;
-        Ok(torn)
-    }
-
     /// A store in a fresh folder, its `ledgers` folder made, no ledger yet.
     fn empty_store() -> (tempfile::TempDir, Store) {
         let dir = tempfile::tempdir().unwrap();
@@ -1189,182 +869,76 @@ mod tests {
         (dir, store)
     }
 
-    /// A ledger's bytes, the header then rows `draft(1)`, `draft(2)`, …
-    /// sealed in a chain, until it holds at least `len` bytes; with its
-    /// number of rows.
-    fn chained_ledger(len: usize, mut draft: impl FnMut(u32) -> Draft) -> (Vec<u8>, u32) {
+    /// A ledger's bytes: the header, then `rows` round rows sealed in a
+    /// chain after the store's empty genesis, one reason quoted.
+    fn chained_ledger(rows: u32) -> Vec<u8> {
+        use crate::ledger::{Counts, Verdict};
         let mut bytes = header().into_bytes();
         bytes.push(b'\n');
-        let (mut prev, mut rows) = ("0".repeat(64), 0);
-        while bytes.len() < len {
-            rows += 1;
-            let row = Row::seal(draft(rows), &prev, "");
+        let mut prev = String::new();
+        for round in 1..=rows {
+            let mut d = Draft::new(Kind::Round, round, "2026-01-02T03:04:05Z");
+            d.counts = Some(Counts::default());
+            d.verdict = Some(Verdict::Continue);
+            d.reason = format!("round {round}: \"quoted\", with a comma");
+            let row = Row::seal(d, &prev, "");
             prev = row.row_sha256.clone();
             bytes.extend(chain::write_record(&row.fields()));
         }
-        (bytes, rows)
+        bytes
     }
 
-    /// `ledger show --format json`'s path: rows formatted chunk by chunk on
-    /// two threads and joined by `JsonRows::formatted` make the same
-    /// document as the rows read whole and written in one pass, over many
-    /// chunks, quoted rows among them; a ledger of only its header is `[]`.
+    /// What `ledger show --format csv` prints: the committed bytes as the
+    /// file holds them, without a torn tail; nothing but the error when a
+    /// row does not read.
     #[test]
-    fn json_formatted_in_chunks_is_the_one_pass_document() {
-        use crate::ledger::{Counts, Verdict};
-        use crate::report::ledger::{JsonRows, write_json};
+    fn the_committed_bytes_are_the_file_without_its_torn_tail() {
         let (_dir, store) = empty_store();
-        let shown = |store: &Store| {
-            let mut chunked = Vec::new();
-            let mut json = JsonRows::new(&mut chunked);
-            let format = json.format();
-            store
-                .each_row_formatted(format, |rows| json.formatted(rows))
-                .unwrap()
-                .unwrap();
-            json.finish().unwrap();
-            let mut whole = Vec::new();
-            write_json(&store.read().unwrap().rows, &mut whole).unwrap();
-            (chunked, whole)
-        };
-        std::fs::write(store.path(), header() + "\n").unwrap();
-        assert_eq!(shown(&store), (b"[]\n".to_vec(), b"[]\n".to_vec()));
-        let (bytes, _) = chained_ledger(2 << 20, |rows| {
-            let mut d = Draft::new(Kind::Round, rows, "2026-01-02T03:04:05Z");
-            d.counts = Some(Counts {
-                opened: rows % 13,
-                diff_added: u64::from(rows) * 7,
-                ..Counts::default()
-            });
-            d.verdict = Some(Verdict::Continue);
-            d.cost_usd = Some(f64::from(rows) / 8.0);
-            d.reason = match rows % 3 {
-                0 => format!("round {rows}: \"quoted\", with a comma"),
-                _ => format!("round {rows}: plain"),
-            };
-            d
-        });
-        std::fs::write(store.path(), &bytes).unwrap();
-        let (chunked, whole) = shown(&store);
+        assert_eq!(store.read_committed().unwrap(), (Vec::new(), None));
+        let good = chained_ledger(3);
+        std::fs::write(store.path(), &good).unwrap();
+        assert_eq!(store.read_committed().unwrap(), (good.clone(), None));
+        assert_eq!(store.verify().unwrap().rows, 3);
+
+        let mut torn = good.clone();
+        torn.extend_from_slice(b"4,0,0,0,0,0,12,3,contin");
+        std::fs::write(store.path(), &torn).unwrap();
+        let (bytes, tail) = store.read_committed().unwrap();
+        assert_eq!(bytes, good);
         assert_eq!(
-            String::from_utf8(chunked).unwrap(),
-            String::from_utf8(whole).unwrap()
+            tail.map(|t| (t.offset, t.bytes)),
+            Some((good.len() as u64, b"4,0,0,0,0,0,12,3,contin".to_vec()))
         );
+        let err = store.verify().unwrap_err().to_string();
+        assert!(
+            err.contains("torn final line after row 3 (23 bytes"),
+            "{err}"
+        );
+
+        let bad = String::from_utf8(good)
+            .unwrap()
+            .replacen(",round,", ",rund,", 2);
+        std::fs::write(store.path(), bad).unwrap();
+        let err = store.read_committed().unwrap_err().to_string();
+        assert!(err.contains("row 1: column `kind`"), "{err}");
     }
 
-    /// A ledger checked in two halves at once answers as one checked whole,
-    /// and its rows formatted on two threads as one pass reads them: every
-    /// row seen when all read; the same error, naming the same row,
-    /// wherever the bad row is; the same torn tail.
+    /// `repair` cuts a torn tail, and gives a final row that lost only its
+    /// newline that newline back.
     #[test]
-    fn a_large_ledger_checked_in_two_halves_answers_as_one_pass() {
-        use crate::ledger::{Counts, Verdict};
-        let (dir, store) = empty_store();
-        let (good, rows) = chained_ledger(3 << 20, |rows| {
-            let mut d = Draft::new(Kind::Round, rows, "2026-01-02T03:04:05Z");
-            d.counts = Some(Counts::default());
-            d.verdict = Some(Verdict::Continue);
-            d.reason = format!("round {rows}: a reason long enough to fill the file");
-            if rows == 5 {
-                // A line longer than a chunk of the formatting pass.
-                d.reason = "a very long reason ".repeat(20_000);
-            }
-            d
-        });
-        assert!(rows > 10_000, "{rows}");
-        let seen = |bytes: &[u8]| {
-            std::fs::write(store.path(), bytes).unwrap();
-            let mut n = 0;
-            let mut by_row = Vec::new();
-            let line = |row: &RowRef<'_>| format!("{} {}\n", row.round, row.reason.len());
-            let got = each_row_one_pass(&store, |row| {
-                n += 1;
-                by_row.extend_from_slice(line(row).as_bytes());
-            })
-            .map(|torn| (n, torn.map(|t| t.offset)));
-            // Formatted on two threads: the same rows in the same order,
-            // and the same answer.
-            let mut formatted = Vec::new();
-            let two = store.each_row_formatted(
-                |row, out| out.extend_from_slice(line(row).as_bytes()),
-                |bytes| {
-                    formatted.extend_from_slice(bytes);
-                    Ok(())
-                },
-            );
-            match (&got, two) {
-                (Ok((_, torn)), Ok(Ok(two))) => {
-                    assert_eq!(two.map(|t| t.offset), *torn);
-                    assert_eq!(formatted, by_row);
-                }
-                (Err(one), Err(two)) => {
-                    assert_eq!(one.to_string(), two.to_string());
-                    assert!(formatted.is_empty());
-                }
-                (one, two) => panic!("{one:?} but formatted: {two:?}"),
-            }
-            let mut out = Vec::new();
-            let copied = store.copy_committed(&mut out).map(|r| r.unwrap().0);
-            (
-                got.map_err(|e| e.to_string()),
-                copied.map_err(|e| e.to_string()),
-                out,
-            )
-        };
-        let in_two = |bytes: &[u8]| {
-            std::fs::write(store.path(), bytes).unwrap();
-            store.check_in_two(&mut File::open(store.path()).unwrap())
-        };
-        // Two halves where there are two cores; one pass on one.
-        let cores = std::thread::available_parallelism().map_or(1, usize::from);
-        let whole = (cores > 1).then_some(good.len() as u64);
-        assert_eq!(in_two(&good), whole);
-        let (got, copied, out) = seen(&good);
-        assert_eq!(got, Ok((rows as usize, None)));
-        assert_eq!(copied, Ok(good.len() as u64));
-        assert_eq!(out, good);
+    fn repair_cuts_a_torn_tail_and_keeps_a_whole_last_row() {
+        let (_dir, store) = empty_store();
+        let good = chained_ledger(2);
+        std::fs::write(store.path(), &good[..good.len() - 1]).unwrap();
+        assert_eq!(store.repair().unwrap(), None);
+        assert_eq!(std::fs::read(store.path()).unwrap(), good);
 
-        // A bad row early, just past the middle, and last.
-        let lines: Vec<&[u8]> = good.split_inclusive(|&b| b == b'\n').collect();
-        for bad in [3, lines.len() / 2, lines.len() / 2 + 1, lines.len() - 1] {
-            let mut bytes = Vec::new();
-            for (i, line) in lines.iter().enumerate() {
-                if i == bad {
-                    let line = String::from_utf8_lossy(line).replacen(",round,", ",rund,", 1);
-                    bytes.extend_from_slice(line.as_bytes());
-                } else {
-                    bytes.extend_from_slice(line);
-                }
-            }
-            assert_eq!(in_two(&bytes), None, "{bad}");
-            let (got, copied, out) = seen(&bytes);
-            let want = format!("row {bad}: column `kind`");
-            assert!(
-                got.as_ref().is_err_and(|e| e.contains(&want)),
-                "{bad}: {got:?}"
-            );
-            assert!(
-                copied.as_ref().is_err_and(|e| e.contains(&want)),
-                "{bad}: {copied:?}"
-            );
-            assert!(out.is_empty());
-        }
-
-        // A ledger replaced after it was opened (renamed over): the halves
-        // would be of two files, so it is checked in one pass.
-        let opened = dir.path().join("opened.csv");
-        std::fs::write(&opened, &good).unwrap();
-        std::fs::write(store.path(), &good).unwrap();
-        assert_eq!(store.check_in_two(&mut File::open(&opened).unwrap()), None);
-
-        // A torn tail.
         let mut torn = good.clone();
-        torn.extend_from_slice(b"9,1,0,0,1,0,12,3,contin");
-        assert_eq!(in_two(&torn), None);
-        let (got, copied, out) = seen(&torn);
-        assert_eq!(got, Ok((rows as usize, Some(good.len() as u64))));
-        assert_eq!(copied, Ok(good.len() as u64));
-        assert_eq!(out, good);
+        torn.extend_from_slice(b"3,1,0");
+        std::fs::write(store.path(), &torn).unwrap();
+        assert_eq!(store.repair().unwrap(), Some(b"3,1,0".to_vec()));
+        assert_eq!(std::fs::read(store.path()).unwrap(), good);
+        assert_eq!(store.repair().unwrap(), None);
     }
 
     /// Evidence sealed early (while git moves the round's refs) and a file

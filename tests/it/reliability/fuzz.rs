@@ -782,17 +782,20 @@ proptest! {
 }
 
 fn check_chain(input: &[u8]) {
-    let Ok(parsed) = chain::parse_hashed(input) else {
+    let Ok(parsed) = chain::parse(input) else {
         return;
     };
     // What was parsed verifies or is refused with a message, and renders.
     let genesis = "0".repeat(64);
-    if let Err(err) = chain::verify(&parsed, &genesis, |_| Ok(None)) {
+    if let Err(err) = chain::verify(input, &genesis, |_| Ok(None), |_, _| {}) {
         assert!(!err.to_string().is_empty());
     }
-    let _ = chain::verify(&parsed, &genesis, |r| {
-        Ok(Some(r.evidence_sha256.to_string()))
-    });
+    let _ = chain::verify(
+        input,
+        &genesis,
+        |r| Ok(Some(r.evidence_sha256.to_string())),
+        |_, _| {},
+    );
     for format in [
         referee::report::ledger::LedgerFormat::Table,
         referee::report::ledger::LedgerFormat::Csv,
