@@ -295,3 +295,15 @@ fn codex_review_reads_an_explanation_alone_as_no_findings() {
         .is_err()
     );
 }
+
+/// Each row of the table has its line in the overview and its own section in
+/// docs/presets.md.
+#[test]
+fn each_preset_has_its_section_in_the_docs() {
+    let doc = include_str!("../../../docs/presets.md");
+    for preset in Preset::ALL {
+        let name = preset.as_str();
+        assert!(doc.contains(&format!("\n| `{name}` |")), "{name}: overview");
+        assert!(doc.contains(&format!("\n### `{name}`")), "{name}: section");
+    }
+}
