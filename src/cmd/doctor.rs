@@ -148,7 +148,7 @@ fn tools() -> Vec<Tool> {
             && !list.iter().any(|(name, _, _)| *name == tool)
         {
             let means = format!(
-                "the `{}` preset's tool (no hook installed by referee)",
+                "the `{}` preset's tool; no hook installed by referee",
                 preset.as_str()
             );
             list.push((tool, true, means));

@@ -213,9 +213,15 @@ fn the_contract_accepts_the_roles_and_options_each_row_names() {
                 role.as_str()
             );
         }
+        // The options are tried in a section the preset may fill.
+        let plays = if row.roles.contains(&Role::Reviewer) {
+            Role::Reviewer
+        } else {
+            Role::Writer
+        };
         for option in options {
             let extra = (!needed.contains(&option)).then_some(option);
-            let text = format!("loop = \"t\"\n[reviewer]\n{}", section(extra));
+            let text = format!("loop = \"t\"\n[{}]\n{}", plays.as_str(), section(extra));
             assert_eq!(
                 crate::contract::Contract::from_toml(&text, "HEAD").is_ok(),
                 row.options.contains(&option.0),
