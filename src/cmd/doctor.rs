@@ -14,6 +14,7 @@ use serde::Serialize;
 use serde_json::Value;
 
 use crate::cli::DoctorArgs;
+use crate::contract::Preset;
 use crate::exit::Exit;
 use crate::hook::boundary::{self, CLAUDE_SETTINGS};
 use crate::hook::settings::{self, SANDBOX_SWITCHES};
@@ -39,7 +40,7 @@ struct Tool {
     path: Option<String>,
     version: Option<String>,
     /// What it is for.
-    means: &'static str,
+    means: String,
 }
 
 #[derive(Debug, Serialize)]
@@ -131,18 +132,34 @@ pub fn run(state: &State, args: DoctorArgs) -> anyhow::Result<Exit> {
     Ok(Exit::Success)
 }
 
+/// The agent CLIs the presets run (the two with a hook first, as their
+/// sections below are) and the sandbox tools.
 fn tools() -> Vec<Tool> {
-    let list: [(&str, bool, &str); 5] = [
+    let mut list: Vec<(&str, bool, String)> = vec![
         (
             "claude",
             true,
-            "Claude Code: its Stop hook, deny rules and sandbox",
+            "Claude Code: its Stop hook, deny rules and sandbox".into(),
         ),
-        ("codex", true, "Codex: its Stop hook and sandbox"),
-        ("gemini", true, "Gemini CLI (no hook installed by referee)"),
-        ("bwrap", false, "bubblewrap: Claude Code's sandbox on Linux"),
-        ("socat", false, "Claude Code's sandbox proxies"),
+        ("codex", true, "Codex: its Stop hook and sandbox".into()),
     ];
+    for preset in Preset::ALL {
+        if let Some(tool) = preset.info().tool
+            && !list.iter().any(|(name, _, _)| *name == tool)
+        {
+            let means = format!(
+                "the `{}` preset's tool; no hook installed by referee",
+                preset.as_str()
+            );
+            list.push((tool, true, means));
+        }
+    }
+    list.push((
+        "bwrap",
+        false,
+        "bubblewrap: Claude Code's sandbox on Linux".into(),
+    ));
+    list.push(("socat", false, "Claude Code's sandbox proxies".into()));
     list.into_iter()
         .map(|(name, versioned, means)| {
             let path = super::on_path(name);

@@ -5,7 +5,7 @@ use toml::{Table, Value};
 
 use crate::cli::InitArgs;
 use crate::contract::load;
-use crate::contract::{Contract, LoopName, render};
+use crate::contract::{Contract, LoopName, Preset, render};
 use crate::exit::{Exit, UsageError};
 use crate::git;
 use crate::ledger::Store;
@@ -226,7 +226,9 @@ fn apply_flags(table: &mut Table, args: &InitArgs, name: &LoopName) {
             continue;
         }
         let mut agent = Table::new();
-        let preset = preset.clone().unwrap_or_else(|| "command".into());
+        let preset = preset
+            .clone()
+            .unwrap_or_else(|| Preset::Command.as_str().into());
         agent.insert("preset".into(), Value::String(preset));
         if let Some(argv) = argv {
             let words = split_words(argv).into_iter().map(Value::String).collect();

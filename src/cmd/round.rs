@@ -18,9 +18,9 @@ use crate::agent::process::{self, ProcessError};
 use crate::agent::progress::Progress;
 use crate::agent::prompt;
 use crate::anchor::run_lock::{self, Driving, Holder, NotTaken};
-use crate::contract::{Agent, Preset};
+use crate::contract::Agent;
 use crate::engine::{History, Loop, Review};
-use crate::findings::{self, Finding, Format};
+use crate::findings::Finding;
 use crate::redact::redact;
 use crate::statefs;
 
@@ -362,27 +362,10 @@ impl Caller<'_> {
         )?;
         spend.add(&reply);
         let raw = reply.review.unwrap_or_default();
-        let format = match reviewer.preset {
-            Preset::Tests => Format::Junit,
-            Preset::CodexReview => Format::Codex,
-            _ => Format::Auto,
-        };
         // The reviewer ran in the checkout: its absolute paths are there.
         let root = checkout.path().to_string_lossy();
-        let parsed = match findings::parse(&raw, format, &root) {
+        let parsed = match preset::findings_of(reviewer.preset, &raw, &root) {
             Ok(parsed) => parsed,
-            // `codex exec review` prints only its explanation when it has no
-            // comment; its exit status 0 (checked above) is the proof there.
-            Err(findings::FindingsError::NotProven { .. })
-                if reviewer.preset == Preset::CodexReview
-                    && !String::from_utf8_lossy(&raw).trim().is_empty() =>
-            {
-                findings::Parsed {
-                    source_format: Format::Codex,
-                    findings: Vec::new(),
-                    resolved: Vec::new(),
-                }
-            }
             Err(err) => {
                 let kept = keep_failure(lp, round, Role::Reviewer, &[("review", &raw)])?;
                 anyhow::bail!(

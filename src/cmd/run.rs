@@ -147,7 +147,7 @@ fn preflight(
         };
         let program = preset::program_of(agent).unwrap_or_default();
         if program.is_empty() || !preset::resolves(&program, &cwd) {
-            let hint = match preset::install_hint(agent.preset) {
+            let hint = match agent.preset.info().install {
                 Some(install) => format!(" (install: `{install}`, or set `{role}.bin`)"),
                 None => format!(" (check `{role}.command`)"),
             };
@@ -155,18 +155,7 @@ fn preflight(
         }
     }
     if let Some(judge) = &lp.contract().judge {
-        let program = match judge.engine {
-            crate::contract::JudgeEngine::Command => {
-                judge.command.as_ref().and_then(|c| c.first().cloned())
-            }
-            crate::contract::JudgeEngine::Claude => {
-                Some(judge.bin.clone().unwrap_or_else(|| "claude".into()))
-            }
-            crate::contract::JudgeEngine::Codex => {
-                Some(judge.bin.clone().unwrap_or_else(|| "codex".into()))
-            }
-            crate::contract::JudgeEngine::Replay => None,
-        };
+        let program = crate::judge::engine::program(judge);
         if let Some(program) = program
             && !preset::resolves(&program, &lp.repo)
         {

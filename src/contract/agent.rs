@@ -3,9 +3,10 @@
 use std::collections::BTreeMap;
 
 use serde::de::{Deserializer, Error as _, Unexpected};
-use serde::{Deserialize, Serialize};
+use serde::{Deserialize, Serialize, Serializer};
 use toml::Value;
 
+use super::preset::Preset;
 use super::value::{Argv, Bounded, Env, RepoFolder, RepoPath, Strings, Text, describe};
 use super::{ContractError, Timeout};
 
@@ -23,62 +24,6 @@ impl Role {
             Role::Writer => "writer",
             Role::Reviewer => "reviewer",
         }
-    }
-}
-
-/// How an agent is run (SPEC §6).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
-#[serde(rename_all = "kebab-case")]
-pub enum Preset {
-    Claude,
-    Codex,
-    CodexReview,
-    Gemini,
-    Command,
-    Tests,
-}
-
-impl Preset {
-    pub const NAMES: &'static str = "claude, codex, codex-review, gemini, command, tests";
-
-    pub fn parse(text: &str) -> Option<Preset> {
-        Some(match text {
-            "claude" => Preset::Claude,
-            "codex" => Preset::Codex,
-            "codex-review" => Preset::CodexReview,
-            "gemini" => Preset::Gemini,
-            "command" => Preset::Command,
-            "tests" => Preset::Tests,
-            _ => return None,
-        })
-    }
-
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Preset::Claude => "claude",
-            Preset::Codex => "codex",
-            Preset::CodexReview => "codex-review",
-            Preset::Gemini => "gemini",
-            Preset::Command => "command",
-            Preset::Tests => "tests",
-        }
-    }
-
-    /// Presets that run an argv given in the contract.
-    pub fn needs_command(self) -> bool {
-        matches!(self, Preset::Command | Preset::Tests)
-    }
-}
-
-impl<'de> Deserialize<'de> for Preset {
-    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
-        let text = String::deserialize(d)?;
-        Preset::parse(&text).ok_or_else(|| {
-            D::Error::invalid_value(
-                Unexpected::Str(&text),
-                &format!("one of {}", Preset::NAMES).as_str(),
-            )
-        })
     }
 }
 
@@ -161,96 +106,82 @@ impl Agent {
         let Some(preset) = raw.preset else {
             return Err(ContractError::Missing {
                 field: format!("{section}.preset"),
-                allowed: format!("one of {}", Preset::NAMES),
+                allowed: format!("one of {}", Preset::names(|_| true)),
             });
         };
-        let reviews_only = match preset {
-            Preset::Tests | Preset::CodexReview => Some(preset.as_str()),
-            _ => None,
-        };
-        if role == Role::Writer
-            && let Some(name) = reviews_only
-        {
+        let name = preset.as_str();
+        if !preset.info().roles.contains(&role) {
+            let plays = match role {
+                Role::Writer => "reviews",
+                Role::Reviewer => "writes",
+            };
             return Err(invalid(
                 "preset",
                 &Value::String(name.to_string()),
-                &format!("a writer preset (claude, codex, gemini, command); `{name}` only reviews"),
+                &format!(
+                    "a {} preset ({}); `{name}` only {plays}",
+                    role.as_str(),
+                    Preset::names(|p| p.info().roles.contains(&role))
+                ),
             ));
         }
-        if preset.needs_command() && raw.command.is_none() {
+        if preset.reads("command") && raw.command.is_none() {
             return Err(ContractError::Missing {
                 field: format!("{section}.command"),
-                allowed: format!(
-                    "the `{}` preset runs an argv such as [\"cargo\", \"test\"]",
-                    preset.as_str()
-                ),
+                allowed: format!("the `{name}` preset runs an argv such as [\"cargo\", \"test\"]"),
             });
         }
-        if !preset.needs_command()
+        if !preset.reads("command")
             && let Some(command) = &raw.command
         {
             return Err(invalid(
                 "command",
                 &command.toml(),
                 &format!(
-                    "absent: the `{}` preset builds its own command (use `bin` and `args`)",
-                    preset.as_str()
+                    "absent: the `{name}` preset builds its own command (use `bin` and `args`)"
                 ),
             ));
         }
-        if preset == Preset::Tests && raw.junit.is_none() {
+        if preset.reads("junit") && raw.junit.is_none() {
             return Err(ContractError::Missing {
                 field: format!("{section}.junit"),
-                allowed: "the `tests` preset reads the JUnit report the test command writes, such as \"target/nextest/ci/junit.xml\"".into(),
+                allowed: format!(
+                    "the `{name}` preset reads the JUnit report the test command writes, such as \"target/nextest/ci/junit.xml\""
+                ),
             });
         }
         // Options a preset would silently ignore are refused: nothing falls back silently.
-        const MODEL_CLIS: &[Preset] = &[
-            Preset::Claude,
-            Preset::Codex,
-            Preset::CodexReview,
-            Preset::Gemini,
-        ];
-        let applies: [(&str, &[Preset], Option<Value>); 5] = [
-            (
-                "sandbox",
-                &[Preset::Codex],
-                raw.sandbox.as_ref().map(Text::toml),
-            ),
+        let given = [
+            ("sandbox", raw.sandbox.as_ref().map(Text::toml)),
             (
                 "allowed_tools",
-                &[Preset::Claude],
                 raw.allowed_tools.as_ref().map(Strings::toml),
             ),
-            (
-                "max_turns",
-                &[Preset::Claude],
-                raw.max_turns.map(Bounded::toml),
-            ),
-            ("model", MODEL_CLIS, raw.model.as_ref().map(Text::toml)),
-            ("bin", MODEL_CLIS, raw.bin.as_ref().map(Text::toml)),
+            ("max_turns", raw.max_turns.map(Bounded::toml)),
+            ("model", raw.model.as_ref().map(Text::toml)),
+            ("bin", raw.bin.as_ref().map(Text::toml)),
         ];
-        for (field, presets, value) in &applies {
-            if !presets.contains(&preset)
+        for (field, value) in &given {
+            if !preset.reads(field)
                 && let Some(value) = value
             {
                 return Err(invalid(
                     field,
                     value,
-                    &format!(
-                        "absent: the `{}` preset does not use `{field}`",
-                        preset.as_str()
-                    ),
+                    &format!("absent: the `{name}` preset does not use `{field}`"),
                 ));
             }
         }
-        if preset != Preset::Tests
+        if !preset.reads("junit")
             && let Some(junit) = &raw.junit
         {
             return Err(invalid(
                 "junit",
                 &junit.toml(),
-                "absent: only the `tests` preset reads a JUnit report",
+                &format!(
+                    "absent: only the `{}` preset reads a JUnit report",
+                    Preset::names(|p| p.reads("junit"))
+                ),
             ));
         }
         Ok(Agent {
@@ -270,41 +201,54 @@ impl Agent {
     }
 }
 
-/// How the judge is asked (SPEC §7).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
-#[serde(rename_all = "lowercase")]
+/// How the judge is asked (SPEC §7): answers from a file, a command, or a
+/// preset whose row says it judges.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum JudgeEngine {
     Replay,
     Command,
-    Claude,
-    Codex,
+    Preset(Preset),
 }
 
 impl JudgeEngine {
-    const ALLOWED: &'static str = "one of replay, command, claude, codex";
-
     pub fn as_str(self) -> &'static str {
         match self {
             JudgeEngine::Replay => "replay",
             JudgeEngine::Command => "command",
-            JudgeEngine::Claude => "claude",
-            JudgeEngine::Codex => "codex",
+            JudgeEngine::Preset(preset) => preset.as_str(),
         }
+    }
+
+    fn parse(text: &str) -> Option<JudgeEngine> {
+        match text {
+            "replay" => Some(JudgeEngine::Replay),
+            "command" => Some(JudgeEngine::Command),
+            _ => Preset::parse(text)
+                .filter(|p| p.info().judges)
+                .map(JudgeEngine::Preset),
+        }
+    }
+
+    fn allowed() -> String {
+        format!(
+            "one of replay, command, {}",
+            Preset::names(|p| p.info().judges)
+        )
+    }
+}
+
+impl Serialize for JudgeEngine {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        s.serialize_str(self.as_str())
     }
 }
 
 impl<'de> Deserialize<'de> for JudgeEngine {
     fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
         let text = String::deserialize(d)?;
-        [
-            JudgeEngine::Replay,
-            JudgeEngine::Command,
-            JudgeEngine::Claude,
-            JudgeEngine::Codex,
-        ]
-        .into_iter()
-        .find(|engine| engine.as_str() == text)
-        .ok_or_else(|| D::Error::invalid_value(Unexpected::Str(&text), &JudgeEngine::ALLOWED))
+        JudgeEngine::parse(&text).ok_or_else(|| {
+            D::Error::invalid_value(Unexpected::Str(&text), &JudgeEngine::allowed().as_str())
+        })
     }
 }
 
@@ -358,7 +302,7 @@ impl Judge {
         let Some(engine) = raw.engine else {
             return Err(ContractError::Missing {
                 field: "judge.engine".into(),
-                allowed: JudgeEngine::ALLOWED.into(),
+                allowed: JudgeEngine::allowed(),
             });
         };
         let judge = Judge {

@@ -6,6 +6,7 @@ mod de;
 mod duration;
 pub mod load;
 mod name;
+mod preset;
 mod raw;
 pub mod render;
 mod value;
@@ -13,9 +14,10 @@ mod value;
 use serde::de::Deserializer;
 use serde::{Deserialize, Serialize};
 
-pub use agent::{Agent, Judge, JudgeEngine, Preset, Role};
+pub use agent::{Agent, Judge, JudgeEngine, Role};
 pub use duration::Timeout;
 pub use name::LoopName;
+pub use preset::{Preset, PresetInfo};
 
 use crate::findings::Severity;
 

@@ -1,6 +1,5 @@
-//! Asking a judge: the engines (`replay`, `command`, and the `claude` and
-//! `codex` presets that make a small model the judge through the CLIs'
-//! structured output). Does I/O: reads the replay file, runs the judge
+//! Asking a judge: the engines (`replay`, `command`, and the presets that
+//! make a small model the judge through the CLIs' structured output). Does I/O: reads the replay file, runs the judge
 //! process. Whatever goes wrong is an outcome to record, never an error that
 //! stops the loop: an invalid, failed, timed-out or omitted judgement leaves
 //! the loop to the rules.
@@ -18,7 +17,7 @@ use super::{
 };
 use crate::agent::preset::{self, Invocation, JudgeCall, Judged};
 use crate::agent::process::{self, Call};
-use crate::contract::{Judge, JudgeEngine, Preset};
+use crate::contract::{Judge, JudgeEngine};
 
 /// What one consultation came to, as the round's evidence keeps it.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -135,7 +134,7 @@ pub fn ask(
     };
     let answered = match judge.engine {
         JudgeEngine::Replay => replay(judge, repo, round),
-        JudgeEngine::Command | JudgeEngine::Claude | JudgeEngine::Codex => {
+        JudgeEngine::Command | JudgeEngine::Preset(_) => {
             call(judge, repo, &body, &questions, interrupt)
         }
     };
@@ -217,9 +216,24 @@ struct Answered {
     tokens: Option<u64>,
 }
 
-/// `command`: the request on stdin, the answers on stdout. `claude` and
-/// `codex`: a small model through the CLI's structured output, called and
-/// read by the agent preset of the same name.
+/// The program the judge's call starts: the first word of `judge.command`,
+/// or the judging preset's `bin` or tool; `replay` starts none.
+pub fn program(judge: &Judge) -> Option<String> {
+    match judge.engine {
+        JudgeEngine::Replay => None,
+        JudgeEngine::Command => judge.command.as_ref()?.first().cloned(),
+        JudgeEngine::Preset(preset) => Some(
+            judge
+                .bin
+                .clone()
+                .unwrap_or_else(|| preset.info().tool.unwrap_or_default().to_string()),
+        ),
+    }
+}
+
+/// `command`: the request on stdin, the answers on stdout. A preset whose
+/// row says it judges (`claude`, `codex`): a small model through the CLI's
+/// structured output, called and read by that preset's unit.
 #[allow(clippy::result_large_err)]
 fn call(
     judge: &Judge,
@@ -231,8 +245,7 @@ fn call(
     let failed = |reason: String| Outcome::Failed { reason };
     let unit = match judge.engine {
         JudgeEngine::Command => None,
-        JudgeEngine::Claude => Some(preset::unit(Preset::Claude)),
-        JudgeEngine::Codex => Some(preset::unit(Preset::Codex)),
+        JudgeEngine::Preset(preset) => Some(preset::unit(preset)),
         // Replay answers from its file (`replay`), never by a process.
         JudgeEngine::Replay => return Err(failed("the replay engine runs no process".into())),
     };
@@ -279,11 +292,7 @@ fn call(
                     judge.engine.as_str()
                 )));
             };
-            let tool = unit.tool().unwrap_or_default();
-            (
-                judge.bin.clone().unwrap_or_else(|| tool.to_string()),
-                invocation,
-            )
+            (program(judge).unwrap_or_default(), invocation)
         }
     };
     let Invocation {

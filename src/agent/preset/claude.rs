@@ -12,22 +12,6 @@ use crate::contract::Agent;
 pub struct Claude;
 
 impl Unit for Claude {
-    fn tool(&self) -> Option<&'static str> {
-        Some("claude")
-    }
-
-    fn install(&self) -> Option<&'static str> {
-        Some("npm install -g @anthropic-ai/claude-code")
-    }
-
-    fn roles(&self) -> &'static [Role] {
-        &[Role::Writer, Role::Reviewer]
-    }
-
-    fn options(&self) -> &'static [&'static str] {
-        &["model", "bin", "allowed_tools", "max_turns"]
-    }
-
     fn invocation(&self, agent: &Agent, ctx: &Context<'_>, _cwd: &Path) -> Invocation {
         let mut args = os(&["-p", "--output-format", "json"]);
         match ctx.role {

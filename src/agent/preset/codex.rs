@@ -13,22 +13,6 @@ use crate::contract::Agent;
 pub struct Codex;
 
 impl Unit for Codex {
-    fn tool(&self) -> Option<&'static str> {
-        Some("codex")
-    }
-
-    fn install(&self) -> Option<&'static str> {
-        Some("npm install -g @openai/codex")
-    }
-
-    fn roles(&self) -> &'static [Role] {
-        &[Role::Writer, Role::Reviewer]
-    }
-
-    fn options(&self) -> &'static [&'static str] {
-        &["model", "bin", "sandbox"]
-    }
-
     fn invocation(&self, agent: &Agent, ctx: &Context<'_>, cwd: &Path) -> Invocation {
         let sandbox = agent.sandbox.as_deref().unwrap_or(match ctx.role {
             Role::Writer => "workspace-write",

@@ -14,18 +14,6 @@ use crate::contract::Agent;
 pub struct Command;
 
 impl Unit for Command {
-    fn tool(&self) -> Option<&'static str> {
-        None
-    }
-
-    fn roles(&self) -> &'static [Role] {
-        &[Role::Writer, Role::Reviewer]
-    }
-
-    fn options(&self) -> &'static [&'static str] {
-        &["command"]
-    }
-
     fn invocation(&self, agent: &Agent, ctx: &Context<'_>, _cwd: &Path) -> Invocation {
         Invocation {
             args: rest_of_command(agent),

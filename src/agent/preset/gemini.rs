@@ -13,22 +13,6 @@ use crate::contract::Agent;
 pub struct Gemini;
 
 impl Unit for Gemini {
-    fn tool(&self) -> Option<&'static str> {
-        Some("gemini")
-    }
-
-    fn install(&self) -> Option<&'static str> {
-        Some("npm install -g @google/gemini-cli")
-    }
-
-    fn roles(&self) -> &'static [Role] {
-        &[Role::Writer, Role::Reviewer]
-    }
-
-    fn options(&self) -> &'static [&'static str] {
-        &["model", "bin"]
-    }
-
     fn invocation(&self, agent: &Agent, ctx: &Context<'_>, _cwd: &Path) -> Invocation {
         // The prompt goes on stdin (gemini puts stdin before the `-p` text):
         // a reviewer prompt with a large patch exceeds the 128 KiB that Linux

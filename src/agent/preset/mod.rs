@@ -5,8 +5,8 @@
 //! `args`) and the registry. Pure, but for [`resolves`], which looks at the
 //! file system.
 //!
-//! Adding a preset: a variant in the contract's `Preset`, a new file here
-//! implementing [`Unit`], one line in [`unit`], and its section in
+//! Adding a preset: its row in the contract's preset table, a new file here
+//! implementing [`Unit`], its line in [`unit`], and its section in
 //! docs/presets.md.
 
 mod claude;
@@ -25,6 +25,7 @@ use serde_json::Value;
 use super::output::{Produced, Reply};
 use super::process::{Call, Finished};
 use crate::contract::{Agent, Preset};
+use crate::findings::{self, FindingsError, Format, Parsed};
 
 /// The unit that runs and reads `preset`.
 pub fn unit(preset: Preset) -> &'static dyn Unit {
@@ -38,25 +39,10 @@ pub fn unit(preset: Preset) -> &'static dyn Unit {
     }
 }
 
-/// One preset: what it runs, what it accepts, how it is called and how what
-/// it printed is read.
+/// One preset's behaviour: how it is called and how what it printed is read.
+/// What it runs, the sides it plays and the options it reads are its row in
+/// the contract's preset table ([`Preset::info`]).
 pub trait Unit: Sync {
-    /// The tool it runs unless the contract names a `bin`; `None`: the first
-    /// word of the contract's `command`.
-    fn tool(&self) -> Option<&'static str>;
-
-    /// How to install that tool, for a message.
-    fn install(&self) -> Option<&'static str> {
-        None
-    }
-
-    /// The sides of the loop it can play.
-    fn roles(&self) -> &'static [Role];
-
-    /// The contract options it reads beyond those every agent has (`args`,
-    /// `env`, `timeout`, `cwd`); the contract refuses the others for it.
-    fn options(&self) -> &'static [&'static str];
-
     /// The call's arguments and stdin for `agent` in `ctx`, run in `cwd`.
     fn invocation(&self, agent: &Agent, ctx: &Context<'_>, cwd: &Path) -> Invocation;
 
@@ -74,6 +60,12 @@ pub trait Unit: Sync {
 
     /// What a call that finished as it should brought back for `role`.
     fn read(&self, role: Role, out: &Produced<'_>) -> Result<Reply, String>;
+
+    /// The findings in the review it gave (`Reply::review`), read as
+    /// `format`, its row's, with absolute paths under `root`.
+    fn findings(&self, review: &[u8], format: Format, root: &str) -> Result<Parsed, FindingsError> {
+        findings::parse(review, format, root)
+    }
 
     /// The judge's call through this tool (SPEC §7), if the judge can run as
     /// it: the request as the prompt, the answers through structured output.
@@ -206,19 +198,19 @@ pub fn build(agent: &Agent, ctx: &Context<'_>) -> Call {
     }
 }
 
+/// The findings in the review the reviewer `preset` gave, run in `root`.
+pub fn findings_of(preset: Preset, review: &[u8], root: &str) -> Result<Parsed, FindingsError> {
+    unit(preset).findings(review, preset.info().review, root)
+}
+
 /// The program a call of `agent` starts: its `bin`, the preset's tool, or
 /// the first word of its `command`.
 pub fn program_of(agent: &Agent) -> Option<String> {
-    match unit(agent.preset).tool() {
+    match agent.preset.info().tool {
         Some(tool) => Some(agent.bin.clone().unwrap_or_else(|| tool.to_string())),
         // Exactly the contract's argv; `bin` does not apply.
         None => agent.command.as_ref()?.first().cloned(),
     }
-}
-
-/// How to install the tool a preset runs, for a message.
-pub fn install_hint(preset: Preset) -> Option<&'static str> {
-    unit(preset).install()
 }
 
 /// Whether `program` can be started from `cwd`: a path that exists and is

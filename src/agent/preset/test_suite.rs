@@ -12,18 +12,6 @@ use crate::contract::Agent;
 pub struct Tests;
 
 impl Unit for Tests {
-    fn tool(&self) -> Option<&'static str> {
-        None
-    }
-
-    fn roles(&self) -> &'static [Role] {
-        &[Role::Reviewer]
-    }
-
-    fn options(&self) -> &'static [&'static str] {
-        &["command", "junit"]
-    }
-
     fn invocation(&self, agent: &Agent, _ctx: &Context<'_>, _cwd: &Path) -> Invocation {
         // A test command takes no prompt.
         Invocation {

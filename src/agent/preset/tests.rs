@@ -172,18 +172,10 @@ fn command_runs_the_contract_argv_with_the_referee_environment() {
     assert!(c.env.iter().any(|(k, _)| k == "REFEREE_PATCH_FILE"));
 }
 
-/// The facts each unit states about itself are the ones the contract
-/// enforces: the roles it accepts a preset for and the options it refuses.
+/// The contract accepts a preset for exactly the roles and options its row
+/// in the table names.
 #[test]
-fn each_unit_states_the_roles_and_options_the_contract_accepts() {
-    let presets = [
-        Preset::Claude,
-        Preset::Codex,
-        Preset::CodexReview,
-        Preset::Gemini,
-        Preset::Command,
-        Preset::Tests,
-    ];
+fn the_contract_accepts_the_roles_and_options_each_row_names() {
     let options = [
         ("model", "\"m\""),
         ("bin", "\"b\""),
@@ -193,8 +185,8 @@ fn each_unit_states_the_roles_and_options_the_contract_accepts() {
         ("command", "[\"a\"]"),
         ("junit", "\"j.xml\""),
     ];
-    for preset in presets {
-        let u = unit(preset);
+    for preset in Preset::ALL {
+        let row = preset.info();
         let needed: Vec<(&str, &str)> = options
             .iter()
             .copied()
@@ -215,22 +207,109 @@ fn each_unit_states_the_roles_and_options_the_contract_accepts() {
             let text = format!("loop = \"t\"\n[{}]\n{}", role.as_str(), section(None));
             assert_eq!(
                 crate::contract::Contract::from_toml(&text, "HEAD").is_ok(),
-                u.roles().contains(&role),
+                row.roles.contains(&role),
                 "{} as {}",
                 preset.as_str(),
                 role.as_str()
             );
         }
+        // The options are tried in a section the preset may fill.
+        let plays = if row.roles.contains(&Role::Reviewer) {
+            Role::Reviewer
+        } else {
+            Role::Writer
+        };
         for option in options {
             let extra = (!needed.contains(&option)).then_some(option);
-            let text = format!("loop = \"t\"\n[reviewer]\n{}", section(extra));
+            let text = format!("loop = \"t\"\n[{}]\n{}", plays.as_str(), section(extra));
             assert_eq!(
                 crate::contract::Contract::from_toml(&text, "HEAD").is_ok(),
-                u.options().contains(&option.0),
+                row.options.contains(&option.0),
                 "{} with `{}`",
                 preset.as_str(),
                 option.0
             );
         }
+    }
+}
+
+/// A row that says it judges has a unit that builds the judge's call, and
+/// the contract takes it as `[judge] engine`; no other row does either.
+#[test]
+fn the_presets_that_judge_are_the_rows_that_say_so() {
+    let asked = JudgeCall {
+        repo: Path::new("/repo"),
+        model: None,
+        prompt: "judge this",
+        schema: "{}",
+        schema_file: Path::new("/w/judge.schema.json"),
+        output: Path::new("/w/judge.out"),
+    };
+    for preset in Preset::ALL {
+        let judges = preset.info().judges;
+        assert_eq!(
+            unit(preset).judge_invocation(&asked).is_some(),
+            judges,
+            "{}",
+            preset.as_str()
+        );
+        let text = format!("loop = \"t\"\n[judge]\nengine = \"{}\"\n", preset.as_str());
+        let engine = crate::contract::Contract::from_toml(&text, "HEAD")
+            .ok()
+            .and_then(|c| c.judge)
+            .map(|j| j.engine);
+        // `command` is the judge's own engine, not the preset.
+        if preset != Preset::Command {
+            assert_eq!(
+                engine == Some(crate::contract::JudgeEngine::Preset(preset)),
+                judges,
+                "{}",
+                preset.as_str()
+            );
+        }
+    }
+}
+
+#[test]
+fn each_name_reads_back_as_its_preset() {
+    for preset in Preset::ALL {
+        assert_eq!(Preset::parse(preset.as_str()), Some(preset));
+    }
+    assert_eq!(Preset::parse("Claude"), None);
+}
+
+/// `codex exec review` prints only its explanation when it has nothing to
+/// say: that is a clean review, but nothing at all is no review.
+#[test]
+fn codex_review_reads_an_explanation_alone_as_no_findings() {
+    let clean = findings_of(
+        Preset::CodexReview,
+        b"I reviewed the change and found nothing to flag.\n",
+        "/repo",
+    )
+    .unwrap();
+    assert_eq!(clean.source_format, Format::Codex);
+    assert!(clean.findings.is_empty() && clean.resolved.is_empty());
+    assert!(findings_of(Preset::CodexReview, b" \n", "/repo").is_err());
+    // Another reviewer's explanation alone proves nothing.
+    assert!(
+        findings_of(
+            Preset::Codex,
+            b"I reviewed the change and found nothing to flag.\n",
+            "/repo"
+        )
+        .is_err()
+    );
+}
+
+/// Each row of the table has its line in the overview and its own section in
+/// docs/presets.md.
+#[test]
+fn each_preset_has_its_section_in_the_docs() {
+    let doc = include_str!("../../../docs/presets.md");
+    for preset in Preset::ALL {
+        let name = preset.as_str();
+        assert!(doc.contains(&format!("\n| `{name}` |")), "{name}: overview");
+        assert!(doc.contains(&format!("\n### `{name}`")), "{name}: section");
     }
 }

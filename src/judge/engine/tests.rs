@@ -1,6 +1,7 @@
 use std::path::Path;
 
 use super::*;
+use crate::contract::Preset;
 
 fn judge(toml_judge: &str) -> Judge {
     let text = format!("loop = \"t\"\n[judge]\n{toml_judge}");
