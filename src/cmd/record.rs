@@ -13,11 +13,10 @@ use crate::report::round::{self, RoundView};
 use crate::rules::Rule;
 use crate::state::State;
 
-/// The least address space `record` is started in. mimalloc reserves
-/// 32 MiB for each thread that allocates and a debug build maps about
-/// 95 MB: under 150 MB a failed allocation aborted it (allocation failures
-/// abort; they cannot be answered with an error), so a smaller limit is
-/// refused before anything is read.
+/// The least address space `record` is started in. A failed allocation
+/// aborts the process (it cannot be answered with an error), and a debug
+/// build alone maps about 95 MB: a smaller limit is refused before anything
+/// is read, with a message instead of an abort.
 const LEAST_ADDRESS_SPACE: u64 = 256 * 1024 * 1024;
 
 pub fn run(state: &State, args: RecordArgs) -> anyhow::Result<Exit> {
