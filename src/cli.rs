@@ -3,6 +3,7 @@
 use std::path::PathBuf;
 
 use crate::findings::Format;
+use crate::report::findings::FindingsFormat;
 use crate::report::handoff::HandoffFormat;
 use crate::report::ledger::LedgerFormat;
 use crate::report::style::ColorChoice;
@@ -332,21 +333,6 @@ pub struct WaiveArgs {
     /// Print JSON.
     #[arg(long)]
     pub json: bool,
-}
-
-/// Findings listing formats.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
-pub enum FindingsFormat {
-    Table,
-    Json,
-    Sarif,
-}
-
-impl FindingsFormat {
-    /// Read by people (control characters shown), not programs.
-    pub fn for_people(self) -> bool {
-        self == FindingsFormat::Table
-    }
 }
 
 #[derive(Debug, Args)]

@@ -1,10 +1,11 @@
 //! `referee findings`: every finding of a loop with its history.
 
-use crate::cli::{FindingsArgs, FindingsFormat};
+use crate::cli::FindingsArgs;
 use crate::engine::History;
 use crate::engine::accounting::FindingStanding;
 use crate::exit::Exit;
 use crate::findings::{IdSource, junit};
+use crate::report::findings::FindingsFormat;
 use crate::report::findings::{self, Listed};
 use crate::state::State;
 

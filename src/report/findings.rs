@@ -9,6 +9,21 @@ use tabled::settings::{Padding, Style};
 use crate::engine::accounting::{FindingStanding, Tracked};
 use crate::findings::Severity;
 
+/// Findings listing formats.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum FindingsFormat {
+    Table,
+    Json,
+    Sarif,
+}
+
+impl FindingsFormat {
+    /// Read by people (control characters shown), not programs.
+    pub fn for_people(self) -> bool {
+        self == FindingsFormat::Table
+    }
+}
+
 /// One finding as listed.
 pub struct Listed<'a> {
     pub tracked: &'a Tracked,
