@@ -82,7 +82,7 @@ pub fn amend(state: &State, args: AmendArgs) -> anyhow::Result<Exit> {
         return Err(UsageError("--reason: an amendment is made in writing; say why".into()).into());
     }
     let files = super::open_loop(state, &args.select)?;
-    super::round::refuse_if_driven(&files, "an amendment")?;
+    super::refuse_if_driven(&files, "an amendment")?;
     let at = super::now()?;
     let mut locked = files.store.lock()?;
     let rows = locked.rows()?;

@@ -27,7 +27,7 @@ fn decide(state: &State, args: DecisionArgs, kind: Kind) -> anyhow::Result<Exit>
     }
     let reason = super::person_words(args.reason.as_deref().unwrap_or_default());
     let lp = super::open_loop(state, &args.select)?;
-    super::round::refuse_if_driven(&lp, "a decision on its outcome")?;
+    super::refuse_if_driven(&lp, "a decision on its outcome")?;
     let at = super::now()?;
     let mut locked = lp.store.lock()?;
     let history = History::read(&lp, locked.rows()?)?;

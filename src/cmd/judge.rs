@@ -8,12 +8,10 @@ use serde_json::json;
 
 use crate::cli::LoopArgs;
 use crate::engine::accounting::FindingStanding;
-use crate::engine::decide::Decision;
 use crate::engine::{History, judge_state};
 use crate::exit::Exit;
 use crate::findings::Severity;
 use crate::judge::engine::ask as ask_judge;
-use crate::ledger::Verdict;
 use crate::state::State;
 
 pub fn ask(state: &State, args: LoopArgs) -> anyhow::Result<Exit> {
@@ -32,36 +30,15 @@ pub fn ask(state: &State, args: LoopArgs) -> anyhow::Result<Exit> {
             lp.name
         );
     };
-    // The judge sees the rounds before the last one plus the last one: the
-    // request it was (or would have been) sent after that round.
-    let before = History {
-        rows: history
-            .rows
-            .iter()
-            .filter(|r| r.round < row.round)
-            .cloned()
-            .collect(),
-        contract: history.contract.clone(),
-        max_rounds: history.max_rounds,
-        last: None,
-        registry: history.registry.clone(),
-        earlier: Vec::new(),
-        spent_usd: 0.0,
-        spent_tokens: 0,
-    };
-    let decision = Decision {
-        registry: last.registry.clone(),
-        counts: row.counts.unwrap_or_default(),
-        verdict: Verdict::Continue,
-        stop: None,
-        reason: last.reason.clone(),
-        revert_to: None,
-        out_of_scope: Vec::new(),
-        carried_unconfirmed: Vec::new(),
-        reported: last.reported.clone(),
-        skipped: last.skipped.clone(),
-    };
-    let judge_state = judge_state(&judge, &before, row.round, &decision);
+    // The request the judge was (or would have been) sent after the last
+    // round: the rounds before it, that round's counts and findings.
+    let judge_state = judge_state(
+        &judge,
+        &history.rows,
+        row.round,
+        &row.counts.unwrap_or_default(),
+        &last.reported,
+    );
     let block_open = last
         .registry
         .findings

@@ -7,13 +7,13 @@ use crate::cli::{
     ApprovalCommand, Cli, Command, ContractCommand, HookCommand, JudgeCommand, LedgerCommand,
     SkillCommand,
 };
-use crate::engine::Loop;
 use crate::exit::{Exit, UsageError};
 use crate::state::State;
 
 mod approval;
 mod completions;
 mod contract;
+mod create;
 mod decide;
 mod doctor;
 mod escalate;
@@ -32,7 +32,13 @@ mod run;
 mod scratch;
 mod skill;
 mod status;
+mod util;
 mod waive;
+
+use util::{
+    describe, driving, emit, emit_exact, emit_json, emit_rendered, now, on_path, open_loop,
+    person_words, read_bounded, read_repo_text, refuse_if_driven, shown,
+};
 
 /// Runs one command line and says how the process should exit.
 pub fn main(cli: Cli) -> Exit {
@@ -146,141 +152,6 @@ fn report_error(err: &anyhow::Error) -> Exit {
     } else {
         Exit::Error
     }
-}
-
-/// Writes text for people to stdout: the one place human output leaves the
-/// process, so the one place stored text (a finding's title, body or path)
-/// has its control characters made visible and referee's own colors are
-/// applied (`report::style::for_people`). A closed pipe comes back as an
-/// error that exits quietly.
-fn emit(text: &str) -> anyhow::Result<()> {
-    emit_exact(crate::report::style::for_people(text).as_bytes())
-}
-
-/// Writes a document for programs (JSON, CSV, SARIF, shell scripts, man
-/// pages) byte for byte: its own format escapes what it must.
-fn emit_exact(bytes: &[u8]) -> anyhow::Result<()> {
-    let mut out = std::io::stdout().lock();
-    out.write_all(bytes)?;
-    out.flush()?;
-    Ok(())
-}
-
-/// Writes what a renderer made in `format`: for people, or exactly.
-fn emit_rendered(bytes: &[u8], for_people: bool) -> anyhow::Result<()> {
-    if for_people {
-        emit(&String::from_utf8_lossy(bytes))
-    } else {
-        emit_exact(bytes)
-    }
-}
-
-/// Writes `value` as pretty JSON and a newline, exactly.
-fn emit_json(value: &impl serde::Serialize) -> anyhow::Result<()> {
-    let mut bytes = serde_json::to_vec_pretty(value)?;
-    bytes.push(b'\n');
-    emit_exact(&bytes)
-}
-
-/// The clock: now as RFC 3339 UTC to the second. `REFEREE_NOW` fixes it (for
-/// tests and reproducible demos).
-fn now() -> anyhow::Result<String> {
-    match std::env::var("REFEREE_NOW") {
-        Ok(fixed) => {
-            let parsed = chrono::DateTime::parse_from_rfc3339(&fixed).map_err(|e| {
-                anyhow::anyhow!(
-                    "environment variable `REFEREE_NOW`: `{fixed}` is not an RFC 3339 time ({e})"
-                )
-            })?;
-            Ok(parsed
-                .with_timezone(&chrono::Utc)
-                .format("%Y-%m-%dT%H:%M:%SZ")
-                .to_string())
-        }
-        Err(_) => Ok(chrono::Utc::now().format("%Y-%m-%dT%H:%M:%SZ").to_string()),
-    }
-}
-
-pub(crate) use crate::state::shown;
-
-/// A person's words for the ledger and its evidence (`--by`, `--reason`,
-/// `--idempotency-key`): on one line, with secrets masked as evidence masks
-/// them (`redact`), since a ledger is committed and shared.
-fn person_words(text: &str) -> String {
-    crate::redact::redact_str(&crate::text::one_line(text))
-}
-
-/// Refuses to edit `path`, a file of the work tree `repo` that referee
-/// edits for the person (agent settings, `AGENTS.md`), when a link is on
-/// the way to it or is the file itself: the writer could have made
-/// `.claude` a link to a folder outside the repository.
-fn refuse_link_in_repo(repo: &std::path::Path, path: &std::path::Path) -> anyhow::Result<()> {
-    use crate::statefs::FsError;
-    match crate::statefs::check(repo, path) {
-        Ok(_) => Ok(()),
-        Err(FsError::Link { path: link }) => anyhow::bail!(
-            "`{}` is a symlink: referee writes no file of the repository through a link, which could lead outside it; nothing was written\n\
-             hint: replace the link with what it points to, or edit `{}` by hand",
-            shown(&link),
-            shown(path)
-        ),
-        Err(FsError::NotFolder { path: file }) => anyhow::bail!(
-            "`{}` is not a folder, so `{}` cannot be written; nothing was written\nhint: remove it",
-            shown(&file),
-            shown(path)
-        ),
-        Err(err) => Err(err.into()),
-    }
-}
-
-/// The text of `path`, a file of the work tree `repo` referee is about to
-/// edit: never through a link ([`refuse_link_in_repo`]), never a FIFO or a
-/// device; `None` when it does not exist.
-fn read_repo_text(
-    repo: &std::path::Path,
-    path: &std::path::Path,
-) -> anyhow::Result<Option<String>> {
-    refuse_link_in_repo(repo, path)?;
-    match crate::statefs::read(repo, path)? {
-        None => Ok(None),
-        Some(bytes) => String::from_utf8(bytes)
-            .map(Some)
-            .map_err(|_| anyhow::anyhow!("`{}` is not UTF-8 text", shown(path))),
-    }
-}
-
-/// The program `name` as found on `PATH`, if it is there.
-fn on_path(name: &str) -> Option<std::path::PathBuf> {
-    let path = std::env::var_os("PATH")?;
-    std::env::split_paths(&path)
-        .map(|dir| dir.join(name))
-        .find(|p| p.is_file())
-}
-
-/// Loads the selected loop's contract (validated) and its store, and
-/// removes the scratch folders of killed runs of the loop.
-fn open_loop(state: &State, select: &crate::state::LoopSelect) -> anyhow::Result<Loop> {
-    let name = state.select(select)?;
-    let paths = state.paths(&name);
-    let loaded = crate::contract::load::load(&paths.contract)?;
-    let anchor = crate::anchor::Anchor::of(&state.repo, &state.root, name.as_str())?;
-    let store = crate::ledger::Store::new(paths.ledger.clone(), paths.dir.clone(), &loaded.sha256)
-        .anchored(anchor.clone());
-    let own = crate::snapshot::Own::open(&state.repo, &anchor)?;
-    let lp = Loop {
-        name,
-        paths,
-        loaded,
-        store,
-        repo: state.repo.clone(),
-        exclude: state.inside_repo().into_iter().collect(),
-        // From the pins a person's installs wrote, never from `.referee/`.
-        frozen: crate::anchor::pins::Pins::of(&state.repo, &state.root)?.frozen()?,
-        anchor,
-        own: Some(own),
-    };
-    scratch::clean(&lp, false);
-    Ok(lp)
 }
 
 #[cfg(test)]

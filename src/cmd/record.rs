@@ -27,7 +27,7 @@ pub fn run(state: &State, args: RecordArgs) -> anyhow::Result<Exit> {
         return Err(UsageError(format!("--cost-usd: must be a number >= 0, not `{cost}`")).into());
     }
     let lp = super::open_loop(state, &args.select)?;
-    super::round::refuse_if_driven(&lp, "recording a round by hand")?;
+    super::refuse_if_driven(&lp, "recording a round by hand")?;
     // A loop a Stop hook drives is recorded by the hook alone (SPEC §8.1):
     // else its writer, before the hook first saw (and registered) it, could
     // record a clean round 1 and be let go at every stop after. From below
@@ -47,14 +47,13 @@ pub fn run(state: &State, args: RecordArgs) -> anyhow::Result<Exit> {
     } else {
         args.findings.clone()
     };
-    let raw =
-        super::parse::read_bounded(&args.findings).with_context(|| format!("findings `{name}`"))?;
+    let raw = super::read_bounded(&args.findings).with_context(|| format!("findings `{name}`"))?;
     let root = lp.repo.to_string_lossy().into_owned();
     let parsed = findings::parse(&raw, args.format, &root)
         .with_context(|| format!("findings `{name}`: nothing was recorded"))?;
     let responses = match &args.responses {
         Some(path) => {
-            let bytes = super::parse::read_bounded(&path.to_string_lossy())
+            let bytes = super::read_bounded(&path.to_string_lossy())
                 .with_context(|| format!("responses `{}`", path.display()))?;
             responses::parse(&bytes)
                 .with_context(|| format!("responses `{}`: nothing was recorded", path.display()))?

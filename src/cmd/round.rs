@@ -17,7 +17,7 @@ use crate::agent::preset::{self, Role};
 use crate::agent::process::{self, ProcessError};
 use crate::agent::progress::Progress;
 use crate::agent::prompt;
-use crate::anchor::run_lock::{self, Driving, Holder, NotTaken};
+use crate::anchor::run_lock::{self, Holder, NotTaken};
 use crate::contract::Agent;
 use crate::engine::{History, Loop, Review};
 use crate::findings::Finding;
@@ -40,7 +40,7 @@ impl RunLock {
             Err(NotTaken::Held(d)) => anyhow::bail!(
                 "loop `{}` is being driven by {}; nothing was done",
                 lp.name,
-                describe(&d)
+                super::describe(&d)
             ),
             Err(NotTaken::Error(e)) => Err(e.into()),
         }
@@ -54,7 +54,7 @@ impl RunLock {
         lp.anchor.create()?;
         match run_lock::RunLock::wait(&lp.anchor, Holder::Hook, patience) {
             Ok(lock) => Ok(Ok(Self::taken(lp, lock).0)),
-            Err(NotTaken::Held(d)) => Ok(Err(describe(&d))),
+            Err(NotTaken::Held(d)) => Ok(Err(super::describe(&d))),
             Err(NotTaken::Error(e)) => Err(e.into()),
         }
     }
@@ -66,52 +66,6 @@ impl RunLock {
         let ended = scratch::clean(lp, true);
         (RunLock(lock), ended)
     }
-}
-
-fn now_secs() -> u64 {
-    std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .map_or(0, |d| d.as_secs())
-}
-
-/// `referee run (pid 41, for 3m12s; round 2: the reviewer, for 40s)`.
-pub(super) fn describe(d: &Driving) -> String {
-    let now = now_secs();
-    let mut out = format!(
-        "`{}` (pid {}, for {})",
-        d.holder,
-        d.pid,
-        crate::text::duration(now.saturating_sub(d.since))
-    );
-    if let Some((round, role, since)) = &d.call {
-        out.pop();
-        out.push_str(&format!(
-            "; round {round}: the {role} is working, for {})",
-            crate::text::duration(now.saturating_sub(*since))
-        ));
-    }
-    out
-}
-
-/// Who drives `lp` now (a live `run` or `hook stop` holds its run lock).
-pub(super) fn driving(lp: &Loop) -> Option<Driving> {
-    run_lock::driving(&lp.anchor)
-}
-
-/// Refuses a hand-made change to a loop that a `run` or a `hook stop` is
-/// driving: it would land between that driver's reads and its append, and
-/// the driver's paid agent calls would be thrown away.
-pub(super) fn refuse_if_driven(lp: &Loop, what: &str) -> anyhow::Result<()> {
-    if let Some(d) = driving(lp) {
-        anyhow::bail!(
-            "loop `{}` is being driven by {}: {what} now would be overtaken by its next round; nothing was done\n\
-             hint: wait for it to stop (`referee status --loop {}` shows it), or end it (Ctrl-C where it runs)",
-            lp.name,
-            describe(&d),
-            lp.name
-        );
-    }
-    Ok(())
 }
 
 /// What the round's calls spent so far.

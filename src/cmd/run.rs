@@ -69,7 +69,7 @@ pub fn run(state: &State, mut args: RunArgs) -> anyhow::Result<Exit> {
         {
             eprintln!(
                 "warning: loop `{other}` is driven in this work tree too, by {}: each loop's patches will hold the other's edits",
-                super::round::describe(&d)
+                super::describe(&d)
             );
         }
     }
@@ -195,7 +195,7 @@ fn contract_from(state: &State, args: &mut RunArgs, from: &str) -> anyhow::Resul
         force: false,
         json: false,
     };
-    let (name, path) = super::init::target(state, &init)?;
+    let (name, path) = super::create::target(state, &init)?;
     if path.exists() {
         if !args.quiet && !args.json {
             eprintln!(
@@ -204,7 +204,7 @@ fn contract_from(state: &State, args: &mut RunArgs, from: &str) -> anyhow::Resul
             );
         }
     } else {
-        let (_, path, _, _) = super::init::write(state, &init)?;
+        let (_, path, _, _) = super::create::write(state, &init)?;
         if !args.quiet && !args.json {
             eprintln!("wrote `{}` from `{from}`", super::shown(&path));
         }

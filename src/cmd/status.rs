@@ -130,15 +130,12 @@ pub fn run(state: &State, args: LoopArgs) -> anyhow::Result<Exit> {
         Standing::Holds { .. } => json!({"anchored": true, "problem": null}),
         Standing::Broken(b) => json!({"anchored": true, "problem": b.to_string()}),
     };
-    let driving = super::round::driving(&lp);
+    let driving = super::driving(&lp);
     let driven_by_run = c.writer.is_some() && c.reviewer.is_some();
     let next = match history.standing() {
         _ if driving.is_some() => format!(
             "wait: {} is driving this loop; `referee status --loop {name}` again to follow it",
-            driving
-                .as_ref()
-                .map(super::round::describe)
-                .unwrap_or_default()
+            driving.as_ref().map(super::describe).unwrap_or_default()
         ),
         LoopStanding::Fresh if driven_by_run => format!(
             "`referee run --loop {name} --task TEXT` drives round 1 (or review by hand and `referee record --loop {name} --findings FILE`)"
@@ -260,7 +257,7 @@ pub fn run(state: &State, args: LoopArgs) -> anyhow::Result<Exit> {
         history.max_rounds
     );
     if let Some(d) = &driving {
-        let _ = writeln!(out, "driven now by {}", super::round::describe(d));
+        let _ = writeln!(out, "driven now by {}", super::describe(d));
     }
     match &anchor {
         Standing::Broken(b) => {

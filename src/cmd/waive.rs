@@ -21,7 +21,7 @@ pub fn run(state: &State, args: WaiveArgs) -> anyhow::Result<Exit> {
         return Err(UsageError("--reason: a waiver is made in writing; say why".into()).into());
     }
     let lp = super::open_loop(state, &args.select)?;
-    super::round::refuse_if_driven(&lp, "a waiver")?;
+    super::refuse_if_driven(&lp, "a waiver")?;
     let at = super::now()?;
     let mut locked = lp.store.lock()?;
     let history = History::read(&lp, locked.rows()?)?;

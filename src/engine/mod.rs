@@ -439,7 +439,13 @@ fn ask_judge<'a>(
         t.standing == accounting::FindingStanding::Open
             && t.finding.severity == crate::findings::Severity::Block
     });
-    let state = judge_state(judge, history, round, decision);
+    let state = judge_state(
+        judge,
+        &history.rows,
+        round,
+        &decision.counts,
+        &decision.reported,
+    );
     let never = AtomicBool::new(false);
     let interrupt = sub.interrupt.as_deref().unwrap_or(&never);
     let asked = crate::judge::engine::ask(judge, &lp.repo, round, &state, block_open, interrupt);
@@ -664,26 +670,26 @@ impl Outcome {
     }
 }
 
-/// What the judge is told: the use case, this round's findings, and every
-/// round so far with its counts and patch size.
+/// What the judge is told about `round`: the use case, the round's findings
+/// (`reported`) and counts, and every round before it (`rows`, the ledger
+/// up to it) with its counts and patch size.
 pub fn judge_state(
     judge: &crate::contract::Judge,
-    history: &History,
+    rows: &[Row],
     round: u32,
-    decision: &Decision,
+    counts: &crate::ledger::Counts,
+    reported: &[crate::engine::decide::Reported],
 ) -> crate::judge::State {
-    let mut rounds: Vec<crate::judge::StateRound> = history
-        .rows
+    let mut rounds: Vec<crate::judge::StateRound> = rows
         .iter()
-        .filter(|r| r.kind == Kind::Round)
+        .filter(|r| r.kind == Kind::Round && r.round < round)
         .map(|r| state_round(r.round, &r.counts.unwrap_or_default()))
         .collect();
-    rounds.push(state_round(round, &decision.counts));
+    rounds.push(state_round(round, counts));
     crate::judge::State {
         use_case: judge.use_case.clone(),
         what: judge.what.clone(),
-        findings: decision
-            .reported
+        findings: reported
             .iter()
             .map(|r| crate::judge::StateFinding {
                 id: r.finding.id.clone(),

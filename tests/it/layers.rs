@@ -167,3 +167,62 @@ fn the_reader_sees_paths_and_groups_and_skips_tests() {
     );
     assert_eq!(named_modules(&code), ["ledger", "engine", "report", "text"]);
 }
+
+/// The modules of `src/cmd/` that commands share; every other one is a
+/// command, and no command calls into another.
+const SHARED_IN_CMD: &[&str] = &["util", "round", "scratch", "incident", "create"];
+
+#[test]
+fn no_command_calls_into_another() {
+    let cmd = Path::new(env!("CARGO_MANIFEST_DIR")).join("src/cmd");
+    let mut commands: Vec<String> = std::fs::read_dir(&cmd)
+        .unwrap()
+        .map(|e| {
+            let path = e.unwrap().path();
+            path.file_stem().unwrap().to_string_lossy().into_owned()
+        })
+        .filter(|name| name != "mod" && !SHARED_IN_CMD.contains(&name.as_str()))
+        .collect();
+    commands.sort();
+    commands.dedup();
+    let mut files = Vec::new();
+    sources(&cmd, &mut files);
+    let mut leans = Vec::new();
+    for path in &files {
+        let rel = path.strip_prefix(&cmd).unwrap();
+        let own = rel
+            .components()
+            .next()
+            .unwrap()
+            .as_os_str()
+            .to_string_lossy();
+        let own = own.trim_end_matches(".rs");
+        let code = product_code(&std::fs::read_to_string(path).unwrap());
+        for other in &commands {
+            if other == own {
+                continue;
+            }
+            for spelled in [
+                format!("super::{other}::"),
+                format!("super::super::{other}::"),
+                format!("crate::cmd::{other}::"),
+                format!("super::{{{other}"),
+            ] {
+                // `super::x::` from a file directly in `src/cmd/` names the
+                // command `x`; from `src/cmd/hook/` it names `hook/x`.
+                let nested = rel.components().count() > 1;
+                if spelled.starts_with("super::") && !spelled.starts_with("super::super") && nested
+                {
+                    continue;
+                }
+                if code.contains(&spelled) {
+                    leans.push(format!("cmd/{} -> {other}", rel.display()));
+                }
+            }
+        }
+    }
+    assert!(
+        leans.is_empty(),
+        "commands calling into other commands (move what they share to cmd/util.rs): {leans:?}"
+    );
+}

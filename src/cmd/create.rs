@@ -1,0 +1,357 @@
+//! A new loop's contract, validated and written with its ledger's start:
+//! what `init` does, and `run --from` when the loop has no contract yet.
+
+use anyhow::Context;
+use toml::{Table, Value};
+
+use crate::cli::InitArgs;
+use crate::contract::load;
+use crate::contract::{Contract, LoopName, Preset, render};
+use crate::exit::UsageError;
+use crate::git;
+use crate::ledger::Store;
+use crate::state::State;
+use crate::statefs;
+
+/// The name of the loop `args` would write, and the path of its contract.
+pub(super) fn target(
+    state: &State,
+    args: &InitArgs,
+) -> anyhow::Result<(LoopName, std::path::PathBuf)> {
+    let from_template = match &args.from {
+        Some(from) => {
+            let (text, origin) = load::template(from)?;
+            let table: Table = toml::from_str(&text)
+                .map_err(|e| anyhow::anyhow!("{origin}: not valid TOML: {}", e.message()))?;
+            table
+                .get("loop")
+                .and_then(Value::as_str)
+                .map(str::to_string)
+        }
+        None => None,
+    };
+    let name_text = args
+        .name
+        .clone()
+        .or(from_template)
+        .unwrap_or_else(|| "main".into());
+    let name = LoopName::parse(&name_text).map_err(|e| UsageError(format!("--loop: {e}")))?;
+    let path = state.paths(&name).contract;
+    Ok((name, path))
+}
+
+/// Validates and writes the contract `args` describe.
+pub(super) fn write(
+    state: &State,
+    args: &InitArgs,
+) -> anyhow::Result<(LoopName, std::path::PathBuf, Contract, String)> {
+    let (mut table, origin) = match &args.from {
+        Some(from) => {
+            let (text, origin) = load::template(from)?;
+            let table: Table = toml::from_str(&text)
+                .map_err(|e| anyhow::anyhow!("{origin}: not valid TOML: {}", e.message()))?;
+            (table, Some(origin))
+        }
+        None => (Table::new(), None),
+    };
+    let name_text = match (&args.name, table.get("loop")) {
+        (Some(name), _) => name.clone(),
+        (None, Some(Value::String(name))) => name.clone(),
+        _ => "main".to_string(),
+    };
+    let name = LoopName::parse(&name_text).map_err(|e| UsageError(format!("--loop: {e}")))?;
+    apply_flags(&mut table, args, &name);
+
+    if let Some(why) = git::not_a_work_tree(&state.repo)? {
+        anyhow::bail!(
+            "`{}` is not inside a git work tree referee can use (it snapshots rounds with git){}",
+            super::shown(&state.repo),
+            why.explain()
+        );
+    }
+    let base_rev = match table.get("base") {
+        Some(Value::String(rev)) => rev.clone(),
+        _ => "HEAD".to_string(),
+    };
+    let base = resolve_base(
+        state,
+        &base_rev,
+        args.base.is_some() || table.contains_key("base"),
+    )?;
+    table.insert("base".into(), Value::String(base));
+
+    let contract =
+        Contract::from_toml(&toml::to_string(&table)?, "HEAD").map_err(|e| match &origin {
+            Some(origin) => anyhow::anyhow!("contract for loop `{name}` (from {origin}): {e}"),
+            None => anyhow::anyhow!("contract for loop `{name}`: {e}"),
+        })?;
+
+    // Files the contract names are read at run time; a question set that
+    // does not load is refused now, not discovered as a failed judgement.
+    if let Some(judge) = &contract.judge
+        && judge.questions.is_some()
+    {
+        crate::judge::engine::questions(judge, &state.repo)
+            .map_err(|e| anyhow::anyhow!("contract field `judge.questions`: {e}"))?;
+    }
+    let path = state.paths(&name).contract;
+    let text = render::to_toml(&contract);
+    state.create()?;
+    // Replacing a contract happens under the ledger's lock, so that a first
+    // `record` either sees the old contract pinned before this check, or
+    // waits and then finds the file changed (it re-reads it under the lock).
+    let store = Store::new(state.paths(&name).ledger, state.paths(&name).dir, "");
+    let (_locked, rows) = if std::fs::symlink_metadata(&path).is_ok() {
+        let mut locked = store.lock()?;
+        let rows = locked.rows()?;
+        refuse_overwrite(&name, &path, args.force, !rows.is_empty())?;
+        (Some(locked), rows)
+    } else {
+        (None, store.read()?.rows)
+    };
+    // A loop the anchor knows rounds of, whose ledger lost them, is not
+    // started over by writing its contract again (SPEC §8.2).
+    let anchor = crate::anchor::Anchor::of(&state.repo, &state.root, name.as_str())?;
+    let hashes: Vec<&str> = rows.iter().map(|r| r.row_sha256.as_str()).collect();
+    if let crate::anchor::chain::Standing::Broken(b) = anchor.check(&hashes)? {
+        anyhow::bail!(
+            "loop `{name}`: {b}: its anchor on this machine holds rows its ledger does not; nothing was written\n\
+             hint: a ledger you committed comes back with `git checkout -- {}`; to start the loop over for good, a person removes its anchor `{}`",
+            super::shown(&state.paths(&name).ledger),
+            anchor.dir().display()
+        );
+    }
+    statefs::replace(&state.root, &path, text.as_bytes())?;
+    // The loop's snapshots pin the repository's settings and ignore rules
+    // as they are now, before any writer ran (SPEC §8.3).
+    let anchor = crate::anchor::Anchor::of(&state.repo, &state.root, name.as_str())?;
+    crate::snapshot::Own::start(&state.repo, &anchor)?;
+    write_attributes(state)?;
+    anchor.adopt(&hashes)?;
+    anchor.pin_contract(&crate::digest::sha256_hex(text.as_bytes()))?;
+    Ok((name, path, contract, text))
+}
+
+/// Sets the contract fields the flags name, over the template's.
+fn apply_flags(table: &mut Table, args: &InitArgs, name: &LoopName) {
+    table.insert("loop".into(), Value::String(name.to_string()));
+    if let Some(n) = args.max_rounds {
+        table.insert("max_rounds".into(), Value::Integer(n));
+    }
+    if let Some(floor) = &args.floor {
+        table.insert("severity_floor".into(), Value::String(floor.clone()));
+    }
+    if !args.scope.is_empty() {
+        let globs = args.scope.iter().cloned().map(Value::String).collect();
+        table.insert("scope".into(), Value::Array(globs));
+    }
+    if let Some(closure) = &args.closure {
+        table.insert("closure".into(), Value::String(closure.clone()));
+    }
+    if let Some(guards) = &args.guards {
+        // Validated with the rest of the contract: an unknown name is
+        // refused there, naming the field.
+        let list = guards
+            .split(',')
+            .map(str::trim)
+            .filter(|g| !g.is_empty() && *g != "none")
+            .map(|g| Value::String(g.to_string()))
+            .collect();
+        table.insert("guards".into(), Value::Array(list));
+    }
+    if args.budget_usd.is_some() || args.budget_tokens.is_some() {
+        let budget = table
+            .entry("budget")
+            .or_insert_with(|| Value::Table(Table::new()));
+        if let Value::Table(budget) = budget {
+            if let Some(usd) = args.budget_usd {
+                budget.insert("usd".into(), Value::Float(usd));
+            }
+            if let Some(tokens) = args.budget_tokens {
+                budget.insert("tokens".into(), Value::Integer(tokens));
+            }
+        }
+    }
+    // A preset from a flag replaces the template's section: its options
+    // belonged to the template's preset.
+    for (section, preset, argv) in [
+        ("writer", &args.writer, &args.writer_command),
+        ("reviewer", &args.reviewer, &args.reviewer_command),
+    ] {
+        if preset.is_none() && argv.is_none() {
+            continue;
+        }
+        let mut agent = Table::new();
+        let preset = preset
+            .clone()
+            .unwrap_or_else(|| Preset::Command.as_str().into());
+        agent.insert("preset".into(), Value::String(preset));
+        if let Some(argv) = argv {
+            let words = split_words(argv).into_iter().map(Value::String).collect();
+            agent.insert("command".into(), Value::Array(words));
+        }
+        table.insert(section.into(), Value::Table(agent));
+    }
+    if let Some(base) = &args.base {
+        table.insert("base".into(), Value::String(base.clone()));
+    }
+}
+
+/// Splits a command line into words as a POSIX shell would, quotes and
+/// backslashes included, without running anything: `--writer-command` takes
+/// one string, and the contract stores the argv.
+fn split_words(line: &str) -> Vec<String> {
+    let mut words = Vec::new();
+    let mut word = String::new();
+    let mut started = false;
+    let mut chars = line.chars();
+    while let Some(ch) = chars.next() {
+        match ch {
+            '\'' => {
+                started = true;
+                for c in chars.by_ref() {
+                    if c == '\'' {
+                        break;
+                    }
+                    word.push(c);
+                }
+            }
+            '"' => {
+                started = true;
+                while let Some(c) = chars.next() {
+                    match c {
+                        '"' => break,
+                        '\\' => match chars.next() {
+                            Some(next @ ('"' | '\\' | '$' | '`')) => word.push(next),
+                            Some(next) => {
+                                word.push('\\');
+                                word.push(next);
+                            }
+                            None => word.push('\\'),
+                        },
+                        c => word.push(c),
+                    }
+                }
+            }
+            '\\' => {
+                started = true;
+                if let Some(next) = chars.next() {
+                    word.push(next);
+                }
+            }
+            c if c.is_whitespace() => {
+                if started {
+                    words.push(std::mem::take(&mut word));
+                    started = false;
+                }
+            }
+            c => {
+                started = true;
+                word.push(c);
+            }
+        }
+    }
+    if started {
+        words.push(word);
+    }
+    words
+}
+
+/// The commit the loop starts from; a repository without commits starts from
+/// git's empty tree.
+fn resolve_base(state: &State, rev: &str, explicit: bool) -> anyhow::Result<String> {
+    if let Some(commit) = git::resolve_commit(&state.repo, rev)? {
+        return Ok(commit);
+    }
+    if !explicit && rev == "HEAD" {
+        return Ok(git::EMPTY_TREE.to_string());
+    }
+    Err(UsageError(format!(
+        "field `base`: `{rev}` names no commit in `{}`",
+        super::shown(&state.repo)
+    ))
+    .into())
+}
+
+fn refuse_overwrite(
+    name: &LoopName,
+    path: &std::path::Path,
+    force: bool,
+    started: bool,
+) -> anyhow::Result<()> {
+    if started {
+        anyhow::bail!(
+            "loop `{name}` has started: its contract `{}` is frozen by the ledger\n\
+             hint: `referee contract amend --loop {name} --max-rounds N --by NAME --reason TEXT` raises the cap; \
+             start a new loop with another `--loop`",
+            super::shown(path)
+        );
+    }
+    if !force {
+        anyhow::bail!(
+            "contract `{}` exists (loop `{name}` has not started)\nhint: pass `--force` to replace it, or edit it by hand",
+            super::shown(path)
+        );
+    }
+    Ok(())
+}
+
+/// What `.referee/.gitattributes` says, should the state ever be committed.
+const ATTRIBUTES: &str = "\
+# Written by `referee init`. A ledger's hash chain covers its exact bytes:
+# git must never convert line endings here (core.autocrlf, eol).
+* -text
+";
+
+/// Writes `.gitattributes` in the state folder unless one is there (the
+/// user's own lines, if they wrote some, are kept).
+fn write_attributes(state: &State) -> anyhow::Result<()> {
+    let path = state.root.join(".gitattributes");
+    match statefs::create_new(&state.root, &path) {
+        Ok(mut file) => {
+            use std::io::Write;
+            file.write_all(ATTRIBUTES.as_bytes())
+                .with_context(|| format!("cannot write `{}`", super::shown(&path)))?;
+            Ok(())
+        }
+        Err(statefs::FsError::Io { cause, .. })
+            if cause.kind() == std::io::ErrorKind::AlreadyExists =>
+        {
+            Ok(())
+        }
+        Err(err) => Err(err.into()),
+    }
+}
+
+pub(super) fn short(rev: &str) -> &str {
+    rev.get(..12).unwrap_or(rev)
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn command_lines_split_like_a_shell() {
+        let table: [(&str, &[&str]); 6] = [
+            ("sh agent.sh", &["sh", "agent.sh"]),
+            ("  python3 -m  tool  ", &["python3", "-m", "tool"]),
+            ("sh -c 'echo \"a b\"'", &["sh", "-c", "echo \"a b\""]),
+            ("cmd \"it's\" x\\ y", &["cmd", "it's", "x y"]),
+            ("''", &[""]),
+            ("", &[]),
+        ];
+        for (line, want) in table {
+            assert_eq!(super::split_words(line), want, "{line}");
+        }
+    }
+
+    use super::*;
+    use crate::contract::load::TEMPLATES;
+
+    #[test]
+    fn every_template_has_a_name_matching_its_loop() {
+        for (name, text) in TEMPLATES {
+            let table: Table = toml::from_str(text).unwrap();
+            assert_eq!(table.get("loop").and_then(Value::as_str), Some(*name));
+        }
+    }
+}
