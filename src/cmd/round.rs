@@ -90,6 +90,16 @@ impl Spend {
     }
 }
 
+/// One round's agent calls: the loop as the round found it, where the
+/// calls' files go, and what they spent and left as evidence so far.
+pub(super) struct Turn<'a> {
+    pub history: &'a History,
+    pub round: u32,
+    pub work: &'a WorkDir,
+    pub spend: Spend,
+    pub evidence: Vec<(String, Vec<u8>)>,
+}
+
 /// Calls the loop's agents, keeping what they said as evidence.
 pub(super) struct Caller<'a> {
     pub lp: &'a Loop,
@@ -131,21 +141,23 @@ impl Caller<'_> {
 
     /// One agent call: its prompt, process, output and evidence, run in
     /// `root` (the work tree for the writer, the round's private checkout
-    /// for the reviewer). A failed call keeps its output under `failed/`
-    /// and records nothing.
-    #[allow(clippy::too_many_arguments)]
+    /// for the reviewer), its spend added to the turn's. A failed call
+    /// keeps its output under `failed/` and records nothing.
     pub(super) fn call(
         &self,
+        turn: &mut Turn<'_>,
         role: Role,
         agent: &Agent,
-        history: &History,
-        spend: &Spend,
-        round: u32,
         text: &str,
         root: &Path,
-        work: &WorkDir,
-        evidence: &mut Vec<(String, Vec<u8>)>,
     ) -> anyhow::Result<Reply> {
+        let Turn {
+            history,
+            round,
+            work,
+            ref mut spend,
+            ref mut evidence,
+        } = *turn;
         let lp = self.lp;
         let contract = lp.contract();
         let files = &work.files();
@@ -247,6 +259,7 @@ impl Caller<'_> {
         match reply {
             Ok(reply) => {
                 evidence.extend(kept);
+                spend.add(&reply);
                 Ok(reply)
             }
             Err(why) => {
@@ -269,25 +282,22 @@ impl Caller<'_> {
     /// findings. It runs in a private checkout of the round's snapshot
     /// `tree` (SPEC §8.4), removed when the call ends. An output that reads
     /// as no review keeps it under `failed/`.
-    #[allow(clippy::too_many_arguments)]
     pub(super) fn review(
         &self,
+        turn: &mut Turn<'_>,
         reviewer: &Agent,
-        history: &History,
-        spend: &mut Spend,
-        round: u32,
         vars: &[(&str, &str)],
         tree: &str,
         patch: &[u8],
-        work: &WorkDir,
-        evidence: &mut Vec<(String, Vec<u8>)>,
     ) -> anyhow::Result<Review> {
+        let (history, round, work) = (turn.history, turn.round, turn.work);
         let lp = self.lp;
         let base = lp.contract().base.as_str();
         let checkout = checkout_for(lp, reviewer, tree)
             .map_err(|e| anyhow::anyhow!("round {round}: {e}; nothing was recorded"))?;
         if let Some(note) = checkout.note(tree, base) {
-            evidence.push(("reviewer.checkout.txt".into(), note.into_bytes()));
+            turn.evidence
+                .push(("reviewer.checkout.txt".into(), note.into_bytes()));
         }
         work.write(&work.files().patch, patch)?;
         let open: Vec<&Finding> = history
@@ -303,18 +313,7 @@ impl Caller<'_> {
         vars.push(("open_findings", list.as_str()));
         vars.push(("patch", excerpt.as_str()));
         let text = prompt::render(&self.template(Role::Reviewer)?, &vars);
-        let reply = self.call(
-            Role::Reviewer,
-            reviewer,
-            history,
-            spend,
-            round,
-            &text,
-            checkout.path(),
-            work,
-            evidence,
-        )?;
-        spend.add(&reply);
+        let reply = self.call(turn, Role::Reviewer, reviewer, &text, checkout.path())?;
         let raw = reply.review.unwrap_or_default();
         // The reviewer ran in the checkout: its absolute paths are there.
         let root = checkout.path().to_string_lossy();

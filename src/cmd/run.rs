@@ -25,7 +25,7 @@ use crate::rules::Rule;
 use crate::state::State;
 use crate::statefs;
 
-use super::round::{Caller, RunLock, Spend};
+use super::round::{Caller, RunLock, Spend, Turn};
 use super::scratch::WorkDir;
 
 pub fn run(state: &State, mut args: RunArgs) -> anyhow::Result<Exit> {
@@ -274,9 +274,13 @@ impl Driver<'_> {
         let files = work.files();
         let schema = prompt::schema_for_agents();
         work.write(&files.schema, schema.as_bytes())?;
-        let mut evidence: Vec<(String, Vec<u8>)> =
-            vec![("task.md".into(), self.task.as_bytes().to_vec())];
-        let mut spend = Spend::default();
+        let mut turn = Turn {
+            history,
+            round,
+            work: &work,
+            spend: Spend::default(),
+            evidence: vec![("task.md".into(), self.task.as_bytes().to_vec())],
+        };
         let floor = contract.severity_floor;
         let open: Vec<&Finding> = history
             .registry
@@ -302,18 +306,7 @@ impl Driver<'_> {
             let text = prompt::render(&caller.template(Role::Writer)?, &vars);
             let doc = json!({ "findings": must_fix });
             work.write(&files.findings, &serde_json::to_vec_pretty(&doc)?)?;
-            let reply = caller.call(
-                Role::Writer,
-                self.writer,
-                history,
-                &spend,
-                round,
-                &text,
-                &lp.repo,
-                &work,
-                &mut evidence,
-            )?;
-            spend.add(&reply);
+            let reply = caller.call(&mut turn, Role::Writer, self.writer, &text, &lp.repo)?;
             responses = reply.responses;
             self.writer_done.set(true);
         }
@@ -321,18 +314,15 @@ impl Driver<'_> {
         let begun = phase::begin(lp, history, lp.worktree_tree()?)?;
         // A writer that changed nothing while must-fix findings are open is
         // `stalled`: no reviewer call is spent on an unchanged tree.
-        let guarded = begun.guard(history, (spend.usd, spend.tokens), &responses, !skip_writer);
+        let spent = (turn.spend.usd, turn.spend.tokens);
+        let guarded = begun.guard(history, spent, &responses, !skip_writer);
         let review = if guarded.wants_review() {
             Some(caller.review(
+                &mut turn,
                 self.reviewer,
-                history,
-                &mut spend,
-                round,
                 &base_vars,
                 &begun.snapped.snap.tree,
                 &begun.snapped.patch.text,
-                &work,
-                &mut evidence,
             )?)
         } else {
             None
@@ -343,9 +333,9 @@ impl Driver<'_> {
             Submission::driven(
                 review,
                 responses,
-                (spend.usd, spend.tokens),
+                (turn.spend.usd, turn.spend.tokens),
                 super::now()?,
-                evidence,
+                turn.evidence,
                 Some(std::sync::Arc::clone(self.interrupt)),
             ),
             "ran",

@@ -14,7 +14,7 @@ use anyhow::Context as _;
 use serde::{Deserialize, Serialize};
 
 use super::super::incident;
-use super::super::round::{self, Caller, RunLock, Spend};
+use super::super::round::{self, Caller, RunLock, Spend, Turn};
 use super::super::scratch::WorkDir;
 use crate::agent::progress::Silent;
 use crate::agent::prompt;
@@ -409,7 +409,7 @@ impl Hook<'_> {
         let session = self.transcript();
         let (note, writer_tokens) = self.count(history, &session);
         let task = task_of(&session);
-        let mut evidence: Vec<(String, Vec<u8>)> = vec![
+        let evidence: Vec<(String, Vec<u8>)> = vec![
             ("task.md".into(), task.clone().into_bytes()),
             ("hook.payload.json".into(), self.input.to_vec()),
             (HOOK_FILE.into(), serde_json::to_vec_pretty(&note)?),
@@ -436,12 +436,19 @@ impl Hook<'_> {
             ),
         };
 
-        let mut spend = Spend::default();
-        spend.add_parts(None, writer_tokens);
+        let mut turn = Turn {
+            history,
+            round,
+            work: &work,
+            spend: Spend::default(),
+            evidence,
+        };
+        turn.spend.add_parts(None, writer_tokens);
         // The tree was taken before the run lock; the patch is from the
         // round before it as the ledger stands now.
         let begun = phase::begin(lp, history, tree.to_string())?;
-        let guarded = begun.guard(history, (spend.usd, spend.tokens), &responses, true);
+        let spent = (turn.spend.usd, turn.spend.tokens);
+        let guarded = begun.guard(history, spent, &responses, true);
         let review = if !guarded.wants_review() {
             None
         } else {
@@ -454,15 +461,11 @@ impl Hook<'_> {
                 interrupt: &interrupt,
             };
             match caller.review(
+                &mut turn,
                 self.reviewer,
-                history,
-                &mut spend,
-                round,
                 &vars,
                 &begun.snapped.snap.tree,
                 &begun.snapped.patch.text,
-                &work,
-                &mut evidence,
             ) {
                 Ok(review) => Some(review),
                 Err(err) => {
@@ -481,9 +484,9 @@ impl Hook<'_> {
             Submission::driven(
                 review,
                 responses,
-                (spend.usd, spend.tokens),
+                (turn.spend.usd, turn.spend.tokens),
                 super::super::now()?,
-                evidence,
+                turn.evidence,
                 None,
             ),
             "was reviewed",
