@@ -12,7 +12,7 @@ use std::path::Path;
 use std::process::Command;
 
 use clap::Parser;
-use referee::cli::Cli;
+use referee::cmd::cli::Cli;
 
 /// The scripted pair, one shell script for both roles. `referee` tells it the
 /// role and the round in `REFEREE_ROLE` / `REFEREE_ROUND`; it edits files as

@@ -3,7 +3,6 @@
 pub mod agent;
 pub(crate) mod anchor;
 pub(crate) mod checkout;
-pub mod cli;
 pub mod cmd;
 pub mod contract;
 pub mod digest;

@@ -1,6 +1,6 @@
 use clap::Parser;
 
 fn main() -> std::process::ExitCode {
-    let cli = referee::cli::Cli::parse();
+    let cli = referee::cmd::cli::Cli::parse();
     referee::cmd::main(cli).into()
 }

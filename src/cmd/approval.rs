@@ -2,14 +2,27 @@
 //! tree), leaving out the state folder, is byte-for-byte the tree a person
 //! approved; 20 naming the paths that differ; 1 when nothing is approved.
 
+use clap::Args;
 use serde_json::json;
 
-use crate::cli::ApprovalCheckArgs;
 use crate::engine::History;
 use crate::exit::Exit;
 use crate::ledger::Kind;
 use crate::snapshot;
+use crate::state::LoopSelect;
 use crate::state::State;
+
+#[derive(Debug, Args)]
+pub struct ApprovalCheckArgs {
+    #[command(flatten)]
+    pub select: LoopSelect,
+    /// Check this commit's tree instead of the working tree.
+    #[arg(long, value_name = "R")]
+    pub rev: Option<String>,
+    /// Print JSON.
+    #[arg(long)]
+    pub json: bool,
+}
 
 pub fn check(state: &State, args: ApprovalCheckArgs) -> anyhow::Result<Exit> {
     let lp = super::open_loop(state, &args.select)?;

@@ -1,9 +1,36 @@
 //! `referee completions SHELL`: writes a completion script to stdout.
 
+use clap::Args;
 use clap::CommandFactory;
 
-use crate::cli::{Cli, CompletionsArgs};
+use crate::cmd::cli::Cli;
 use crate::exit::Exit;
+use crate::state::LoopSelect;
+
+/// `referee man`.
+#[derive(Debug, Args)]
+pub struct ManArgs {
+    /// The command whose page to print (`record`, `ledger verify`); none:
+    /// the page of `referee` itself.
+    #[arg(value_name = "COMMAND")]
+    pub command: Vec<String>,
+}
+
+#[derive(Debug, Args)]
+pub struct CompleteArgs {
+    /// `loops` or `ids`.
+    #[arg(value_parser = ["loops", "ids"])]
+    pub what: String,
+    #[command(flatten)]
+    pub select: LoopSelect,
+}
+
+#[derive(Debug, Args)]
+pub struct CompletionsArgs {
+    /// The shell.
+    #[arg(value_enum)]
+    pub shell: clap_complete::Shell,
+}
 
 pub fn run(args: CompletionsArgs) -> anyhow::Result<Exit> {
     let mut script = Vec::new();
@@ -92,7 +119,7 @@ _referee_ids() {
 /// completion must never print noise at the prompt).
 pub fn complete(
     dir: Option<&std::path::Path>,
-    args: crate::cli::CompleteArgs,
+    args: crate::cmd::completions::CompleteArgs,
 ) -> anyhow::Result<Exit> {
     let Ok(state) = crate::state::State::locate(dir) else {
         return Ok(Exit::Success);
@@ -120,7 +147,7 @@ pub fn complete(
 /// definitions as `--help`: `referee` itself, or one subcommand's
 /// (`referee-record(1)`, `referee-ledger-verify(1)`), each with the exit
 /// status.
-pub fn man(args: crate::cli::ManArgs) -> anyhow::Result<Exit> {
+pub fn man(args: crate::cmd::completions::ManArgs) -> anyhow::Result<Exit> {
     let mut cmd = Cli::command();
     cmd.build();
     let mut name = String::from("referee");

@@ -2,11 +2,38 @@
 
 use std::fmt::Write;
 
-use crate::cli::{AmendArgs, LoopArgs};
+use clap::Args;
+
+use crate::cmd::cli::LoopArgs;
 use crate::contract::MAX_ROUNDS_LIMIT;
 use crate::exit::{Exit, UsageError};
 use crate::ledger::{Draft, Kind, Row};
+use crate::state::LoopSelect;
 use crate::state::State;
+
+#[derive(Debug, Args)]
+pub struct AmendArgs {
+    #[command(flatten)]
+    pub select: LoopSelect,
+    /// A higher round cap.
+    #[arg(long, allow_negative_numbers = true, value_name = "N")]
+    pub max_rounds: Option<i64>,
+    /// A higher spend cap in US dollars (`budget.usd`).
+    #[arg(long, allow_negative_numbers = true, value_name = "X")]
+    pub budget_usd: Option<f64>,
+    /// A higher token cap (`budget.tokens`).
+    #[arg(long, allow_negative_numbers = true, value_name = "N")]
+    pub budget_tokens: Option<i64>,
+    /// Who amends.
+    #[arg(long, value_name = "NAME")]
+    pub by: String,
+    /// Why, in writing.
+    #[arg(long, value_name = "TEXT")]
+    pub reason: String,
+    /// Print JSON.
+    #[arg(long)]
+    pub json: bool,
+}
 
 pub fn show(state: &State, args: LoopArgs) -> anyhow::Result<Exit> {
     let files = super::open_loop(state, &args.select)?;

@@ -2,9 +2,9 @@
 //! what `init` does, and `run --from` when the loop has no contract yet.
 
 use anyhow::Context;
+use clap::Args;
 use toml::{Table, Value};
 
-use crate::cli::InitArgs;
 use crate::contract::load;
 use crate::contract::{Contract, LoopName, Preset, render};
 use crate::exit::UsageError;
@@ -12,6 +12,62 @@ use crate::git;
 use crate::ledger::Store;
 use crate::state::State;
 use crate::statefs;
+
+#[derive(Debug, Args)]
+pub struct InitArgs {
+    /// Loop name: `[a-z0-9][a-z0-9._-]{0,63}` (default: the template's, else `main`).
+    #[arg(long = "loop", value_name = "LOOP")]
+    pub name: Option<String>,
+    /// Start from a template: a shipped name (`cross-review`, ...) or a TOML file.
+    #[arg(long, value_name = "TEMPLATE")]
+    pub from: Option<String>,
+    /// Round cap.
+    #[arg(long, allow_negative_numbers = true, value_name = "N")]
+    pub max_rounds: Option<i64>,
+    /// Severity floor: findings at or above it are must-fix.
+    #[arg(long = "floor", value_name = "LEVEL")]
+    pub floor: Option<String>,
+    /// Glob of files the writer may touch (repeatable).
+    #[arg(long, value_name = "GLOB")]
+    pub scope: Vec<String>,
+    /// `absent` or `explicit`.
+    #[arg(long, value_name = "MODE")]
+    pub closure: Option<String>,
+    /// Progress guards in force, comma-separated: `stalled,disputed` (the
+    /// default), one of them, or `none`.
+    #[arg(long, value_name = "LIST")]
+    pub guards: Option<String>,
+    /// Spend cap in US dollars over the whole loop.
+    #[arg(long, allow_negative_numbers = true, value_name = "X")]
+    pub budget_usd: Option<f64>,
+    /// Token cap over the whole loop.
+    #[arg(long, allow_negative_numbers = true, value_name = "N")]
+    pub budget_tokens: Option<i64>,
+    /// Writer preset.
+    #[arg(long, value_name = "PRESET")]
+    pub writer: Option<String>,
+    /// Reviewer preset.
+    #[arg(long, value_name = "PRESET")]
+    pub reviewer: Option<String>,
+    /// The writer's argv for the `command` preset (implied), as one string
+    /// split like a shell would split words (`'sh agent.sh --fast'`); no
+    /// shell ever runs it.
+    #[arg(long, value_name = "ARGV")]
+    pub writer_command: Option<String>,
+    /// The reviewer's argv for the `command` or `tests` preset (default
+    /// `command`), split like `--writer-command`.
+    #[arg(long, value_name = "ARGV")]
+    pub reviewer_command: Option<String>,
+    /// Git revision the loop starts from (default: HEAD).
+    #[arg(long, value_name = "REV")]
+    pub base: Option<String>,
+    /// Replace a contract whose loop has not started yet.
+    #[arg(long)]
+    pub force: bool,
+    /// Print JSON.
+    #[arg(long)]
+    pub json: bool,
+}
 
 /// The name of the loop `args` would write, and the path of its contract.
 pub(super) fn target(

@@ -3,14 +3,30 @@
 //! the last round's snapshot. An approval of a tree that changed since is
 //! refused.
 
+use clap::Args;
 use serde_json::json;
 
-use crate::cli::DecisionArgs;
 use crate::engine::History;
 use crate::exit::{Exit, UsageError};
 use crate::ledger::{Draft, Kind};
 use crate::snapshot;
+use crate::state::LoopSelect;
 use crate::state::State;
+
+#[derive(Debug, Args)]
+pub struct DecisionArgs {
+    #[command(flatten)]
+    pub select: LoopSelect,
+    /// Who decides.
+    #[arg(long, value_name = "NAME")]
+    pub by: String,
+    /// Why.
+    #[arg(long, value_name = "TEXT")]
+    pub reason: Option<String>,
+    /// Print JSON.
+    #[arg(long)]
+    pub json: bool,
+}
 
 pub fn approve(state: &State, args: DecisionArgs) -> anyhow::Result<Exit> {
     decide(state, args, Kind::Approve)

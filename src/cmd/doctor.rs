@@ -10,15 +10,27 @@ use std::path::{Path, PathBuf};
 use std::sync::atomic::AtomicBool;
 use std::time::Duration;
 
+use clap::Args;
 use serde::Serialize;
 use serde_json::Value;
 
-use crate::cli::DoctorArgs;
 use crate::contract::Preset;
 use crate::exit::Exit;
 use crate::hook::boundary::{self, CLAUDE_SETTINGS};
 use crate::hook::settings::{self, SANDBOX_SWITCHES};
 use crate::state::State;
+
+/// Reads the agents' settings for this repository (never writing, never
+/// trying as the agent) and says, for each agent, whether referee's hook,
+/// deny rules, sandbox or permission profile are there, what the agent
+/// could still write, and what that means. Exits 0 unless the repository
+/// cannot be read.
+#[derive(Debug, Args)]
+pub struct DoctorArgs {
+    /// Print JSON.
+    #[arg(long)]
+    pub json: bool,
+}
 
 /// How long one `--version` may take.
 const VERSION_TIMEOUT: Duration = Duration::from_secs(5);

@@ -1,13 +1,30 @@
 //! `referee findings`: every finding of a loop with its history.
 
-use crate::cli::FindingsArgs;
+use clap::Args;
+
 use crate::engine::History;
 use crate::engine::accounting::FindingStanding;
 use crate::exit::Exit;
 use crate::findings::{IdSource, junit};
 use crate::report::findings::FindingsFormat;
 use crate::report::findings::{self, Listed};
+use crate::state::LoopSelect;
 use crate::state::State;
+
+#[derive(Debug, Args)]
+pub struct FindingsArgs {
+    #[command(flatten)]
+    pub select: LoopSelect,
+    /// Only findings still open.
+    #[arg(long)]
+    pub open: bool,
+    /// Output format.
+    #[arg(long, value_enum, default_value_t = FindingsFormat::Table)]
+    pub format: FindingsFormat,
+    /// Same as `--format json`.
+    #[arg(long)]
+    pub json: bool,
+}
 
 pub fn run(state: &State, args: FindingsArgs) -> anyhow::Result<Exit> {
     let lp = super::open_loop(state, &args.select)?;

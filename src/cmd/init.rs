@@ -1,6 +1,6 @@
 //! `referee init`: writes the loop contract before round 1.
 
-use crate::cli::InitArgs;
+use crate::cmd::create::InitArgs;
 use crate::contract::{Contract, LoopName};
 use crate::exit::Exit;
 use crate::state::State;

@@ -6,7 +6,7 @@ use std::sync::atomic::AtomicBool;
 
 use serde_json::json;
 
-use crate::cli::LoopArgs;
+use crate::cmd::cli::LoopArgs;
 use crate::engine::accounting::FindingStanding;
 use crate::engine::{History, judge_state};
 use crate::exit::Exit;

@@ -1,13 +1,28 @@
 //! `referee ledger show|verify|repair`.
 
+use clap::Args;
+
 use crate::anchor::chain::Standing;
-use crate::cli::{LedgerShowArgs, LoopArgs};
+use crate::cmd::cli::LoopArgs;
 use crate::digest::sha256_hex;
 use crate::exit::Exit;
 use crate::ledger::Store;
 use crate::report;
 use crate::report::ledger::LedgerFormat;
+use crate::state::LoopSelect;
 use crate::state::State;
+
+#[derive(Debug, Args)]
+pub struct LedgerShowArgs {
+    #[command(flatten)]
+    pub select: LoopSelect,
+    /// Output format.
+    #[arg(long, value_enum, default_value_t = LedgerFormat::Table)]
+    pub format: LedgerFormat,
+    /// Same as `--format json`.
+    #[arg(long)]
+    pub json: bool,
+}
 
 pub fn show(state: &State, args: LedgerShowArgs) -> anyhow::Result<Exit> {
     let (name, store) = store_of(state, &args.select)?;

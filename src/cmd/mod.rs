@@ -3,7 +3,7 @@
 
 use std::io::Write;
 
-use crate::cli::{
+use crate::cmd::cli::{
     ApprovalCommand, Cli, Command, ContractCommand, HookCommand, JudgeCommand, LedgerCommand,
     SkillCommand,
 };
@@ -11,6 +11,7 @@ use crate::exit::{Exit, UsageError};
 use crate::state::State;
 
 mod approval;
+pub mod cli;
 mod completions;
 mod contract;
 mod create;

@@ -4,11 +4,22 @@
 use std::io::Write;
 
 use anyhow::Context;
+use clap::Args;
 
-use crate::cli::ParseArgs;
 use crate::exit::Exit;
 use crate::findings;
+use crate::findings::Format;
 use crate::state::State;
+
+#[derive(Debug, Args)]
+pub struct ParseArgs {
+    /// Input format.
+    #[arg(long, value_enum, default_value_t = Format::Auto)]
+    pub format: Format,
+    /// The reviewer's output (`-` for stdin).
+    #[arg(value_name = "F")]
+    pub input: String,
+}
 
 pub fn run(args: ParseArgs) -> anyhow::Result<Exit> {
     let name = if args.input == "-" {

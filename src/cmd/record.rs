@@ -2,16 +2,47 @@
 //! the writer's responses, hands them to the engine, prints the row and the
 //! verdict (and the hand-off when the loop escalates), exits 10/0/20.
 
-use anyhow::Context;
+use std::path::PathBuf;
 
-use crate::cli::RecordArgs;
+use anyhow::Context;
+use clap::Args;
+
 use crate::engine::{self, History, Recorded, Review, Submission};
 use crate::exit::{Exit, UsageError};
+use crate::findings::Format;
 use crate::findings::{self, responses};
 use crate::report::handoff::HandoffFormat;
 use crate::report::round::{self, RoundView};
 use crate::rules::Rule;
+use crate::state::LoopSelect;
 use crate::state::State;
+
+#[derive(Debug, Args)]
+pub struct RecordArgs {
+    #[command(flatten)]
+    pub select: LoopSelect,
+    /// The reviewer's output (`-` for stdin).
+    #[arg(long, value_name = "F")]
+    pub findings: String,
+    /// Input format.
+    #[arg(long, value_enum, default_value_t = Format::Auto)]
+    pub format: Format,
+    /// The writer's responses (`{"responses": [...]}`).
+    #[arg(long, value_name = "F")]
+    pub responses: Option<PathBuf>,
+    /// What this round cost in US dollars.
+    #[arg(long, value_name = "X", allow_negative_numbers = true)]
+    pub cost_usd: Option<f64>,
+    /// Tokens this round used.
+    #[arg(long, value_name = "N")]
+    pub tokens: Option<u64>,
+    /// Callers that retry pass the same key; a second call returns the first's outcome.
+    #[arg(long, value_name = "K")]
+    pub idempotency_key: Option<String>,
+    /// Print JSON.
+    #[arg(long)]
+    pub json: bool,
+}
 
 /// The least address space `record` is started in. A failed allocation
 /// aborts the process (it cannot be answered with an error), and a debug

@@ -2,13 +2,28 @@
 //! rounds and shows where it would have stopped. Writes nothing.
 
 use std::fmt::Write as _;
+use std::path::PathBuf;
 
-use crate::cli::ReplayArgs;
+use clap::Args;
+
 use crate::contract::Contract;
 use crate::engine::History;
 use crate::engine::replay::replay;
 use crate::exit::Exit;
+use crate::state::LoopSelect;
 use crate::state::State;
+
+#[derive(Debug, Args)]
+pub struct ReplayArgs {
+    #[command(flatten)]
+    pub select: LoopSelect,
+    /// The contract whose rules to apply.
+    #[arg(long, value_name = "F")]
+    pub contract: PathBuf,
+    /// Print JSON.
+    #[arg(long)]
+    pub json: bool,
+}
 
 pub fn run(state: &State, args: ReplayArgs) -> anyhow::Result<Exit> {
     let lp = super::open_loop(state, &args.select)?;

@@ -4,7 +4,8 @@
 
 use std::path::{Path, PathBuf};
 
-use crate::cli::ReportArgs;
+use clap::Args;
+
 use crate::contract::LoopName;
 use crate::engine::History;
 use crate::exit::Exit;
@@ -12,6 +13,19 @@ use crate::ledger::{Kind, Store, Verdict};
 use crate::report::summary::ReportFormat;
 use crate::report::summary::{self, LoopSummary};
 use crate::state::State;
+
+#[derive(Debug, Args)]
+pub struct ReportArgs {
+    /// Output format.
+    #[arg(long, value_enum, default_value_t = ReportFormat::Table)]
+    pub format: ReportFormat,
+    /// Same as `--format json`.
+    #[arg(long)]
+    pub json: bool,
+    /// State folders or ledger files (default: the state folder).
+    #[arg(value_name = "PATH")]
+    pub paths: Vec<PathBuf>,
+}
 
 pub fn run(state: &State, args: ReportArgs) -> anyhow::Result<Exit> {
     let mut loops = Vec::new();

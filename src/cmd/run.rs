@@ -5,15 +5,18 @@
 //! round that fails or is interrupted records nothing, and the next `run`
 //! starts it again.
 
+use std::path::PathBuf;
 use std::sync::atomic::AtomicBool;
 
 use anyhow::Context as _;
+use clap::Args;
 use serde_json::json;
 
+use super::round::{Caller, RunLock, Spend, Turn};
+use super::scratch::WorkDir;
 use crate::agent::preset::{self, Role};
 use crate::agent::process;
 use crate::agent::prompt;
-use crate::cli::RunArgs;
 use crate::contract::Agent;
 use crate::engine::phase;
 use crate::engine::{self, History, Loop, Recorded, Submission};
@@ -22,11 +25,34 @@ use crate::findings::Finding;
 use crate::report::progress::Printer;
 use crate::report::round::RoundView;
 use crate::rules::Rule;
+use crate::state::LoopSelect;
 use crate::state::State;
 use crate::statefs;
 
-use super::round::{Caller, RunLock, Spend, Turn};
-use super::scratch::WorkDir;
+#[derive(Debug, Args)]
+pub struct RunArgs {
+    #[command(flatten)]
+    pub select: LoopSelect,
+    /// Write the contract from this template (a shipped name or a TOML file)
+    /// when the loop has none yet; an existing contract is kept (for CI).
+    #[arg(long, value_name = "TEMPLATE")]
+    pub from: Option<String>,
+    /// The task for the writer.
+    #[arg(long, value_name = "TEXT", conflicts_with = "task_file")]
+    pub task: Option<String>,
+    /// Read the task from a file.
+    #[arg(long, value_name = "F")]
+    pub task_file: Option<PathBuf>,
+    /// Review the existing changes before any writer call.
+    #[arg(long)]
+    pub review_first: bool,
+    /// Print only the outcome (and the hand-off), no progress.
+    #[arg(long, conflicts_with = "json")]
+    pub quiet: bool,
+    /// Print JSON lines of round events on stdout.
+    #[arg(long)]
+    pub json: bool,
+}
 
 pub fn run(state: &State, mut args: RunArgs) -> anyhow::Result<Exit> {
     if let Some(from) = args.from.clone() {
@@ -177,7 +203,7 @@ fn preflight(
 /// `--from`: writes the loop's contract from the template unless the loop
 /// has one (a CI job that resumes keeps its contract), and selects the loop.
 fn contract_from(state: &State, args: &mut RunArgs, from: &str) -> anyhow::Result<()> {
-    let init = crate::cli::InitArgs {
+    let init = crate::cmd::create::InitArgs {
         name: args.select.name.clone(),
         from: Some(from.to_string()),
         max_rounds: None,

@@ -6,9 +6,22 @@
 use std::path::{Path, PathBuf};
 
 use anyhow::Context;
+use clap::Args;
 
-use crate::cli::SkillInstallArgs;
 use crate::exit::Exit;
+
+#[derive(Debug, Args)]
+pub struct SkillInstallArgs {
+    /// Only the Claude Code skill.
+    #[arg(long)]
+    pub claude: bool,
+    /// Only the Codex `AGENTS.md` section.
+    #[arg(long)]
+    pub codex: bool,
+    /// Print JSON.
+    #[arg(long)]
+    pub json: bool,
+}
 
 /// The Claude Code skill, as shipped.
 pub const CLAUDE_SKILL: &str = include_str!("../../skills/loop-referee/SKILL.md");

@@ -5,7 +5,7 @@ use std::fmt::Write as _;
 use serde_json::json;
 
 use crate::anchor::chain::Standing;
-use crate::cli::LoopArgs;
+use crate::cmd::cli::LoopArgs;
 use crate::engine::accounting::{FindingStanding, Tracked};
 use crate::engine::{History, LoopStanding};
 use crate::exit::Exit;

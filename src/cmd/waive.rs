@@ -2,13 +2,33 @@
 //! ledger. The finding stops counting as must-fix; reported again, it is
 //! waived noise, never reopened.
 
-use crate::cli::WaiveArgs;
+use clap::Args;
+
 use crate::engine::History;
 use crate::engine::accounting::FindingStanding;
 use crate::exit::{Exit, UsageError};
 use crate::ledger::{Draft, Kind};
+use crate::state::LoopSelect;
 use crate::state::State;
 use crate::text::one_line;
+
+#[derive(Debug, Args)]
+pub struct WaiveArgs {
+    #[command(flatten)]
+    pub select: LoopSelect,
+    /// The finding's id.
+    #[arg(value_name = "ID")]
+    pub id: String,
+    /// Who waives.
+    #[arg(long, value_name = "NAME")]
+    pub by: String,
+    /// Why.
+    #[arg(long, value_name = "TEXT")]
+    pub reason: String,
+    /// Print JSON.
+    #[arg(long)]
+    pub json: bool,
+}
 
 pub fn run(state: &State, args: WaiveArgs) -> anyhow::Result<Exit> {
     let by = super::person_words(&args.by);

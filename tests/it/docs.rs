@@ -6,7 +6,7 @@
 use std::path::{Path, PathBuf};
 
 use clap::{CommandFactory, Parser};
-use referee::cli::Cli;
+use referee::cmd::cli::Cli;
 
 fn markdown_files(dir: &Path, out: &mut Vec<PathBuf>) {
     let Ok(entries) = std::fs::read_dir(dir) else {

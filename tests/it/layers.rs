@@ -22,7 +22,6 @@ const FLOORS: &[&[&str]] = &[
     &["engine"],
     &["report"],
     &["hook"],
-    &["cli"],
     &["cmd"],
 ];
 
@@ -163,14 +162,14 @@ fn no_module_imports_one_on_its_own_floor_or_above() {
 #[test]
 fn the_reader_sees_paths_and_groups_and_skips_tests() {
     let code = product_code(
-        "use crate::ledger::Row;\nuse crate::{engine::History, report};\n// crate::cmd in a comment\nfn f() { crate::text::one_line(\"\"); }\n#[cfg(test)]\nmod tests {\n    use crate::cli::Cli;\n}\n",
+        "use crate::ledger::Row;\nuse crate::{engine::History, report};\n// crate::cmd in a comment\nfn f() { crate::text::one_line(\"\"); }\n#[cfg(test)]\nmod tests {\n    use crate::cmd::cli::Cli;\n}\n",
     );
     assert_eq!(named_modules(&code), ["ledger", "engine", "report", "text"]);
 }
 
 /// The modules of `src/cmd/` that commands share; every other one is a
 /// command, and no command calls into another.
-const SHARED_IN_CMD: &[&str] = &["util", "round", "scratch", "incident", "create"];
+const SHARED_IN_CMD: &[&str] = &["cli", "util", "round", "scratch", "incident", "create"];
 
 #[test]
 fn no_command_calls_into_another() {
@@ -197,6 +196,11 @@ fn no_command_calls_into_another() {
             .as_os_str()
             .to_string_lossy();
         let own = own.trim_end_matches(".rs");
+        // The dispatchers name every command: `cli.rs` its arguments,
+        // `mod.rs` its `run`.
+        if own == "cli" || own == "mod" {
+            continue;
+        }
         let code = product_code(&std::fs::read_to_string(path).unwrap());
         for other in &commands {
             if other == own {

@@ -11,11 +11,12 @@
 use std::path::{Path, PathBuf};
 
 use anyhow::Context as _;
+use clap::Args;
 use serde::{Deserialize, Serialize};
 use serde_json::json;
 
 use crate::anchor::pins::Pins;
-use crate::cli::{HookAgent, HookInstallArgs, HookUninstallArgs};
+use crate::cmd::hook::HookAgent;
 use crate::digest::sha256_hex;
 use crate::engine::Loop;
 use crate::exit::Exit;
@@ -25,6 +26,38 @@ use crate::hook::json_edit::Edit;
 use crate::hook::settings::{self, CAP_VAR, Entry, Guard, Made};
 use crate::state::LoopSelect;
 use crate::state::State;
+
+#[derive(Debug, Args)]
+pub struct HookInstallArgs {
+    /// The agent whose settings get the hook.
+    #[arg(long, value_enum)]
+    pub agent: HookAgent,
+    /// The loop the hook referees (default: the one loop in progress when
+    /// the agent stops).
+    #[arg(long = "loop", value_name = "LOOP")]
+    pub name: Option<String>,
+    /// How the agent runs referee (default: `referee` when that is this
+    /// program on PATH, else this program's absolute path).
+    #[arg(long, value_name = "PROGRAM")]
+    pub program: Option<String>,
+    /// Also turn on Claude Code's sandbox for Bash, failing closed, with
+    /// `.referee/` and `.git/` denied to writes (needs `bwrap` and `socat`).
+    #[arg(long)]
+    pub sandbox: bool,
+    /// Print JSON.
+    #[arg(long)]
+    pub json: bool,
+}
+
+#[derive(Debug, Args)]
+pub struct HookUninstallArgs {
+    /// The agent whose settings lose the hook.
+    #[arg(long, value_enum)]
+    pub agent: HookAgent,
+    /// Print JSON.
+    #[arg(long)]
+    pub json: bool,
+}
 
 /// What the hook needs besides the reviewer's call: the snapshot, waiting
 /// for another stop of the same loop, the record.

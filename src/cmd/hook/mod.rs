@@ -1,8 +1,17 @@
 //! `referee hook stop|install|uninstall`: the Stop hook of an interactive
 //! agent session (docs/hooks.md).
 
-mod install;
-mod stop;
+use clap::ValueEnum;
+
+/// The agents whose Stop hook referee serves.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum HookAgent {
+    Claude,
+    Codex,
+}
+
+pub(super) mod install;
+pub(super) mod stop;
 
 pub(super) use install::{install, uninstall};
 pub(super) use stop::stop;

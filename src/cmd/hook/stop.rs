@@ -11,6 +11,7 @@ use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 use anyhow::Context as _;
+use clap::Args;
 use serde::{Deserialize, Serialize};
 
 use super::super::incident;
@@ -18,7 +19,7 @@ use super::super::round::{self, Caller, RunLock, Spend, Turn};
 use super::super::scratch::WorkDir;
 use crate::agent::progress::Silent;
 use crate::agent::prompt;
-use crate::cli::{HookAgent, HookStopArgs};
+use crate::cmd::hook::HookAgent;
 use crate::engine::accounting::FindingStanding;
 use crate::engine::phase;
 use crate::engine::{History, Loop, LoopStanding, Recorded, Submission};
@@ -30,6 +31,20 @@ use crate::hook::{Agent, Payload};
 use crate::report::terminal::escape;
 use crate::state::LoopSelect;
 use crate::state::State;
+
+#[derive(Debug, Args)]
+pub struct HookStopArgs {
+    #[command(flatten)]
+    pub select: LoopSelect,
+    /// The agent sending the payload (default: told from the payload).
+    #[arg(long, value_enum)]
+    pub agent: Option<HookAgent>,
+    /// The project whose loop this hook referees, as `hook install` wrote
+    /// it (default: the host's `CLAUDE_PROJECT_DIR` or `GEMINI_PROJECT_DIR`,
+    /// else the payload's `cwd`).
+    #[arg(long, value_name = "DIR")]
+    pub project: Option<std::path::PathBuf>,
+}
 
 /// The largest payload read; agents send a few kilobytes.
 const MAX_PAYLOAD: u64 = 4 * 1024 * 1024;
