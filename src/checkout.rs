@@ -48,10 +48,22 @@ pub enum CheckoutError {
     #[error(transparent)]
     Fs(#[from] FsError),
     #[error(
-        "the reviewer's file `{path}` is not in the loop's base commit: the writer may have written it, so the reviewer does not run it\n\
-         hint: commit `{path}`, then start the loop again (`referee init --force`)"
+        "the reviewer's file `{path}` is not in the loop's base commit: the writer may have written it, so the reviewer does not run it"
     )]
     NotInBase { path: String },
+}
+
+impl CheckoutError {
+    /// What to do next, if there is an obvious step.
+    pub fn hint(&self) -> Option<String> {
+        match self {
+            CheckoutError::Git(err) => err.hint(),
+            CheckoutError::Fs(err) => err.hint(),
+            CheckoutError::NotInBase { path } => Some(format!(
+                "commit `{path}`, then start the loop again (`referee init --force`)"
+            )),
+        }
+    }
 }
 
 /// One file of the checkout that is the base's, not the snapshot's.

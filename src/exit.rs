@@ -1,4 +1,5 @@
-//! Exit codes, as SPEC §5 fixes them. Pure.
+//! Exit codes, as SPEC §5 fixes them; the usage error that exits 2, and
+//! the error that carries its hints as data. Pure.
 
 /// What the process tells its caller.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -37,6 +38,55 @@ impl From<Exit> for std::process::ExitCode {
 #[derive(Debug, thiserror::Error)]
 #[error("{0}")]
 pub struct UsageError(pub String);
+
+/// An error with the next steps a person can take: its `Display` is the
+/// message alone, and `report::error::render` prints the hints after the
+/// whole cause chain, so a hint never lands in the middle of a message.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Hinted {
+    pub message: String,
+    pub hints: Vec<String>,
+}
+
+impl Hinted {
+    pub fn new(message: impl Into<String>, hint: impl Into<String>) -> Hinted {
+        Hinted::maybe(message, Some(hint.into()))
+    }
+
+    /// `message` with `hint`, if there is one.
+    pub fn maybe(message: impl Into<String>, hint: Option<String>) -> Hinted {
+        Hinted {
+            message: message.into(),
+            hints: hint.into_iter().collect(),
+        }
+    }
+}
+
+/// A message with no hint.
+impl From<String> for Hinted {
+    fn from(message: String) -> Hinted {
+        Hinted::maybe(message, None)
+    }
+}
+
+impl From<&str> for Hinted {
+    fn from(message: &str) -> Hinted {
+        Hinted::maybe(message, None)
+    }
+}
+
+impl std::fmt::Display for Hinted {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.message)
+    }
+}
+
+impl std::error::Error for Hinted {}
+
+/// `message`, with `hint` for what to do next.
+pub fn hinted(message: impl Into<String>, hint: impl Into<String>) -> anyhow::Error {
+    Hinted::new(message, hint).into()
+}
 
 #[cfg(test)]
 mod tests {

@@ -170,7 +170,7 @@ pub fn repository_settings(repo: &Path) -> Result<BTreeMap<String, String>, GitE
 /// A git command that failed, with what it said.
 #[derive(Debug, thiserror::Error)]
 pub enum GitError {
-    #[error("cannot run `git`: {0}\nhint: install git and make sure it is on PATH")]
+    #[error("cannot run `git`: {0}")]
     Spawn(std::io::Error),
     #[error("`git {args}` failed ({status}): {stderr}")]
     Failed {
@@ -178,14 +178,23 @@ pub enum GitError {
         status: String,
         stderr: String,
     },
-    #[error(
-        "git {found} is older than {minimum}, the oldest referee supports\n\
-         hint: install a newer git (https://git-scm.com/downloads) and put it first on PATH"
-    )]
+    #[error("git {found} is older than {minimum}, the oldest referee supports")]
     TooOld { found: Version, minimum: Version },
 }
 
 impl GitError {
+    /// What to do next, if there is an obvious step.
+    pub fn hint(&self) -> Option<String> {
+        match self {
+            GitError::Spawn(_) => Some("install git and make sure it is on PATH".into()),
+            GitError::Failed { .. } => None,
+            GitError::TooOld { .. } => Some(
+                "install a newer git (https://git-scm.com/downloads) and put it first on PATH"
+                    .into(),
+            ),
+        }
+    }
+
     /// The error for a git command that exited non-zero.
     pub fn failed<S: AsRef<OsStr>>(args: &[S], out: &Output) -> GitError {
         GitError::Failed {
@@ -299,15 +308,15 @@ pub struct Layout {
 pub struct NotWorkTree {
     /// What git printed (empty when it only answered "false").
     pub git_said: String,
-    /// What to do, without the `hint: ` prefix.
+    /// What to do.
     pub hint: String,
 }
 
 impl NotWorkTree {
-    /// `: git says: …` (or nothing) then the hint line, to follow "`DIR`
-    /// is not inside a git work tree".
-    pub fn explain(&self) -> String {
-        let said = match self.git_said.is_empty() {
+    /// `; git says: …` (or nothing), to follow "`DIR` is not inside a git
+    /// work tree".
+    pub fn said(&self) -> String {
+        match self.git_said.is_empty() {
             true => String::new(),
             false => {
                 let lines: Vec<String> = self
@@ -321,8 +330,7 @@ impl NotWorkTree {
                     .collect();
                 format!("; git says:\n{}", lines.join("\n"))
             }
-        };
-        format!("{said}\nhint: {}", self.hint)
+        }
     }
 }
 
@@ -933,8 +941,11 @@ global\0core.autocrlf\ninput\0local\0core.autocrlf\nfalse\0local\0core.symlinks\
         };
         assert_eq!(
             err.to_string(),
-            "git 2.25.1 is older than 2.30.0, the oldest referee supports\n\
-             hint: install a newer git (https://git-scm.com/downloads) and put it first on PATH"
+            "git 2.25.1 is older than 2.30.0, the oldest referee supports"
+        );
+        assert_eq!(
+            err.hint().as_deref(),
+            Some("install a newer git (https://git-scm.com/downloads) and put it first on PATH")
         );
     }
 }

@@ -52,10 +52,7 @@ pub struct Patch {
 pub enum SnapshotError {
     #[error(transparent)]
     Git(#[from] GitError),
-    #[error(
-        "loop name `{0}` cannot be part of the git ref `refs/referee/<loop>/round-<n>`\n\
-         hint: use letters, digits, `.`, `_` and `-`, not starting with `.` or `-`"
-    )]
+    #[error("loop name `{0}` cannot be part of the git ref `refs/referee/<loop>/round-<n>`")]
     LoopName(String),
     #[error("cannot copy the index `{from}` to `{to}`: {source}")]
     CopyIndex {
@@ -77,13 +74,11 @@ pub enum SnapshotError {
     #[error("`{rev}` names no commit or tree in `{repo}`")]
     NoTree { rev: String, repo: PathBuf },
     #[error(
-        "`{path}/` is a git repository inside the work tree with no commit (a `git init` in that folder?): git cannot take it into a snapshot, so nothing was recorded\n\
-         hint: remove `{path}/.git`, commit in it, or list `{path}/` in `.gitignore`; then record again"
+        "`{path}/` is a git repository inside the work tree with no commit (a `git init` in that folder?): git cannot take it into a snapshot, so nothing was recorded"
     )]
     EmbeddedWithoutCommit { path: String },
     #[error(
-        "`{file}` changed since the loop started: git reads it whatever referee tells it, and what it ignores or marks binary would be hidden from the snapshot or its patch (sha256 `{then}` then, `{now}` now); nothing was recorded\n\
-         hint: put it back as it was; to ignore or mark a file during a loop, use a `.gitignore` or `.gitattributes` the patch shows"
+        "`{file}` changed since the loop started: git reads it whatever referee tells it, and what it ignores or marks binary would be hidden from the snapshot or its patch (sha256 `{then}` then, `{now}` now); nothing was recorded"
     )]
     InfoChanged {
         file: &'static str,
@@ -91,18 +86,49 @@ pub enum SnapshotError {
         now: String,
     },
     #[error(
-        "{files}: over the {} MiB a snapshot reads of one file, so nothing was recorded (git would read it whole to store it)\n\
-         hint: remove `{first}` or move it out of the work tree (or list it in `.gitignore` before the loop starts); then record again",
+        "{files}: over the {} MiB a snapshot reads of one file, so nothing was recorded (git would read it whole to store it)",
         tree::MAX_FILE >> 20
     )]
     TooLarge { files: String, first: String },
     #[error(
-        "`{path}/` is a git repository inside the work tree that `.gitmodules` does not name: a snapshot would hold its commit id alone, so an edit inside it would be no change to review; nothing was recorded\n\
-         hint: remove `{path}/.git` to have its files reviewed as the repository's own, or make it a submodule (`git submodule add`); then record again"
+        "`{path}/` is a git repository inside the work tree that `.gitmodules` does not name: a snapshot would hold its commit id alone, so an edit inside it would be no change to review; nothing was recorded"
     )]
     Nested { path: String },
     #[error("the loop's snapshot pin `{}`: {what}", crate::statefs::shown(path))]
     Pin { path: PathBuf, what: String },
+    #[error("the loop's snapshot pin `{}`: {cause}", crate::statefs::shown(path))]
+    PinFs {
+        path: PathBuf,
+        cause: crate::statefs::FsError,
+    },
+}
+
+impl SnapshotError {
+    /// What to do next, if there is an obvious step.
+    pub fn hint(&self) -> Option<String> {
+        Some(match self {
+            SnapshotError::Git(err) => return err.hint(),
+            SnapshotError::PinFs { cause, .. } => return cause.hint(),
+            SnapshotError::LoopName(_) => {
+                "use letters, digits, `.`, `_` and `-`, not starting with `.` or `-`".into()
+            }
+            SnapshotError::EmbeddedWithoutCommit { path } => format!(
+                "remove `{path}/.git`, commit in it, or list `{path}/` in `.gitignore`; then record again"
+            ),
+            SnapshotError::InfoChanged { .. } => "put it back as it was; to ignore or mark a file during a loop, use a `.gitignore` or `.gitattributes` the patch shows".into(),
+            SnapshotError::TooLarge { first, .. } => format!(
+                "remove `{first}` or move it out of the work tree (or list it in `.gitignore` before the loop starts); then record again"
+            ),
+            SnapshotError::Nested { path } => format!(
+                "remove `{path}/.git` to have its files reviewed as the repository's own, or make it a submodule (`git submodule add`); then record again"
+            ),
+            SnapshotError::CopyIndex { .. }
+            | SnapshotError::Path { .. }
+            | SnapshotError::Unexpected { .. }
+            | SnapshotError::NoTree { .. }
+            | SnapshotError::Pin { .. } => return None,
+        })
+    }
 }
 
 /// The identity of snapshot commits: fixed, so snapshots work on machines

@@ -6,7 +6,7 @@ use std::path::{Path, PathBuf};
 use anyhow::Context;
 
 use crate::contract::LoopName;
-use crate::exit::UsageError;
+use crate::exit::{UsageError, hinted};
 use crate::statefs::{self, FsError};
 
 /// Selects a loop; may be left out when exactly one loop exists.
@@ -72,12 +72,14 @@ impl State {
                 git_dir_at(&repo).map(|d| canon(&d)) != Some(canon(&known.git_dir))
             });
         if moved {
-            anyhow::bail!(
-                "git gives `{}` as the work tree of `{}`, not the folder its repository is in (`core.worktree` in the repository's config?); referee snapshots only that folder, and nothing was done\n\
-                 hint: `git config --get core.worktree` shows the setting; `git config --unset core.worktree` removes it",
-                repo.display(),
-                cwd.display()
-            );
+            return Err(hinted(
+                format!(
+                    "git gives `{}` as the work tree of `{}`, not the folder its repository is in (`core.worktree` in the repository's config?); referee snapshots only that folder, and nothing was done",
+                    repo.display(),
+                    cwd.display()
+                ),
+                "`git config --get core.worktree` shows the setting; `git config --unset core.worktree` removes it",
+            ));
         }
         let root = match dir {
             Some(dir) if dir.is_absolute() => dir.to_path_buf(),
@@ -181,14 +183,14 @@ impl State {
             if std::fs::symlink_metadata(self.paths(&name).contract).is_err() {
                 let known = self.loops()?;
                 let hint = if known.is_empty() {
-                    "hint: start one with `referee init --loop NAME`".to_string()
+                    "start one with `referee init --loop NAME`".to_string()
                 } else {
-                    format!("hint: loops here: {}", join_names(&known))
+                    format!("loops here: {}", join_names(&known))
                 };
-                anyhow::bail!(
-                    "no loop `{name}` in `{}`\n{hint}",
-                    self.contracts_dir().display()
-                );
+                return Err(hinted(
+                    format!("no loop `{name}` in `{}`", self.contracts_dir().display()),
+                    hint,
+                ));
             }
             return Ok(name);
         }
@@ -199,15 +201,18 @@ impl State {
         };
         match loops.len() {
             1 => Ok(loops.remove(0)),
-            0 if let Some(why) = not_work_tree => Err(anyhow::anyhow!(
-                "no loop in `{}`, and `{}` is not inside a git work tree referee can use (it snapshots rounds with git){}",
-                self.root.display(),
-                shown(&self.repo),
-                why.explain()
+            0 if let Some(why) = not_work_tree => Err(hinted(
+                format!(
+                    "no loop in `{}`, and `{}` is not inside a git work tree referee can use (it snapshots rounds with git){}",
+                    self.root.display(),
+                    shown(&self.repo),
+                    why.said()
+                ),
+                why.hint,
             )),
-            0 => Err(anyhow::anyhow!(
-                "no loop in `{}`\nhint: start one with `referee init --loop NAME`",
-                self.root.display()
+            0 => Err(hinted(
+                format!("no loop in `{}`", self.root.display()),
+                "start one with `referee init --loop NAME`",
             )),
             _ => Err(UsageError(format!(
                 "{} loops exist ({}); name one with `--loop`",

@@ -19,27 +19,24 @@ use std::path::{Component, Path, PathBuf};
 #[derive(Debug, thiserror::Error)]
 pub enum FsError {
     #[error(
-        "`{}` is a symlink: referee never follows links under its state folder\n\
-         hint: remove it; to keep state elsewhere use `--dir` or `REFEREE_DIR`",
+        "`{}` is a symlink: referee never follows links under its state folder",
         shown(path)
     )]
     Link { path: PathBuf },
     #[error(
-        "`{}` is not a folder: referee keeps its state in folders it made\nhint: remove it",
+        "`{}` is not a folder: referee keeps its state in folders it made",
         shown(path)
     )]
     NotFolder { path: PathBuf },
     #[error(
-        "`{}` has {links} hard links: referee never writes a file under its state folder that is also elsewhere\n\
-         hint: remove it",
+        "`{}` has {links} hard links: referee never writes a file under its state folder that is also elsewhere",
         shown(path)
     )]
     HardLinked { path: PathBuf, links: u64 },
     #[error("`{}` is not a plain path below `{}`", shown(path), shown(base))]
     Outside { path: PathBuf, base: PathBuf },
     #[error(
-        "`{}` is {what}, not a regular file: referee reads only files it wrote under its state folder\n\
-         hint: remove it",
+        "`{}` is {what}, not a regular file: referee reads only files it wrote under its state folder",
         shown(path)
     )]
     NotFile { path: PathBuf, what: &'static str },
@@ -49,6 +46,21 @@ pub enum FsError {
         path: PathBuf,
         cause: std::io::Error,
     },
+}
+
+impl FsError {
+    /// What to do next, if there is an obvious step.
+    pub fn hint(&self) -> Option<String> {
+        match self {
+            FsError::Link { .. } => {
+                Some("remove it; to keep state elsewhere use `--dir` or `REFEREE_DIR`".into())
+            }
+            FsError::NotFolder { .. } | FsError::HardLinked { .. } | FsError::NotFile { .. } => {
+                Some("remove it".into())
+            }
+            FsError::Outside { .. } | FsError::Io { .. } => None,
+        }
+    }
 }
 
 fn io<'a>(action: &'static str, path: &'a Path) -> impl FnOnce(std::io::Error) -> FsError + 'a {

@@ -17,6 +17,7 @@ use anyhow::Context as _;
 use serde::{Deserialize, Serialize};
 
 use crate::agent::tree;
+use crate::exit::hinted;
 
 /// One registered agent process tree.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -217,11 +218,11 @@ pub fn refuse_inside_agent(command: &str) -> anyhow::Result<()> {
     let Some(agent) = inside_agent() else {
         return Ok(());
     };
-    Err(anyhow::anyhow!(
-        "`referee {command}` was run from inside {} (pid {}) of loop `{}`: only the referee records a refereed loop's rounds, and only a person waives, rejects, approves, amends, restores, repairs or starts a loop; nothing was done\n\
-         hint: a person runs it from their own shell, outside the agent's session",
-        agent.what,
-        agent.pid,
-        agent.loop_name
+    Err(hinted(
+        format!(
+            "`referee {command}` was run from inside {} (pid {}) of loop `{}`: only the referee records a refereed loop's rounds, and only a person waives, rejects, approves, amends, restores, repairs or starts a loop; nothing was done",
+            agent.what, agent.pid, agent.loop_name
+        ),
+        "a person runs it from their own shell, outside the agent's session",
     ))
 }

@@ -38,13 +38,11 @@ pub mod run_lock;
 #[derive(Debug, thiserror::Error)]
 pub enum AnchorError {
     #[error(
-        "no per-user state folder: neither `REFEREE_STATE_DIR`, `XDG_STATE_HOME` nor `HOME` is set\n\
-         hint: set `REFEREE_STATE_DIR` to a folder outside every work tree"
+        "no per-user state folder: neither `REFEREE_STATE_DIR`, `XDG_STATE_HOME` nor `HOME` is set"
     )]
     NoHome,
     #[error(
-        "the state folder `{}` is inside the work tree `{}`, where the writer agent can reach it\n\
-         hint: set `REFEREE_STATE_DIR` to a folder outside the repository",
+        "the state folder `{}` is inside the work tree `{}`, where the writer agent can reach it",
         shown(root),
         shown(repo)
     )]
@@ -53,6 +51,36 @@ pub enum AnchorError {
     Fs(#[from] FsError),
     #[error("`{}`: {what}", shown(path))]
     Bad { path: PathBuf, what: String },
+    /// `sha256` and `pinned` are the first 12 digits of each.
+    #[error(
+        "`{}`: changed since `referee init` wrote it (sha256 `{sha256}`, pinned `{pinned}`), and only a person changes a contract",
+        shown(path)
+    )]
+    ContractChanged {
+        path: PathBuf,
+        sha256: String,
+        pinned: String,
+    },
+}
+
+impl AnchorError {
+    /// What to do next, if there is an obvious step.
+    pub fn hint(&self) -> Option<String> {
+        match self {
+            AnchorError::NoHome => {
+                Some("set `REFEREE_STATE_DIR` to a folder outside every work tree".into())
+            }
+            AnchorError::InsideRepo { .. } => {
+                Some("set `REFEREE_STATE_DIR` to a folder outside the repository".into())
+            }
+            AnchorError::Fs(err) => err.hint(),
+            AnchorError::Bad { .. } => None,
+            AnchorError::ContractChanged { path, .. } => Some(format!(
+                "if you made the change, pin it with `referee init --from {} --force`",
+                shown(path)
+            )),
+        }
+    }
 }
 
 /// Where the per-user state folder is.
@@ -213,15 +241,10 @@ impl Anchor {
         if pinned == sha256 {
             return Ok(());
         }
-        Err(AnchorError::Bad {
+        Err(AnchorError::ContractChanged {
             path: path.to_path_buf(),
-            what: format!(
-                "changed since `referee init` wrote it (sha256 `{}`, pinned `{}`), and only a person changes a contract\n\
-                 hint: if you made the change, pin it with `referee init --from {} --force`",
-                sha256.get(..12).unwrap_or(sha256),
-                pinned.get(..12).unwrap_or(&pinned),
-                shown(path)
-            ),
+            sha256: sha256.get(..12).unwrap_or(sha256).to_string(),
+            pinned: pinned.get(..12).unwrap_or(&pinned).to_string(),
         })
     }
 

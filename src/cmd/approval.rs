@@ -6,8 +6,9 @@ use clap::Args;
 use serde_json::json;
 
 use crate::engine::History;
-use crate::exit::Exit;
+use crate::exit::{Exit, hinted};
 use crate::ledger::Kind;
+use crate::report::error::with_hints;
 use crate::snapshot;
 use crate::state::LoopSelect;
 use crate::state::State;
@@ -40,11 +41,15 @@ pub fn check(state: &State, args: ApprovalCheckArgs) -> anyhow::Result<Exit> {
             row.by,
             row.at
         ),
-        None => anyhow::bail!(
-            "loop `{}` has no approval\nhint: a person approves with `referee approve --loop {} --by NAME`",
-            lp.name,
-            lp.name
-        ),
+        None => {
+            return Err(hinted(
+                format!("loop `{}` has no approval", lp.name),
+                format!(
+                    "a person approves with `referee approve --loop {} --by NAME`",
+                    lp.name
+                ),
+            ));
+        }
     };
     let exclude: Vec<&str> = lp.exclude.iter().map(String::as_str).collect();
     let (what, tree) = match &args.rev {
@@ -97,15 +102,16 @@ pub fn check(state: &State, args: ApprovalCheckArgs) -> anyhow::Result<Exit> {
             approval.round
         ))?;
     } else if differ.is_none() {
-        super::emit(&format!(
+        let message = format!(
             "not approved: {what} (tree {}) is not the tree approved by {} at {} (tree {}); \
-                 the approved tree is not in this repository, so the differing paths cannot be listed\n\
-                 hint: `git fetch origin 'refs/referee/*:refs/referee/*'` brings the snapshots\n",
+             the approved tree is not in this repository, so the differing paths cannot be listed",
             tree.get(..12).unwrap_or(&tree),
             approval.by,
             approval.at,
             approved.get(..12).unwrap_or(approved),
-        ))?;
+        );
+        let hint = "`git fetch origin 'refs/referee/*:refs/referee/*'` brings the snapshots";
+        super::emit(&format!("{}\n", with_hints(&message, &[hint])))?;
     } else {
         let mut out = format!(
             "not approved: {what} differs from the tree approved by {} at {} (loop `{}`, round {}) in {}:\n",

@@ -6,7 +6,7 @@ use clap::Args;
 
 use crate::cmd::cli::LoopArgs;
 use crate::contract::MAX_ROUNDS_LIMIT;
-use crate::exit::{Exit, UsageError};
+use crate::exit::{Exit, UsageError, hinted};
 use crate::ledger::{Draft, Kind, Row};
 use crate::state::LoopSelect;
 use crate::state::State;
@@ -114,11 +114,16 @@ pub fn amend(state: &State, args: AmendArgs) -> anyhow::Result<Exit> {
     let mut locked = files.store.lock()?;
     let rows = locked.rows()?;
     let Some(last) = rows.last() else {
-        anyhow::bail!(
-            "loop `{}` has not started: nothing is pinned yet\nhint: edit `{}` by hand before round 1",
-            files.name,
-            super::shown(&files.loaded.path)
-        );
+        return Err(hinted(
+            format!(
+                "loop `{}` has not started: nothing is pinned yet",
+                files.name
+            ),
+            format!(
+                "edit `{}` by hand before round 1",
+                super::shown(&files.loaded.path)
+            ),
+        ));
     };
     crate::engine::history::check_pinned(&files, &rows)?;
     let current = crate::engine::history::effective_contract(files.contract(), &rows);
@@ -133,17 +138,21 @@ pub fn amend(state: &State, args: AmendArgs) -> anyhow::Result<Exit> {
         }
         let now = current.max_rounds;
         if n as u32 == now {
-            anyhow::bail!(
-                "--max-rounds {n}: the round cap is {now} already; nothing to amend\n\
-                 hint: to give the writer more rounds, pass a larger number, such as `--max-rounds {}`",
-                now + 2
-            );
+            return Err(hinted(
+                format!("--max-rounds {n}: the round cap is {now} already; nothing to amend"),
+                format!(
+                    "to give the writer more rounds, pass a larger number, such as `--max-rounds {}`",
+                    now + 2
+                ),
+            ));
         }
         if (n as u32) < now {
-            anyhow::bail!(
-                "--max-rounds {n}: an amendment only raises the round cap, and it is {now} now\n\
-                 hint: to stop a loop early, leave it: the hand-off is `referee escalate`"
-            );
+            return Err(hinted(
+                format!(
+                    "--max-rounds {n}: an amendment only raises the round cap, and it is {now} now"
+                ),
+                "to stop a loop early, leave it: the hand-off is `referee escalate`",
+            ));
         }
         changes.push(("max_rounds".into(), now.to_string(), n.to_string()));
     }
@@ -255,11 +264,7 @@ pub fn restore(state: &State, args: LoopArgs) -> anyhow::Result<Exit> {
         return Ok(Exit::Success);
     }
     let kept = crate::snapshot::kept_contract(&state.repo, name.as_str())?.ok_or_else(|| {
-        anyhow::anyhow!(
-            "the pinned bytes of loop `{name}`'s contract are not kept in this repository (`{}` is missing; loops started before referee kept them have none)\n\
-             hint: restore the file from a backup or version control; the ledger pins sha256 `{pinned}`",
-            crate::snapshot::contract_ref(&state.repo, name.as_str()).unwrap_or_default()
-        )
+        hinted(format!("the pinned bytes of loop `{name}`'s contract are not kept in this repository (`{}` is missing; loops started before referee kept them have none)", crate::snapshot::contract_ref(&state.repo, name.as_str()).unwrap_or_default()), format!("restore the file from a backup or version control; the ledger pins sha256 `{pinned}`"))
     })?;
     let kept_sha = crate::digest::sha256_hex(&kept);
     if kept_sha != pinned {

@@ -7,7 +7,7 @@ use toml::{Table, Value};
 
 use crate::contract::load;
 use crate::contract::{Contract, LoopName, Preset, render};
-use crate::exit::UsageError;
+use crate::exit::{UsageError, hinted};
 use crate::git;
 use crate::ledger::Store;
 use crate::state::State;
@@ -119,11 +119,14 @@ pub(super) fn write(
     apply_flags(&mut table, args, &name);
 
     if let Some(why) = git::not_a_work_tree(&state.repo)? {
-        anyhow::bail!(
-            "`{}` is not inside a git work tree referee can use (it snapshots rounds with git){}",
-            super::shown(&state.repo),
-            why.explain()
-        );
+        return Err(hinted(
+            format!(
+                "`{}` is not inside a git work tree referee can use (it snapshots rounds with git){}",
+                super::shown(&state.repo),
+                why.said()
+            ),
+            why.hint,
+        ));
     }
     let base_rev = match table.get("base") {
         Some(Value::String(rev)) => rev.clone(),
@@ -170,12 +173,16 @@ pub(super) fn write(
     let anchor = crate::anchor::Anchor::of(&state.repo, &state.root, name.as_str())?;
     let hashes: Vec<&str> = rows.iter().map(|r| r.row_sha256.as_str()).collect();
     if let crate::anchor::chain::Standing::Broken(b) = anchor.check(&hashes)? {
-        anyhow::bail!(
-            "loop `{name}`: {b}: its anchor on this machine holds rows its ledger does not; nothing was written\n\
-             hint: a ledger you committed comes back with `git checkout -- {}`; to start the loop over for good, a person removes its anchor `{}`",
-            super::shown(&state.paths(&name).ledger),
-            anchor.dir().display()
-        );
+        return Err(hinted(
+            format!(
+                "loop `{name}`: {b}: its anchor on this machine holds rows its ledger does not; nothing was written"
+            ),
+            format!(
+                "a ledger you committed comes back with `git checkout -- {}`; to start the loop over for good, a person removes its anchor `{}`",
+                super::shown(&state.paths(&name).ledger),
+                anchor.dir().display()
+            ),
+        ));
     }
     statefs::replace(&state.root, &path, text.as_bytes())?;
     // The loop's snapshots pin the repository's settings and ignore rules
@@ -336,18 +343,25 @@ fn refuse_overwrite(
     started: bool,
 ) -> anyhow::Result<()> {
     if started {
-        anyhow::bail!(
-            "loop `{name}` has started: its contract `{}` is frozen by the ledger\n\
-             hint: `referee contract amend --loop {name} --max-rounds N --by NAME --reason TEXT` raises the cap; \
-             start a new loop with another `--loop`",
-            super::shown(path)
-        );
+        return Err(hinted(
+            format!(
+                "loop `{name}` has started: its contract `{}` is frozen by the ledger",
+                super::shown(path)
+            ),
+            format!(
+                "`referee contract amend --loop {name} --max-rounds N --by NAME --reason TEXT` raises the cap; \
+             start a new loop with another `--loop`"
+            ),
+        ));
     }
     if !force {
-        anyhow::bail!(
-            "contract `{}` exists (loop `{name}` has not started)\nhint: pass `--force` to replace it, or edit it by hand",
-            super::shown(path)
-        );
+        return Err(hinted(
+            format!(
+                "contract `{}` exists (loop `{name}` has not started)",
+                super::shown(path)
+            ),
+            "pass `--force` to replace it, or edit it by hand",
+        ));
     }
     Ok(())
 }

@@ -7,7 +7,7 @@ use clap::Args;
 use serde_json::json;
 
 use crate::engine::History;
-use crate::exit::{Exit, UsageError};
+use crate::exit::{Exit, UsageError, hinted};
 use crate::ledger::{Draft, Kind};
 use crate::snapshot;
 use crate::state::LoopSelect;
@@ -48,11 +48,16 @@ fn decide(state: &State, args: DecisionArgs, kind: Kind) -> anyhow::Result<Exit>
     let mut locked = lp.store.lock()?;
     let history = History::read(&lp, locked.rows()?)?;
     let Some((row, last)) = &history.last else {
-        anyhow::bail!(
-            "loop `{}` has no round yet: there is nothing to decide on\nhint: `referee record --loop {} --findings FILE` records round 1",
-            lp.name,
-            lp.name
-        );
+        return Err(hinted(
+            format!(
+                "loop `{}` has no round yet: there is nothing to decide on",
+                lp.name
+            ),
+            format!(
+                "`referee record --loop {} --findings FILE` records round 1",
+                lp.name
+            ),
+        ));
     };
     let verb = if kind == Kind::Approve {
         "approve"
@@ -63,19 +68,23 @@ fn decide(state: &State, args: DecisionArgs, kind: Kind) -> anyhow::Result<Exit>
         let now = lp.worktree_tree()?;
         if now != last.snapshot.tree {
             let changed = snapshot::changed_paths(&lp.repo, &last.snapshot.tree, &now)?;
-            anyhow::bail!(
-                "cannot approve loop `{}`: the working tree is not the tree of round {} ({} changed: {})\n\
-                 hint: record another round first (`referee record --loop {} --findings FILE`), or restore the round's tree",
-                lp.name,
-                row.round,
-                crate::text::plural(changed.len(), "path"),
-                changed
-                    .iter()
-                    .map(|p| format!("`{p}`"))
-                    .collect::<Vec<_>>()
-                    .join(", "),
-                lp.name
-            );
+            return Err(hinted(
+                format!(
+                    "cannot approve loop `{}`: the working tree is not the tree of round {} ({} changed: {})",
+                    lp.name,
+                    row.round,
+                    crate::text::plural(changed.len(), "path"),
+                    changed
+                        .iter()
+                        .map(|p| format!("`{p}`"))
+                        .collect::<Vec<_>>()
+                        .join(", ")
+                ),
+                format!(
+                    "record another round first (`referee record --loop {} --findings FILE`), or restore the round's tree",
+                    lp.name
+                ),
+            ));
         }
     }
     let mut draft = Draft::new(kind, row.round, &at);

@@ -18,6 +18,7 @@ use crate::contract::Preset;
 use crate::exit::Exit;
 use crate::hook::boundary::{self, CLAUDE_SETTINGS};
 use crate::hook::settings::{self, SANDBOX_SWITCHES};
+use crate::report::error::with_hints;
 use crate::state::State;
 
 /// Reads the agents' settings for this repository (never writing, never
@@ -268,11 +269,10 @@ fn claude_facts(
         && sandbox_tools
         && !local_off;
     if switches_on && !sandbox_tools {
-        notes.push(
-            "the sandbox is on but `bwrap` or `socat` is not on PATH: with `failIfUnavailable`, Claude Code refuses to start\n\
-             hint: `apt install bubblewrap socat`"
-                .to_string(),
-        );
+        notes.push(with_hints(
+            "the sandbox is on but `bwrap` or `socat` is not on PATH: with `failIfUnavailable`, Claude Code refuses to start",
+            &["`apt install bubblewrap socat`"],
+        ));
     }
     let sandbox = (!sb.is_null()).then(|| Sandbox {
         enabled: switch("enabled") == Some(true),
@@ -447,11 +447,7 @@ fn codex_facts(
     ];
     let mut notes = Vec::new();
     if hook.is_some() && project_trusted != Some(true) {
-        notes.push(format!(
-            "the project is not trusted in `$CODEX_HOME/config.toml`: Codex skips the project's hook without a word\n\
-             hint: add `[projects.\"{}\"]` `trust_level = \"trusted\"`, or run `codex exec --trust` here once",
-            state.repo.display()
-        ));
+        notes.push(with_hints("the project is not trusted in `$CODEX_HOME/config.toml`: Codex skips the project's hook without a word", &[format!("add `[projects.\"{}\"]` `trust_level = \"trusted\"`, or run `codex exec --trust` here once", state.repo.display())]));
     }
     if hook.is_some() {
         notes.push(
@@ -491,10 +487,7 @@ fn overall(agents: &[&AgentFacts]) -> Vec<String> {
                 .join(", ")
         };
         let line = match (&a.hook, a.agent) {
-            (None, agent) => format!(
-                "{agent}: no referee hook installed: nothing referees its stops, and a writer with a shell can do anything you can\n\
-                 hint: `referee hook install --agent {agent}`"
-            ),
+            (None, agent) => with_hints(&format!("{agent}: no referee hook installed: nothing referees its stops, and a writer with a shell can do anything you can"), &[format!("`referee hook install --agent {agent}`")]),
             (Some(_), "claude") if writes.is_empty() && runs.is_empty() => "claude: a writer with a shell can still edit the work tree outside these places and read what you can, because the sandbox denies writes, not reads; the Stop hook runs outside it and records the rounds".to_string(),
             (Some(_), "claude") => {
                 let mut what = Vec::new();
@@ -504,15 +497,18 @@ fn overall(agents: &[&AgentFacts]) -> Vec<String> {
                 if !runs.is_empty() {
                     what.push("run the commands only a person runs".to_string());
                 }
-                format!(
-                    "claude: a writer with a shell can still {} because {}",
-                    what.join(" and "),
-                    match a.sandbox.as_ref().is_some_and(|s| s.in_force) {
-                        true => "the settings leave them open (see above)",
-                        false => "no sandbox holds Claude Code's Bash: the deny rules stop its tools and plain commands, not `python3 -c`, `sh -c` or a script under `bypassPermissions`\n\
-                                  hint: `referee hook install --agent claude --sandbox` (needs `bwrap` and `socat`)",
-                    }
-                )
+                let what = what.join(" and ");
+                match a.sandbox.as_ref().is_some_and(|s| s.in_force) {
+                    true => format!(
+                        "claude: a writer with a shell can still {what} because the settings leave them open (see above)"
+                    ),
+                    false => with_hints(
+                        &format!(
+                            "claude: a writer with a shell can still {what} because no sandbox holds Claude Code's Bash: the deny rules stop its tools and plain commands, not `python3 -c`, `sh -c` or a script under `bypassPermissions`"
+                        ),
+                        &["`referee hook install --agent claude --sandbox` (needs `bwrap` and `socat`)"],
+                    ),
+                }
             }
             (Some(_), _) if writes.is_empty() => "codex: a writer with a shell can still do anything you can when Codex runs with `danger-full-access` or `--dangerously-bypass-approvals-and-sandbox`, because then no sandbox holds; sandboxed without `-s`, it cannot write the state folder, `.git/` or the anchors".to_string(),
             (Some(_), _) => format!(

@@ -11,6 +11,7 @@ use std::path::Path;
 use crate::anchor::pins::Pins;
 use crate::hook::Payload;
 use crate::hook::answer::Answer;
+use crate::report::error::with_hints;
 
 /// Consecutive stops of one session the hook blocks because it could not
 /// judge them, before it lets the agent stop and leaves it to the person.
@@ -48,11 +49,15 @@ pub fn answer(repo: &Path, state_dir: &Path, payload: &Payload, why: &str, at: &
     if count > MAX_ERROR_BLOCKS {
         counts.remove(&session);
         write_counts(&anchor, &counts);
-        return Answer::Tell(format!(
-            "referee: the Stop hook could not judge {MAX_ERROR_BLOCKS} stops in a row of this session, so it lets the agent stop: {why}\n\
-             The loop is not refereed until a person fixes this; nothing was recorded.\n\
-             hint: `referee status` shows the loop; the incidents are kept in `{}`",
-            anchor.file(INCIDENTS).display()
+        return Answer::Tell(with_hints(
+            &format!(
+                "referee: the Stop hook could not judge {MAX_ERROR_BLOCKS} stops in a row of this session, so it lets the agent stop: {why}\n\
+             The loop is not refereed until a person fixes this; nothing was recorded."
+            ),
+            &[format!(
+                "`referee status` shows the loop; the incidents are kept in `{}`",
+                anchor.file(INCIDENTS).display()
+            )],
         ));
     }
     counts.insert(session, count);

@@ -9,7 +9,7 @@ use serde_json::json;
 use crate::cmd::cli::LoopArgs;
 use crate::engine::accounting::FindingStanding;
 use crate::engine::{History, judge_state};
-use crate::exit::Exit;
+use crate::exit::{Exit, hinted};
 use crate::findings::Severity;
 use crate::judge::engine::ask as ask_judge;
 use crate::state::State;
@@ -19,10 +19,13 @@ pub fn ask(state: &State, args: LoopArgs) -> anyhow::Result<Exit> {
     let rows = lp.store.read()?.rows;
     let history = History::read(&lp, rows)?;
     let Some(judge) = history.contract.judge.clone() else {
-        anyhow::bail!(
-            "contract `{}` has no `[judge]` section\nhint: docs/judge.md shows one",
-            super::shown(&lp.loaded.path)
-        );
+        return Err(hinted(
+            format!(
+                "contract `{}` has no `[judge]` section",
+                super::shown(&lp.loaded.path)
+            ),
+            "docs/judge.md shows one",
+        ));
     };
     let Some((row, last)) = history.last.clone() else {
         anyhow::bail!(

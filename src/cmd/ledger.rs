@@ -1,13 +1,15 @@
 //! `referee ledger show|verify|repair`.
 
+use anyhow::Context as _;
 use clap::Args;
 
 use crate::anchor::chain::Standing;
 use crate::cmd::cli::LoopArgs;
 use crate::digest::sha256_hex;
-use crate::exit::Exit;
+use crate::exit::{Exit, hinted};
 use crate::ledger::Store;
 use crate::report;
+use crate::report::error::{render, with_hints};
 use crate::report::ledger::LedgerFormat;
 use crate::state::LoopSelect;
 use crate::state::State;
@@ -52,10 +54,13 @@ pub fn show(state: &State, args: LedgerShowArgs) -> anyhow::Result<Exit> {
         parsed.torn
     };
     if let Some(torn) = torn {
-        eprintln_quiet(&format!(
-            "warning: ledger `{}` ends in a torn line of {} bytes (not shown)\nhint: run `referee ledger repair`",
-            super::shown(store.path()),
-            torn.bytes.len()
+        eprintln_quiet(&with_hints(
+            &format!(
+                "warning: ledger `{}` ends in a torn line of {} bytes (not shown)",
+                super::shown(store.path()),
+                torn.bytes.len()
+            ),
+            &["run `referee ledger repair`"],
         ));
     }
     Ok(Exit::Success)
@@ -101,13 +106,7 @@ pub fn verify(state: &State, args: LoopArgs) -> anyhow::Result<Exit> {
     };
     let anchored = !matches!(standing, Standing::Unanchored);
     let checked = checked.and_then(|summary| match &standing {
-        Standing::Broken(b) => Err(anyhow::anyhow!(
-            "ledger `{}`: {b}\n\
-             hint: the loop's anchor `{}` holds what the referee wrote; a ledger you committed comes back with `git checkout -- {}`",
-            super::shown(store.path()),
-            anchor.dir().display(),
-            super::shown(store.path())
-        )),
+        Standing::Broken(b) => Err(hinted(format!("ledger `{}`: {b}", super::shown(store.path())), format!("the loop's anchor `{}` holds what the referee wrote; a ledger you committed comes back with `git checkout -- {}`", anchor.dir().display(), super::shown(store.path())))),
         // An anchored row pins its evidence, and so its state, by a MAC the
         // writer cannot make: only an unanchored chain needs its states read.
         Standing::Holds { .. } => Ok(summary),
@@ -144,7 +143,7 @@ pub fn verify(state: &State, args: LoopArgs) -> anyhow::Result<Exit> {
         }
         Err(err) => {
             if args.json {
-                let json = serde_json::json!({"loop": name.as_str(), "ok": false, "problem": err.to_string(),
+                let json = serde_json::json!({"loop": name.as_str(), "ok": false, "problem": render(&err),
                                               "anchored": anchored, "lost_rounds": lost_rounds});
                 super::emit_exact(format!("{json}\n").as_bytes())?;
             }
@@ -167,7 +166,7 @@ fn states_agree(store: &Store) -> anyhow::Result<()> {
             && crate::statefs::check(store.base(), &state_file)?.is_some_and(|m| m.is_file());
         if has_state {
             crate::engine::history::read_state(store, row)
-                .map_err(|e| anyhow::anyhow!("row {}: {e:#}", i + 1))?;
+                .with_context(|| format!("row {}", i + 1))?;
         }
     }
     Ok(())
@@ -191,11 +190,13 @@ fn snapshots_hold(
     for (n, round, pinned) in rounds {
         let short = pinned.get(..12).unwrap_or(pinned);
         if missing.contains(pinned) {
-            anyhow::bail!(
-                "row {n}: round {}'s snapshot commit `{short}` is not in this repository\n\
-                 hint: a clone without referee's refs lacks them: `git fetch origin 'refs/referee/*:refs/referee/*'`",
-                *round
-            );
+            return Err(hinted(
+                format!(
+                    "row {n}: round {}'s snapshot commit `{short}` is not in this repository",
+                    *round
+                ),
+                "a clone without referee's refs lacks them: `git fetch origin 'refs/referee/*:refs/referee/*'`",
+            ));
         }
         let reference = snapshot::round_ref(&state.repo, name.as_str(), *round)?;
         match refs.get(round) {
@@ -205,12 +206,15 @@ fn snapshots_hold(
                 commit.get(..12).unwrap_or(commit),
                 *round
             ),
-            None => anyhow::bail!(
-                "row {n}: `{reference}` is missing (the row pins round {}'s snapshot `{short}`)\n\
-                 hint: `git update-ref {reference} {}` puts it back",
-                *round,
-                pinned
-            ),
+            None => {
+                return Err(hinted(
+                    format!(
+                        "row {n}: `{reference}` is missing (the row pins round {}'s snapshot `{short}`)",
+                        *round
+                    ),
+                    format!("`git update-ref {reference} {}` puts it back", pinned),
+                ));
+            }
         }
     }
     Ok(())

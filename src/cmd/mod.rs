@@ -8,6 +8,7 @@ use crate::cmd::cli::{
     SkillCommand,
 };
 use crate::exit::{Exit, UsageError};
+use crate::report::error::render;
 use crate::state::State;
 
 mod approval;
@@ -145,7 +146,7 @@ fn report_error(err: &anyhow::Error) -> Exit {
         return Exit::Success;
     }
     // Errors quote input (ids, names, values): shown like other human text.
-    let message = crate::report::terminal::escape(&format!("{err:#}")).into_owned();
+    let message = crate::report::terminal::escape(&render(err)).into_owned();
     let mut stderr = std::io::stderr().lock();
     let _ = writeln!(stderr, "error: {message}");
     if err.chain().any(|cause| cause.is::<UsageError>()) {

@@ -8,7 +8,7 @@ use anyhow::Context;
 use clap::Args;
 
 use crate::engine::{self, History, Recorded, Review, Submission};
-use crate::exit::{Exit, UsageError};
+use crate::exit::{Exit, UsageError, hinted};
 use crate::findings::Format;
 use crate::findings::{self, responses};
 use crate::report::handoff::HandoffFormat;
@@ -67,11 +67,15 @@ pub fn run(state: &State, args: RecordArgs) -> anyhow::Result<Exit> {
     if let Some(agent) = pins.hook_driving(lp.name.as_str())
         && let Some((pid, cli)) = crate::anchor::authority::below_agent_cli()
     {
-        anyhow::bail!(
-            "loop `{}` is refereed by the {agent} Stop hook installed here, and this `referee record` runs inside {cli} (pid {pid}): only the hook records its rounds; nothing was recorded\n\
-             hint: a person runs it from their own shell; to record by hand for good, take the hook out: `referee hook uninstall --agent {agent}`",
-            lp.name
-        );
+        return Err(hinted(
+            format!(
+                "loop `{}` is refereed by the {agent} Stop hook installed here, and this `referee record` runs inside {cli} (pid {pid}): only the hook records its rounds; nothing was recorded",
+                lp.name
+            ),
+            format!(
+                "a person runs it from their own shell; to record by hand for good, take the hook out: `referee hook uninstall --agent {agent}`"
+            ),
+        ));
     }
     let name = if args.findings == "-" {
         "stdin".to_string()
@@ -154,12 +158,14 @@ fn refuse_small_address_space() -> anyhow::Result<()> {
         return Ok(());
     };
     if soft != RLIM_INFINITY && soft < LEAST_ADDRESS_SPACE {
-        anyhow::bail!(
-            "the address-space limit (`ulimit -v`) is {} MiB, below the {} MiB `referee record` needs; nothing was recorded\n\
-             hint: raise it (`ulimit -v unlimited`, or a larger `prlimit --as`) and record again",
-            soft / 1024 / 1024,
-            LEAST_ADDRESS_SPACE / 1024 / 1024
-        );
+        return Err(hinted(
+            format!(
+                "the address-space limit (`ulimit -v`) is {} MiB, below the {} MiB `referee record` needs; nothing was recorded",
+                soft / 1024 / 1024,
+                LEAST_ADDRESS_SPACE / 1024 / 1024
+            ),
+            "raise it (`ulimit -v unlimited`, or a larger `prlimit --as`) and record again",
+        ));
     }
     Ok(())
 }

@@ -10,6 +10,7 @@ use crate::contract::LoopName;
 use crate::engine::History;
 use crate::exit::Exit;
 use crate::ledger::{Kind, Store, Verdict};
+use crate::report::error::render;
 use crate::report::summary::ReportFormat;
 use crate::report::summary::{self, LoopSummary};
 use crate::state::State;
@@ -107,7 +108,7 @@ fn with_contract(state: &State, name: &LoopName) -> anyhow::Result<LoopSummary> 
     let rows = store.read()?.rows;
     let chain = match store.verify() {
         Ok(_) => "ok".to_string(),
-        Err(e) => chain_problem(&e.to_string()),
+        Err(e) => chain_problem(&render(&e.into())),
     };
     let lp = crate::engine::Loop {
         name: name.clone(),
@@ -169,7 +170,7 @@ fn ledger_file(path: &Path) -> anyhow::Result<LoopSummary> {
     let store = Store::new(path.to_path_buf(), evidence, &genesis);
     let chain = match store.verify() {
         Ok(_) => "ok (no contract to pin)".to_string(),
-        Err(e) => chain_problem(&e.to_string()),
+        Err(e) => chain_problem(&render(&e.into())),
     };
     let (rounds, status, rule, must_fix) = from_rows(&rows);
     Ok(summarize(

@@ -20,6 +20,7 @@ use crate::agent::prompt;
 use crate::anchor::run_lock::{self, Holder, NotTaken};
 use crate::contract::Agent;
 use crate::engine::{History, Loop, Review};
+use crate::exit::Hinted;
 use crate::findings::Finding;
 use crate::redact::redact;
 use crate::statefs;
@@ -321,12 +322,13 @@ impl Caller<'_> {
             Ok(parsed) => parsed,
             Err(err) => {
                 let kept = keep_failure(lp, round, Role::Reviewer, &[("review", &raw)])?;
-                anyhow::bail!(
+                let message = format!(
                     "round {round}: reviewer `{}` gave no readable review: {err}\n\
                      nothing was recorded; its output is in `{}`",
                     reviewer.preset.as_str(),
                     super::shown(&kept)
                 );
+                return Err(Hinted::maybe(message, err.hint()).into());
             }
         };
         Ok(Review::new(raw, parsed))

@@ -20,7 +20,7 @@ use crate::agent::prompt;
 use crate::contract::Agent;
 use crate::engine::phase;
 use crate::engine::{self, History, Loop, Recorded, Submission};
-use crate::exit::{Exit, UsageError};
+use crate::exit::{Exit, Hinted, UsageError, hinted};
 use crate::findings::Finding;
 use crate::report::progress::Printer;
 use crate::report::round::RoundView;
@@ -67,12 +67,16 @@ pub fn run(state: &State, mut args: RunArgs) -> anyhow::Result<Exit> {
         } else {
             "reviewer"
         };
-        anyhow::bail!(
-            "contract `{}` has no `[{missing}]` section: `referee run` needs a writer and a reviewer\n\
-             hint: before round 1, add the sections by hand (docs/presets.md) or write the contract again: `referee init --loop {} --writer claude --reviewer codex --force`; or drive the loop yourself with `referee record`",
-            super::shown(&lp.loaded.path),
-            lp.name
-        );
+        return Err(hinted(
+            format!(
+                "contract `{}` has no `[{missing}]` section: `referee run` needs a writer and a reviewer",
+                super::shown(&lp.loaded.path)
+            ),
+            format!(
+                "before round 1, add the sections by hand (docs/presets.md) or write the contract again: `referee init --loop {} --writer claude --reviewer codex --force`; or drive the loop yourself with `referee record`",
+                lp.name
+            ),
+        ));
     };
     preflight(&lp, &writer, &reviewer)?;
     lp.store.create_base()?;
@@ -130,7 +134,12 @@ pub fn run(state: &State, mut args: RunArgs) -> anyhow::Result<Exit> {
                 } else {
                     format!("`referee run --loop {name}` starts round {round} again")
                 };
-                let err = anyhow::anyhow!("{err:#}\nhint: {hint}");
+                let mut hints = crate::report::error::hints(&err);
+                hints.push(hint);
+                let err = anyhow::Error::new(Hinted {
+                    message: format!("{err:#}"),
+                    hints,
+                });
                 out.error(&err);
                 return Err(err);
             }
@@ -191,11 +200,13 @@ fn preflight(
         }
     }
     if !missing.is_empty() {
-        anyhow::bail!(
-            "cannot start: {} not found on PATH or not executable; no agent was called\n\
-             hint: install it, or point the contract at it (before round 1: edit the contract; after: it is pinned, start a new loop)",
-            missing.join(", ")
-        );
+        return Err(hinted(
+            format!(
+                "cannot start: {} not found on PATH or not executable; no agent was called",
+                missing.join(", ")
+            ),
+            "install it, or point the contract at it (before round 1: edit the contract; after: it is pinned, start a new loop)",
+        ));
     }
     Ok(())
 }
@@ -264,10 +275,13 @@ fn task(lp: &Loop, args: &RunArgs) -> anyhow::Result<String> {
         }
         None => match statefs::read(lp.store.base(), &saved)? {
             Some(bytes) => String::from_utf8(bytes).map_err(|e| {
-                anyhow::anyhow!(
-                    "`{}`: the saved task is not UTF-8 (byte {})\nhint: pass the task again with `--task TEXT` or `--task-file F`",
-                    super::shown(&saved),
-                    e.utf8_error().valid_up_to()
+                hinted(
+                    format!(
+                        "`{}`: the saved task is not UTF-8 (byte {})",
+                        super::shown(&saved),
+                        e.utf8_error().valid_up_to()
+                    ),
+                    "pass the task again with `--task TEXT` or `--task-file F`",
                 )
             }),
             None => Err(UsageError(format!(

@@ -10,6 +10,7 @@ use crate::engine::accounting::{FindingStanding, Tracked};
 use crate::engine::{History, LoopStanding};
 use crate::exit::Exit;
 use crate::findings::Severity;
+use crate::report::error::with_hints;
 use crate::state::State;
 
 pub fn run(state: &State, args: LoopArgs) -> anyhow::Result<Exit> {
@@ -261,12 +262,12 @@ pub fn run(state: &State, args: LoopArgs) -> anyhow::Result<Exit> {
     }
     match &anchor {
         Standing::Broken(b) => {
-            let _ = writeln!(
-                out,
-                "warning: ledger `{}`: {b}: what follows is not the referee's verdict\n\
-                 hint: `referee ledger verify --loop {name}` says what the anchor holds",
+            let warning = format!(
+                "warning: ledger `{}`: {b}: what follows is not the referee's verdict",
                 crate::state::shown(lp.store.path())
             );
+            let hint = format!("`referee ledger verify --loop {name}` says what the anchor holds");
+            let _ = writeln!(out, "{}", with_hints(&warning, &[hint]));
         }
         Standing::Unanchored => {
             let _ = writeln!(
@@ -369,17 +370,19 @@ pub fn run(state: &State, args: LoopArgs) -> anyhow::Result<Exit> {
     }
     if let Some(last) = lost_rounds.last().filter(|_| last_round.is_none()) {
         let reference = crate::snapshot::round_ref(&lp.repo, name, *last)?;
-        let _ = writeln!(
-            out,
-            "warning: the ledger `{}` has no rounds, but this loop's snapshot refs hold {}: the ledger was removed or replaced since they were recorded\n\
-             hint: `git log --oneline {reference}` shows them; a ledger you committed comes back with `git checkout -- {}`",
+        let warning = format!(
+            "warning: the ledger `{}` has no rounds, but this loop's snapshot refs hold {}: the ledger was removed or replaced since they were recorded",
             crate::state::shown(lp.store.path()),
             match lost_rounds.len() {
                 1 => format!("round {last}"),
                 n => format!("{n} rounds (up to {last})"),
             },
+        );
+        let hint = format!(
+            "`git log --oneline {reference}` shows them; a ledger you committed comes back with `git checkout -- {}`",
             crate::state::shown(lp.store.path().parent().unwrap_or(lp.store.path())),
         );
+        let _ = writeln!(out, "{}", with_hints(&warning, &[hint]));
     }
     let _ = writeln!(out, "next: {next}");
     super::emit(&out)?;

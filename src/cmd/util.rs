@@ -8,6 +8,7 @@ use anyhow::Context;
 
 use crate::anchor::run_lock::{self, Driving};
 use crate::engine::Loop;
+use crate::exit::hinted;
 use crate::state::State;
 
 pub(crate) use crate::state::shown;
@@ -83,17 +84,24 @@ pub(super) fn refuse_link_in_repo(
     use crate::statefs::FsError;
     match crate::statefs::check(repo, path) {
         Ok(_) => Ok(()),
-        Err(FsError::Link { path: link }) => anyhow::bail!(
-            "`{}` is a symlink: referee writes no file of the repository through a link, which could lead outside it; nothing was written\n\
-             hint: replace the link with what it points to, or edit `{}` by hand",
-            shown(&link),
-            shown(path)
-        ),
-        Err(FsError::NotFolder { path: file }) => anyhow::bail!(
-            "`{}` is not a folder, so `{}` cannot be written; nothing was written\nhint: remove it",
-            shown(&file),
-            shown(path)
-        ),
+        Err(FsError::Link { path: link }) => Err(hinted(
+            format!(
+                "`{}` is a symlink: referee writes no file of the repository through a link, which could lead outside it; nothing was written",
+                shown(&link)
+            ),
+            format!(
+                "replace the link with what it points to, or edit `{}` by hand",
+                shown(path)
+            ),
+        )),
+        Err(FsError::NotFolder { path: file }) => Err(hinted(
+            format!(
+                "`{}` is not a folder, so `{}` cannot be written; nothing was written",
+                shown(&file),
+                shown(path)
+            ),
+            "remove it",
+        )),
         Err(err) => Err(err.into()),
     }
 }
@@ -169,10 +177,10 @@ pub(super) fn read_bounded(input: &str) -> anyhow::Result<Vec<u8>> {
             .context("cannot read the file")?;
     }
     if bytes.len() as u64 > MAX_INPUT {
-        anyhow::bail!(
-            "input is larger than {} MiB\nhint: a reviewer output this large is not a review; check the command",
-            MAX_INPUT / 1024 / 1024
-        );
+        return Err(hinted(
+            format!("input is larger than {} MiB", MAX_INPUT / 1024 / 1024),
+            "a reviewer output this large is not a review; check the command",
+        ));
     }
     Ok(bytes)
 }
@@ -212,13 +220,17 @@ pub(super) fn driving(lp: &Loop) -> Option<Driving> {
 /// the driver's paid agent calls would be thrown away.
 pub(super) fn refuse_if_driven(lp: &Loop, what: &str) -> anyhow::Result<()> {
     if let Some(d) = driving(lp) {
-        anyhow::bail!(
-            "loop `{}` is being driven by {}: {what} now would be overtaken by its next round; nothing was done\n\
-             hint: wait for it to stop (`referee status --loop {}` shows it), or end it (Ctrl-C where it runs)",
-            lp.name,
-            describe(&d),
-            lp.name
-        );
+        return Err(hinted(
+            format!(
+                "loop `{}` is being driven by {}: {what} now would be overtaken by its next round; nothing was done",
+                lp.name,
+                describe(&d)
+            ),
+            format!(
+                "wait for it to stop (`referee status --loop {}` shows it), or end it (Ctrl-C where it runs)",
+                lp.name
+            ),
+        ));
     }
     Ok(())
 }

@@ -6,7 +6,7 @@ use clap::Args;
 
 use crate::engine::History;
 use crate::engine::accounting::FindingStanding;
-use crate::exit::{Exit, UsageError};
+use crate::exit::{Exit, UsageError, hinted};
 use crate::ledger::{Draft, Kind};
 use crate::state::LoopSelect;
 use crate::state::State;
@@ -51,11 +51,10 @@ pub fn run(state: &State, args: WaiveArgs) -> anyhow::Result<Exit> {
         .iter()
         .find(|t| t.finding.id == id)
     else {
-        anyhow::bail!(
-            "loop `{}` knows no finding `{id}`\nhint: `referee findings --loop {}` lists every id",
-            lp.name,
-            lp.name
-        );
+        return Err(hinted(
+            format!("loop `{}` knows no finding `{id}`", lp.name),
+            format!("`referee findings --loop {}` lists every id", lp.name),
+        ));
     };
     if tracked.standing == FindingStanding::Waived {
         anyhow::bail!("finding `{id}` of loop `{}` is already waived", lp.name);

@@ -6,6 +6,7 @@ use anyhow::Context;
 
 use super::Contract;
 use crate::digest::sha256_hex;
+use crate::exit::hinted;
 use crate::statefs::{self, FsError};
 
 /// The templates shipped in `contracts/`, built into the binary so that
@@ -85,10 +86,10 @@ pub fn template(from: &str) -> anyhow::Result<(String, String)> {
         Some((n, text)) => Ok(((*text).to_string(), format!("shipped template `{n}`"))),
         None => {
             let names: Vec<_> = TEMPLATES.iter().map(|(n, _)| format!("`{n}`")).collect();
-            anyhow::bail!(
-                "no template `{from}`: not a file, nor a shipped template\nhint: shipped templates: {}",
-                names.join(", ")
-            )
+            Err(hinted(
+                format!("no template `{from}`: not a file, nor a shipped template"),
+                format!("shipped templates: {}", names.join(", ")),
+            ))
         }
     }
 }

@@ -10,6 +10,7 @@ use super::accounting::{Registry, waive};
 use super::decide::{Earlier, Reported};
 use crate::contract::load::Loaded;
 use crate::contract::{Contract, LoopName};
+use crate::exit::hinted;
 use crate::findings::responses::Response;
 use crate::ledger::{Kind, Row, Store, Verdict};
 
@@ -280,15 +281,23 @@ impl History {
     pub fn ensure_open(&self, name: &LoopName) -> anyhow::Result<()> {
         match self.standing() {
             LoopStanding::Fresh | LoopStanding::Running { .. } => Ok(()),
-            LoopStanding::Stopped { round, rule } => anyhow::bail!(
-                "loop `{name}` stopped at round {round} on `{rule}`: it takes no more rounds\n\
-                 hint: `referee escalate --loop {name}` prints the hand-off; a human may continue it in writing \
+            LoopStanding::Stopped { round, rule } => Err(hinted(
+                format!(
+                    "loop `{name}` stopped at round {round} on `{rule}`: it takes no more rounds"
+                ),
+                format!(
+                    "`referee escalate --loop {name}` prints the hand-off; a human may continue it in writing \
                  with `referee contract amend --loop {name} --max-rounds N --by NAME --reason TEXT`"
-            ),
-            LoopStanding::Rejected { round, by } => anyhow::bail!(
-                "loop `{name}` was rejected by {by} after round {round}: it takes no more rounds until the contract is amended\n\
-                 hint: `referee contract amend --loop {name} --max-rounds N --by NAME --reason TEXT`"
-            ),
+                ),
+            )),
+            LoopStanding::Rejected { round, by } => Err(hinted(
+                format!(
+                    "loop `{name}` was rejected by {by} after round {round}: it takes no more rounds until the contract is amended"
+                ),
+                format!(
+                    "`referee contract amend --loop {name} --max-rounds N --by NAME --reason TEXT`"
+                ),
+            )),
         }
     }
 }
@@ -299,22 +308,26 @@ pub fn read_state(store: &Store, row: &Row) -> anyhow::Result<RoundState> {
     // The folder is checked before any file of it is read whole: a file a
     // writer planted or swapped is refused before it could fill memory.
     let Some(listing) = store.evidence_listing(row.round)? else {
-        anyhow::bail!(
-            "evidence `{}` of round {} is missing\n\
-             hint: `referee ledger verify` names what changed; evidence is write-once",
-            dir.display(),
-            row.round
-        );
+        return Err(hinted(
+            format!(
+                "evidence `{}` of round {} is missing",
+                dir.display(),
+                row.round
+            ),
+            "`referee ledger verify` names what changed; evidence is write-once",
+        ));
     };
     if listing.digest != row.evidence_sha256 {
-        anyhow::bail!(
-            "evidence `{}` of round {} does not match its ledger row (digest `{}`, the row pins `{}`)\n\
-             hint: `referee ledger verify` names what changed; evidence is write-once",
-            dir.display(),
-            row.round,
-            short(&listing.digest),
-            short(&row.evidence_sha256)
-        );
+        return Err(hinted(
+            format!(
+                "evidence `{}` of round {} does not match its ledger row (digest `{}`, the row pins `{}`)",
+                dir.display(),
+                row.round,
+                short(&listing.digest),
+                short(&row.evidence_sha256)
+            ),
+            "`referee ledger verify` names what changed; evidence is write-once",
+        ));
     }
     let path = dir.join(STATE_FILE);
     let bytes = store
@@ -322,20 +335,24 @@ pub fn read_state(store: &Store, row: &Row) -> anyhow::Result<RoundState> {
         .ok_or_else(|| anyhow::anyhow!("cannot read `{}`: it is missing", path.display()))?;
     // What was read is what the digest checked, not a file swapped since.
     if listing.files.get(STATE_FILE) != Some(&crate::digest::sha256_hex(&bytes)) {
-        anyhow::bail!(
-            "`{}` changed while it was read (its bytes are not the ones the evidence digest checked)\n\
-             hint: `referee ledger verify` names what changed; evidence is write-once",
-            path.display()
-        );
+        return Err(hinted(
+            format!(
+                "`{}` changed while it was read (its bytes are not the ones the evidence digest checked)",
+                path.display()
+            ),
+            "`referee ledger verify` names what changed; evidence is write-once",
+        ));
     }
     let state = state_from_bytes(&bytes, &path)?;
     if let Some(differs) = disagreement(row, &state) {
-        anyhow::bail!(
-            "ledger row of round {} does not match its `{}`: {differs}\n\
-             hint: `referee ledger verify` names what changed; evidence is write-once",
-            row.round,
-            path.display()
-        );
+        return Err(hinted(
+            format!(
+                "ledger row of round {} does not match its `{}`: {differs}",
+                row.round,
+                path.display()
+            ),
+            "`referee ledger verify` names what changed; evidence is write-once",
+        ));
     }
     Ok(state)
 }
@@ -474,14 +491,18 @@ pub fn check_pinned(lp: &Loop, rows: &[Row]) -> anyhow::Result<()> {
     if let Some(first) = rows.first()
         && first.prev_sha256 != lp.loaded.sha256
     {
-        anyhow::bail!(
-            "contract `{}` changed since round 1: the ledger pins sha256 `{}`, the file now has `{}`\n\
-             hint: `referee contract restore --loop {}` puts back the pinned bytes; a running contract changes only through `referee contract amend`",
-            crate::state::shown(&lp.loaded.path),
-            first.prev_sha256,
-            lp.loaded.sha256,
-            lp.name
-        );
+        return Err(hinted(
+            format!(
+                "contract `{}` changed since round 1: the ledger pins sha256 `{}`, the file now has `{}`",
+                crate::state::shown(&lp.loaded.path),
+                first.prev_sha256,
+                lp.loaded.sha256
+            ),
+            format!(
+                "`referee contract restore --loop {}` puts back the pinned bytes; a running contract changes only through `referee contract amend`",
+                lp.name
+            ),
+        ));
     }
     Ok(())
 }
@@ -530,24 +551,28 @@ fn check_pinned_files(lp: &Loop, state: &RoundState) -> anyhow::Result<()> {
     if let (Some(then), Some(current)) = (state.pinned.get(INFO_EXCLUDE), now.get(INFO_EXCLUDE))
         && then != current
     {
-        anyhow::bail!(
-            "`{INFO_EXCLUDE}` changed since round 1: files it hides are invisible to the snapshot, the scope guard and the reviewer (sha256 `{}` then, `{}` now)\n\
-             hint: put it back as it was; to ignore a file during a loop, use a `.gitignore` the patch shows",
-            short(then),
-            short(current)
-        );
+        return Err(hinted(
+            format!(
+                "`{INFO_EXCLUDE}` changed since round 1: files it hides are invisible to the snapshot, the scope guard and the reviewer (sha256 `{}` then, `{}` now)",
+                short(then),
+                short(current)
+            ),
+            "put it back as it was; to ignore a file during a loop, use a `.gitignore` the patch shows",
+        ));
     }
     for (field, rel) in lp.contract().named_files() {
         let (Some(then), Some(current)) = (state.pinned.get(rel), now.get(rel)) else {
             continue;
         };
         if then != current {
-            anyhow::bail!(
-                "file `{rel}` (contract field `{field}`) changed since round 1 pinned it: sha256 `{}` then, `{}` now\n\
-                 hint: put the file back as it was; files the contract names are frozen with it",
-                short(then),
-                short(current)
-            );
+            return Err(hinted(
+                format!(
+                    "file `{rel}` (contract field `{field}`) changed since round 1 pinned it: sha256 `{}` then, `{}` now",
+                    short(then),
+                    short(current)
+                ),
+                "put the file back as it was; files the contract names are frozen with it",
+            ));
         }
     }
     Ok(())

@@ -15,7 +15,7 @@ use std::sync::atomic::AtomicBool;
 use serde_json::Value;
 
 use crate::digest::sha256_hex;
-use crate::exit::Exit;
+use crate::exit::{Exit, hinted};
 use crate::findings::Parsed;
 use crate::findings::responses::Response;
 use crate::judge::engine::Asked;
@@ -161,13 +161,15 @@ fn retried(
         let state = history::read_state(&lp.store, row)?;
         let differs = retry_differs(row, &state, tree, sub);
         if !differs.is_empty() {
-            anyhow::bail!(
-                "idempotency key `{}` was used by round {} for another call: {}; nothing was recorded\n\
-                 hint: a retry sends the same review, responses and spend for the same tree; a new review takes a new key",
-                row.idempotency_key,
-                row.round,
-                differs.join("; ")
-            );
+            return Err(hinted(
+                format!(
+                    "idempotency key `{}` was used by round {} for another call: {}; nothing was recorded",
+                    row.idempotency_key,
+                    row.round,
+                    differs.join("; ")
+                ),
+                "a retry sends the same review, responses and spend for the same tree; a new review takes a new key",
+            ));
         }
         return Ok(answered(row.clone(), state));
     }
@@ -186,16 +188,18 @@ fn retried(
         .skip_while(|r| !(r.kind == Kind::Round && r.round == row.round))
         .any(|r| r.kind == Kind::Amend);
     if amended {
-        anyhow::bail!(
-            "this is the tree and the review of round {} (`{}`), recorded before the contract was amended; nothing was recorded\n\
-             hint: the amendment counts from the next round: let the writer change the tree (or get a new review), then record it",
-            row.round,
-            if row.rule.is_empty() {
-                "continue"
-            } else {
-                row.rule.as_str()
-            }
-        );
+        return Err(hinted(
+            format!(
+                "this is the tree and the review of round {} (`{}`), recorded before the contract was amended; nothing was recorded",
+                row.round,
+                if row.rule.is_empty() {
+                    "continue"
+                } else {
+                    row.rule.as_str()
+                }
+            ),
+            "the amendment counts from the next round: let the writer change the tree (or get a new review), then record it",
+        ));
     }
     Ok(answered(row.clone(), state.clone()))
 }
@@ -451,11 +455,13 @@ fn ask_judge<'a>(
     let asked = crate::judge::engine::ask(judge, &lp.repo, round, &state, block_open, interrupt);
     let mut locked = lp.store.lock()?;
     if locked.rows()?.len() != history.rows.len() {
-        anyhow::bail!(
-            "loop `{}` changed while its judge was asked about round {round} (another process appended to its ledger); nothing was recorded\n\
-             hint: run the command again",
-            lp.name
-        );
+        return Err(hinted(
+            format!(
+                "loop `{}` changed while its judge was asked about round {round} (another process appended to its ledger); nothing was recorded",
+                lp.name
+            ),
+            "run the command again",
+        ));
     }
     Ok((locked, Some(asked)))
 }
@@ -577,13 +583,15 @@ fn ensure_contract_unchanged(lp: &Loop) -> anyhow::Result<Vec<u8>> {
         .map_err(|e| anyhow::anyhow!("cannot read contract `{}`: {e}", path.display()))?;
     let now = sha256_hex(&bytes);
     if now != lp.loaded.sha256 {
-        anyhow::bail!(
-            "contract `{}` changed while this command waited for the ledger lock (sha256 `{}` when read, `{}` now); nothing was recorded\n\
-             hint: run the command again: it reads the contract anew",
-            crate::state::shown(path),
-            lp.loaded.sha256.get(..12).unwrap_or(&lp.loaded.sha256),
-            now.get(..12).unwrap_or(&now)
-        );
+        return Err(hinted(
+            format!(
+                "contract `{}` changed while this command waited for the ledger lock (sha256 `{}` when read, `{}` now); nothing was recorded",
+                crate::state::shown(path),
+                lp.loaded.sha256.get(..12).unwrap_or(&lp.loaded.sha256),
+                now.get(..12).unwrap_or(&now)
+            ),
+            "run the command again: it reads the contract anew",
+        ));
     }
     Ok(bytes)
 }

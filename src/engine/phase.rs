@@ -11,6 +11,8 @@
 use super::decide::Terms;
 use super::{History, Loop, Recorded, Snapped, Submission};
 
+use crate::exit::hinted;
+
 /// A round begun: its snapshot, its patch and the terms it is decided by.
 pub struct Begun {
     pub round: u32,
@@ -98,12 +100,13 @@ impl Begun {
         let mut locked = lp.store.lock()?;
         let rows = locked.rows()?;
         if rows.len() != self.rows_seen {
-            anyhow::bail!(
-                "loop `{}` changed while round {} {while_} (another process appended to its ledger); nothing was recorded\n\
-                 hint: {hint}",
-                lp.name,
-                self.round
-            );
+            return Err(hinted(
+                format!(
+                    "loop `{}` changed while round {} {while_} (another process appended to its ledger); nothing was recorded",
+                    lp.name, self.round
+                ),
+                hint,
+            ));
         }
         let mut history = History::read(lp, rows)?;
         sub.stalled = guarded.stalled_round();

@@ -110,6 +110,7 @@ fn parse_stream(text: &str) -> Result<Drafts, FindingsError> {
             line: number,
             column: err.column(),
             message: format!("event stream: {}", strip_position(&err)),
+            hint: None,
         })?;
         let kind = event
             .get("type")

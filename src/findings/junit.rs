@@ -83,6 +83,7 @@ pub(crate) fn parse(text: &str) -> Result<Drafts, FindingsError> {
                             message: format!(
                                 "root element is `<{name}>`, expected `<testsuites>` or `<testsuite>`"
                             ),
+                            hint: None,
                         });
                     }
                     seen_root = true;
@@ -113,6 +114,7 @@ pub(crate) fn parse(text: &str) -> Result<Drafts, FindingsError> {
                                 line,
                                 column,
                                 message: "`<testcase>` inside another `<testcase>`".into(),
+                                hint: None,
                             });
                         }
                         let new_case = Case {
@@ -139,6 +141,7 @@ pub(crate) fn parse(text: &str) -> Result<Drafts, FindingsError> {
                                 message: format!(
                                     "`<{name}>` outside a `<testcase>`: a failure that names no test"
                                 ),
+                                hint: None,
                             });
                         };
                         case.failures.push(Failure {
@@ -208,6 +211,7 @@ pub(crate) fn parse(text: &str) -> Result<Drafts, FindingsError> {
             line,
             column,
             message: format!("unexpected end of input: `<{name}>` is not closed"),
+            hint: None,
         });
     }
     Ok(drafts)
@@ -239,6 +243,7 @@ fn attributes(
                     line,
                     column,
                     message: format!("attribute `{key}`: {err}"),
+                    hint: None,
                 }
             })?
             .into_owned();
@@ -266,6 +271,7 @@ fn close_suite(suite: Suite, outer: &mut [Suite]) -> Result<(), FindingsError> {
                 "the suite counts {} failures and errors but holds {} `<failure>`/`<error>` elements",
                 suite.declared, suite.found
             ),
+            hint: None,
         });
     }
     if let Some(parent) = outer.last_mut() {
@@ -362,6 +368,7 @@ fn syntax_at(text: &str, at: usize, err: &dyn std::fmt::Display) -> FindingsErro
         line,
         column,
         message: err.to_string(),
+        hint: None,
     }
 }
 

@@ -16,6 +16,7 @@ pub mod tagged;
 use std::collections::HashMap;
 use std::fmt;
 
+use crate::exit::Hinted;
 use serde::{Deserialize, Serialize};
 
 pub use identity::{Known, Matched, match_findings};
@@ -107,10 +108,7 @@ pub struct Parsed {
 /// Why a reviewer output could not be read. Every variant says where.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum FindingsError {
-    #[error(
-        "input is empty: a clean round must be proven\n\
-         hint: a clean review says `{{\"findings\": []}}` (native json) or `[clean]` (tagged text)"
-    )]
+    #[error("input is empty: a clean round must be proven")]
     Empty,
     #[error("input is not utf-8: invalid byte at offset {offset}")]
     NotUtf8 { offset: usize },
@@ -124,14 +122,16 @@ pub enum FindingsError {
         line: usize,
         column: usize,
         message: String,
+        hint: Option<String>,
     },
     #[error("{format}: {at}: {message}")]
     Invalid {
         format: Format,
         at: String,
         message: String,
+        hint: Option<String>,
     },
-    #[error("{format}: {message}\nhint: {hint}")]
+    #[error("{format}: {message}")]
     NotProven {
         format: Format,
         message: String,
@@ -143,12 +143,29 @@ impl FindingsError {
     pub(crate) fn invalid(
         format: Format,
         at: impl Into<String>,
-        message: impl Into<String>,
+        message: impl Into<Hinted>,
     ) -> Self {
+        let Hinted { message, hints } = message.into();
         FindingsError::Invalid {
             format,
             at: at.into(),
-            message: message.into(),
+            message,
+            hint: hints.into_iter().next(),
+        }
+    }
+
+    /// What to do next, if there is an obvious step.
+    pub fn hint(&self) -> Option<String> {
+        match self {
+            FindingsError::Empty => Some(
+                "a clean review says `{\"findings\": []}` (native json) or `[clean]` (tagged text)"
+                    .into(),
+            ),
+            FindingsError::NotProven { hint, .. } => Some(hint.clone()),
+            FindingsError::Syntax { hint, .. } | FindingsError::Invalid { hint, .. } => {
+                hint.clone()
+            }
+            FindingsError::NotUtf8 { .. } | FindingsError::NotUtf16 { .. } => None,
         }
     }
 
@@ -162,6 +179,7 @@ impl FindingsError {
             line: err.line(),
             column: err.column(),
             message,
+            hint: None,
         }
     }
 }
@@ -340,17 +358,17 @@ pub(crate) fn require_object(text: &str, format: Format) -> Result<(), FindingsE
                 && ["\"filename\"", "\"filePath\"", "\"ruleId\"", "\"code\""]
                     .iter()
                     .any(|key| text.contains(key));
-            let hint = if linter {
-                "\nhint: this looks like a linter's own JSON; ask it for SARIF instead \
+            let hint = linter.then(|| {
+                "this looks like a linter's own JSON; ask it for SARIF instead \
                  (`ruff check --output-format sarif`, `eslint --format @microsoft/eslint-formatter-sarif`)"
-            } else {
-                ""
-            };
+                    .to_string()
+            });
             Err(FindingsError::Syntax {
                 format,
                 line,
                 column,
-                message: format!("expected a json object `{{...}}`, found `{other}`{hint}"),
+                message: format!("expected a json object `{{...}}`, found `{other}`"),
+                hint,
             })
         }
     }

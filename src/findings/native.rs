@@ -163,8 +163,10 @@ fn convert(document: Document) -> Result<Drafts, FindingsError> {
         return Err(FindingsError::invalid(
             Format::Native,
             format!("`{key}`"),
-            "holds finding-shaped objects, but only `findings` is read\n\
-             hint: move them into `findings`",
+            crate::exit::Hinted::new(
+                "holds finding-shaped objects, but only `findings` is read",
+                "move them into `findings`",
+            ),
         ));
     }
     let Some(findings) = document.findings else {
@@ -234,7 +236,8 @@ mod tests {
             ),
         ];
         for (text, want) in table {
-            let err = parse(text).expect_err(text).to_string();
+            let err = parse(text).expect_err(text);
+            let err = crate::report::error::render(&err.into());
             assert!(err.starts_with(want), "{text}: {err}");
         }
     }

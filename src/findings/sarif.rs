@@ -482,9 +482,11 @@ fn convert(
             Some(level) => Err(FindingsError::invalid(
                 Format::Sarif,
                 format!("{at}.level"),
-                format!(
-                    "`{level}` with kind `{kind}`: a result that is no problem has no level\n\
-                     hint: sarif 2.1.0 asks for `level: none` (or none at all) when `kind` is not `fail`"
+                crate::exit::Hinted::new(
+                    format!(
+                        "`{level}` with kind `{kind}`: a result that is no problem has no level"
+                    ),
+                    "sarif 2.1.0 asks for `level: none` (or none at all) when `kind` is not `fail`",
                 ),
             )),
         };
@@ -644,7 +646,7 @@ mod tests {
     fn read(results: &str) -> Result<Vec<Option<Severity>>, String> {
         parse(&log(results))
             .map(|drafts| drafts.findings.iter().map(|d| d.severity).collect())
-            .map_err(|err| err.to_string())
+            .map_err(|err| crate::report::error::render(&err.into()))
     }
 
     const M: &str = r#""message":{"text":"m"}"#;
@@ -834,7 +836,8 @@ mod tests {
             ),
         ];
         for (text, want) in table {
-            let err = parse(text).expect_err(text).to_string();
+            let err = parse(text).expect_err(text);
+            let err = crate::report::error::render(&err.into());
             assert!(err.starts_with(want), "{text}: {err}");
         }
         let clean =

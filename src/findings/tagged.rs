@@ -40,6 +40,7 @@
 //! line of its own: a clean round must be proven.
 
 use super::{Draft, Drafts, FindingsError, Format, Severity, severity};
+use crate::exit::Hinted;
 
 pub(crate) fn parse(text: &str) -> Result<Drafts, FindingsError> {
     let mut reader = Reader::new(Format::Tagged);
@@ -131,10 +132,14 @@ impl Reader {
                     let lower = word.to_ascii_lowercase();
                     return Err(self.error(
                         number,
-                        format!(
-                            "`[{word}]` is not at the start of the line, so the line is not read as a finding\n\
-                             hint: start the line with the tag (`[{lower}] path:line: title`), \
-                             or indent it under a finding as that finding's body"
+                        Hinted::new(
+                            format!(
+                                "`[{word}]` is not at the start of the line, so the line is not read as a finding"
+                            ),
+                            format!(
+                                "start the line with the tag (`[{lower}] path:line: title`), \
+                                 or indent it under a finding as that finding's body"
+                            ),
                         ),
                     ));
                 }
@@ -148,7 +153,7 @@ impl Reader {
         (self.drafts, self.clean)
     }
 
-    fn error(&self, number: usize, message: String) -> FindingsError {
+    fn error(&self, number: usize, message: Hinted) -> FindingsError {
         FindingsError::invalid(self.format, format!("line {number}"), message)
     }
 
@@ -194,7 +199,7 @@ enum Line<'a> {
 }
 
 /// Reads one line; an error is the message (the caller names the line).
-fn read_line(line: &str) -> Result<Line<'_>, String> {
+fn read_line(line: &str) -> Result<Line<'_>, Hinted> {
     if line.trim().is_empty() {
         return Ok(Line::Blank);
     }
@@ -206,7 +211,7 @@ fn read_line(line: &str) -> Result<Line<'_>, String> {
     }
 }
 
-fn tagged_line(tagged: &Tagged<'_>) -> Result<Line<'static>, String> {
+fn tagged_line(tagged: &Tagged<'_>) -> Result<Line<'static>, Hinted> {
     let (tag, rest) = (tagged.tag, tagged.rest.as_str());
     match tag.to_ascii_lowercase().as_str() {
         "clean" => Ok(Line::Clean),
@@ -223,8 +228,9 @@ fn tagged_line(tagged: &Tagged<'_>) -> Result<Line<'static>, String> {
             let place = split_location(rest);
             if place.title.is_empty() {
                 let lower = tag.to_ascii_lowercase();
-                return Err(format!(
-                    "`[{tag}]` has no title\nhint: write `[{lower}] path:line: what is wrong`"
+                return Err(Hinted::new(
+                    format!("`[{tag}]` has no title"),
+                    format!("write `[{lower}] path:line: what is wrong`"),
                 ));
             }
             Ok(Line::Finding(Draft {
@@ -242,14 +248,14 @@ fn tagged_line(tagged: &Tagged<'_>) -> Result<Line<'static>, String> {
 
 /// A tag word as a severity, or the error message: the accepted words, and
 /// the nearest ones as a hint when the word looks like a typo.
-pub(crate) fn read_severity(tag: &str) -> Result<Severity, String> {
+pub(crate) fn read_severity(tag: &str) -> Result<Severity, Hinted> {
     tag.parse::<Severity>().map_err(|err| {
         let near = severity::suggestions(tag);
         if near.is_empty() {
-            return err.to_string();
+            return err.to_string().into();
         }
         let near: Vec<String> = near.iter().map(|word| format!("`[{word}]`")).collect();
-        format!("{err}\nhint: did you mean {}?", or_list(&near))
+        Hinted::new(err.to_string(), format!("did you mean {}?", or_list(&near)))
     })
 }
 
@@ -277,7 +283,7 @@ struct Tagged<'a> {
 /// id). `[x]` checkboxes, `[2026-01-01]` stamps and links `[text](url)` are
 /// not tags; brackets there that hold a level but are not one word are an
 /// error.
-fn split_tag(line: &str) -> Result<Option<Tagged<'_>>, String> {
+fn split_tag(line: &str) -> Result<Option<Tagged<'_>>, Hinted> {
     let (start, opened) = decorations(line);
     let (id, start) = if start.starts_with('[') {
         (None, start)
@@ -318,9 +324,11 @@ fn split_tag(line: &str) -> Result<Option<Tagged<'_>>, String> {
         .find(|word| word.parse::<Severity>().is_ok())
     {
         let lower = level.to_ascii_lowercase();
-        return Err(format!(
-            "`[{raw}]` holds a severity but is not a tag: a tag is one level or alias in brackets\n\
-             hint: write `[{lower}]`"
+        return Err(Hinted::new(
+            format!(
+                "`[{raw}]` holds a severity but is not a tag: a tag is one level or alias in brackets"
+            ),
+            format!("write `[{lower}]`"),
         ));
     }
     Ok(None)
@@ -682,7 +690,7 @@ fn looks_like_path(path: &str) -> bool {
 
 /// The tag and title of a line that opens with a tag (a Codex bullet's
 /// title, `[P1] Title`): `None` as severity when it opens with no tag.
-pub(crate) fn title_tag(title: &str) -> Result<(Option<Severity>, &str), String> {
+pub(crate) fn title_tag(title: &str) -> Result<(Option<Severity>, &str), Hinted> {
     let trimmed = title.trim();
     let Some(inner) = trimmed.strip_prefix('[') else {
         return Ok((None, trimmed));
@@ -696,7 +704,7 @@ pub(crate) fn title_tag(title: &str) -> Result<(Option<Severity>, &str), String>
     let severity = read_severity(tag)?;
     let rest = rest.trim();
     if rest.is_empty() {
-        return Err(format!("`[{tag}]` has no title"));
+        return Err(format!("`[{tag}]` has no title").into());
     }
     Ok((Some(severity), rest))
 }
@@ -868,7 +876,10 @@ mod tests {
             "1. [BUG-12] x",
         ] {
             let err = split_tag(line).expect_err(line);
-            assert!(err.contains("holds a severity but is not a tag"), "{err}");
+            assert!(
+                err.message.contains("holds a severity but is not a tag"),
+                "{err}"
+            );
         }
     }
 
@@ -892,7 +903,7 @@ mod tests {
     }
 
     fn error(text: &str) -> String {
-        parse(text).expect_err(text).to_string()
+        crate::report::error::render(&parse(text).expect_err(text).into())
     }
 
     #[test]
@@ -1038,7 +1049,7 @@ mod tests {
         assert_eq!(title_tag("Plain"), Ok((None, "Plain")));
         assert_eq!(title_tag("[2026] Plain"), Ok((None, "[2026] Plain")));
         let err = title_tag("[P9] Boom").expect_err("unknown");
-        assert!(err.starts_with("unknown severity `P9`"), "{err}");
+        assert!(err.message.starts_with("unknown severity `P9`"), "{err}");
         assert!(title_tag("[P1]").is_err());
     }
 }

@@ -2,6 +2,7 @@
 //! store hands in the bytes and the evidence digests it computed.
 
 use super::row::{COLUMNS, Row, hash_fields, header};
+use crate::exit::Hinted;
 
 /// A ledger file, read.
 #[derive(Debug, Clone, PartialEq)]
@@ -27,20 +28,35 @@ pub enum ChainError {
     Header { found: String },
     #[error("row {row}: {problem}")]
     Row { row: usize, problem: String },
+    /// The row's evidence folder could not be read.
+    #[error("row {row}: evidence: {problem}")]
+    Evidence { row: usize, problem: Hinted },
     #[error(
-        "torn final line after row {after} ({len} bytes, a crash mid-append; it was never a committed row)\nhint: run `referee ledger repair` to remove it"
+        "torn final line after row {after} ({len} bytes, a crash mid-append; it was never a committed row)"
     )]
     Torn { after: usize, len: usize },
     /// `line` is `header` or `row N`.
     #[error(
-        "{line} ends with `\\r\\n`: the ledger was converted to CRLF line endings, probably by git's autocrlf\n\
-         hint: convert it back to LF (`dos2unix FILE`, or `sed -i 's/\\r$//' FILE`): the rows' hashes are over LF lines; \
-         `referee init` writes `.referee/.gitattributes` (`* -text`) so that git leaves them alone"
+        "{line} ends with `\\r\\n`: the ledger was converted to CRLF line endings, probably by git's autocrlf"
     )]
     Crlf { line: String },
 }
 
 impl ChainError {
+    /// What to do next, if there is an obvious step.
+    pub fn hint(&self) -> Option<String> {
+        match self {
+            ChainError::Header { .. } | ChainError::Row { .. } => None,
+            ChainError::Evidence { problem, .. } => problem.hints.first().cloned(),
+            ChainError::Torn { .. } => Some("run `referee ledger repair` to remove it".into()),
+            ChainError::Crlf { .. } => Some(
+                "convert it back to LF (`dos2unix FILE`, or `sed -i 's/\\r$//' FILE`): the rows' hashes are over LF lines; \
+                 `referee init` writes `.referee/.gitattributes` (`* -text`) so that git leaves them alone"
+                    .into(),
+            ),
+        }
+    }
+
     fn row(row: usize, problem: impl Into<String>) -> ChainError {
         ChainError::Row {
             row,
@@ -171,7 +187,7 @@ pub struct Summary {
 pub fn verify(
     bytes: &[u8],
     contract_sha256: &str,
-    mut evidence: impl FnMut(&Row) -> Result<Option<String>, String>,
+    mut evidence: impl FnMut(&Row) -> Result<Option<String>, Hinted>,
     mut seen: impl FnMut(usize, &Row),
 ) -> Result<Summary, ChainError> {
     let mut prev = contract_sha256.to_string();
@@ -206,7 +222,7 @@ fn check_row(
     line: Line<'_>,
     row: &Row,
     prev: &str,
-    evidence: &mut impl FnMut(&Row) -> Result<Option<String>, String>,
+    evidence: &mut impl FnMut(&Row) -> Result<Option<String>, Hinted>,
 ) -> Result<(), ChainError> {
     // The hash covers the row's fields; the bytes must also be exactly how
     // referee writes those fields, or an edit that keeps them (a quote
@@ -245,7 +261,7 @@ fn check_row(
             ),
         ));
     }
-    let found = evidence(row).map_err(|e| ChainError::row(n, format!("evidence: {e}")))?;
+    let found = evidence(row).map_err(|problem| ChainError::Evidence { row: n, problem })?;
     match (row.evidence_sha256.as_str(), found) {
         ("", None) => {}
         ("", Some(_)) => {
@@ -308,7 +324,7 @@ mod tests {
         out
     }
 
-    fn no_evidence(_: &Row) -> Result<Option<String>, String> {
+    fn no_evidence(_: &Row) -> Result<Option<String>, Hinted> {
         Ok(None)
     }
 
@@ -473,12 +489,11 @@ mod tests {
                 line: "header".into()
             }
         );
-        assert!(
-            err.to_string().starts_with(
-                "header ends with `\\r\\n`: the ledger was converted to CRLF line endings, probably by git's autocrlf\nhint: "
-            ),
-            "{err}"
+        assert_eq!(
+            err.to_string(),
+            "header ends with `\\r\\n`: the ledger was converted to CRLF line endings, probably by git's autocrlf"
         );
+        assert!(err.hint().is_some_and(|hint| hint.contains("dos2unix")));
         // One row saved with CRLF (an editor): named by its number.
         let text = String::from_utf8(lf).unwrap();
         let lines: Vec<&str> = text.lines().collect();

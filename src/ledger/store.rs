@@ -11,6 +11,7 @@ use super::chain::{self, ChainError, Parsed, Torn};
 use super::lock::{self, Busy, Mode};
 use super::row::{Draft, Kind, Row, header};
 use crate::digest::Framed;
+use crate::exit::Hinted;
 use crate::statefs::{self, FsError};
 
 /// A ledger store failure, naming the file.
@@ -30,9 +31,7 @@ pub enum StoreError {
     Fs(#[from] FsError),
     /// The ledger is not the one the loop's anchor knows (SPEC §8.2).
     #[error(
-        "ledger `{}`: {problem}; nothing was recorded\n\
-         hint: `referee ledger verify` says what the anchor holds; a ledger you committed comes back with `git checkout -- {}`",
-        crate::statefs::shown(path),
+        "ledger `{}`: {problem}; nothing was recorded",
         crate::statefs::shown(path)
     )]
     Broken { path: PathBuf, problem: String },
@@ -41,11 +40,9 @@ pub enum StoreError {
     /// The ledger is locked by processes that are not a live referee: not
     /// honoured, so an append refuses (SPEC §8.6).
     #[error(
-        "ledger `{}` is locked by {}, which is not a live referee: its lock is not honoured, and nothing was written\n\
-         hint: if it is a leftover (of a writer agent, say), ending it is your call: `kill {}`; referee never ends it",
+        "ledger `{}` is locked by {}, which is not a live referee: its lock is not honoured, and nothing was written",
         statefs::shown(path),
-        lock::named(holders),
-        pids(holders)
+        lock::named(holders)
     )]
     NotHonoured {
         path: PathBuf,
@@ -54,8 +51,7 @@ pub enum StoreError {
     /// A live referee (or a holder that cannot be named) kept the lock for
     /// [`lock::LOCK_WAIT`].
     #[error(
-        "ledger `{}` is still locked after {}s by {}; nothing was {undone}\n\
-         hint: wait for it to finish, then run the command again",
+        "ledger `{}` is still locked after {}s by {}; nothing was {undone}",
         statefs::shown(path),
         lock::LOCK_WAIT.as_secs(),
         lock::named(holders)
@@ -65,6 +61,33 @@ pub enum StoreError {
         holders: Vec<crate::anchor::holder::Holder>,
         undone: &'static str,
     },
+}
+
+impl StoreError {
+    /// What to do next, if there is an obvious step.
+    pub fn hint(&self) -> Option<String> {
+        match self {
+            StoreError::Io { cause, .. } => cause
+                .get_ref()
+                .and_then(|inner| inner.downcast_ref::<Hinted>())
+                .and_then(|hinted| hinted.hints.first().cloned()),
+            StoreError::Chain { cause, .. } => cause.hint(),
+            StoreError::Evidence { .. } => None,
+            StoreError::Fs(err) => err.hint(),
+            StoreError::Broken { path, .. } => Some(format!(
+                "`referee ledger verify` says what the anchor holds; a ledger you committed comes back with `git checkout -- {}`",
+                statefs::shown(path)
+            )),
+            StoreError::Anchor(err) => err.hint(),
+            StoreError::NotHonoured { holders, .. } => Some(format!(
+                "if it is a leftover (of a writer agent, say), ending it is your call: `kill {}`; referee never ends it",
+                pids(holders)
+            )),
+            StoreError::Held { .. } => {
+                Some("wait for it to finish, then run the command again".into())
+            }
+        }
+    }
 }
 
 /// The pids of `holders`, for a `kill` hint.
@@ -292,9 +315,9 @@ impl Store {
         let mut bytes = Vec::new();
         file.read_to_end(&mut bytes).map_err(io(&self.ledger))?;
         let evidence = |row: &Row| match row.kind {
-            Kind::Round if evidence_folder => {
-                self.evidence_digest(row.round).map_err(|e| e.to_string())
-            }
+            Kind::Round if evidence_folder => self
+                .evidence_digest(row.round)
+                .map_err(|e| Hinted::maybe(e.to_string(), e.hint())),
             _ => Ok(None),
         };
         chain::verify(&bytes, &self.genesis, evidence, seen).map_err(|cause| self.chain(cause))
@@ -501,8 +524,9 @@ fn write_or_undo(
         Ok(()) => Err(cause),
         Err(undo) => Err(std::io::Error::new(
             cause.kind(),
-            format!(
-                "{cause}; the partial row could not be removed ({undo})\nhint: run `referee ledger repair`"
+            Hinted::new(
+                format!("{cause}; the partial row could not be removed ({undo})"),
+                "run `referee ledger repair`",
             ),
         )),
     }

@@ -1,5 +1,6 @@
 //! Renderers: data in, bytes out; no writing, no clock.
 
+pub mod error;
 pub mod findings;
 pub mod handoff;
 pub mod ledger;

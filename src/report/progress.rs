@@ -128,7 +128,7 @@ impl Printer {
     pub fn error(&self, err: &anyhow::Error) {
         self.call_failed();
         if self.mode == Mode::Json {
-            self.json_line(json!({"event": "error", "message": format!("{err:#}")}));
+            self.json_line(json!({"event": "error", "message": super::error::render(err)}));
         }
     }
 }

@@ -270,9 +270,9 @@ fn folder(anchor: &crate::anchor::Anchor) -> Result<(PathBuf, PathBuf), Snapshot
     Ok((root, dir))
 }
 
-fn pin_error(path: &Path, err: crate::statefs::FsError) -> SnapshotError {
-    SnapshotError::Pin {
+fn pin_error(path: &Path, cause: crate::statefs::FsError) -> SnapshotError {
+    SnapshotError::PinFs {
         path: path.to_path_buf(),
-        what: err.to_string(),
+        cause,
     }
 }

@@ -269,7 +269,8 @@ fn a_repository_with_no_commit_inside_the_work_tree_is_named() {
         "{err}"
     );
     assert!(
-        err.to_string().contains("remove `vendor/tool/.git`"),
+        err.hint()
+            .is_some_and(|hint| hint.contains("remove `vendor/tool/.git`")),
         "{err}"
     );
     // Ignored, it is left out like any ignored folder.

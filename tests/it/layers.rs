@@ -33,6 +33,16 @@ fn floor_of(module: &str) -> Option<usize> {
 /// and line comments left out.
 fn product_code(text: &str) -> String {
     let mut out = String::new();
+    for line in without_tests(text).lines() {
+        out.push_str(line.split("//").next().unwrap_or(""));
+        out.push('\n');
+    }
+    out
+}
+
+/// `text` with its test modules (`#[cfg(test)] mod … { … }`) left out.
+pub(crate) fn without_tests(text: &str) -> String {
+    let mut out = String::new();
     let mut lines = text.lines().peekable();
     while let Some(line) = lines.next() {
         if line.trim() == "#[cfg(test)]" {
@@ -53,8 +63,7 @@ fn product_code(text: &str) -> String {
             }
             continue;
         }
-        let code = line.split("//").next().unwrap_or("");
-        out.push_str(code);
+        out.push_str(line);
         out.push('\n');
     }
     out
@@ -90,7 +99,7 @@ fn named_modules(code: &str) -> Vec<String> {
     names
 }
 
-fn sources(dir: &Path, out: &mut Vec<std::path::PathBuf>) {
+pub(crate) fn sources(dir: &Path, out: &mut Vec<std::path::PathBuf>) {
     for entry in std::fs::read_dir(dir).unwrap() {
         let path = entry.unwrap().path();
         if path.is_dir() {

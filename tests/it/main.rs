@@ -14,6 +14,7 @@ mod contract;
 mod corpus;
 mod docs;
 mod git_env;
+mod hints;
 mod hook;
 mod host_boundary;
 mod hostile;

@@ -24,6 +24,7 @@ use crate::hook::boundary::{self, Places};
 use crate::hook::codex_config::{self, Profile};
 use crate::hook::json_edit::Edit;
 use crate::hook::settings::{self, CAP_VAR, Entry, Guard, Made};
+use crate::report::error::with_hints;
 use crate::state::LoopSelect;
 use crate::state::State;
 
@@ -173,22 +174,22 @@ pub fn install(state: &State, args: HookInstallArgs) -> anyhow::Result<Exit> {
         ));
     }
     if args.name.is_none() && loops.len() > 1 {
-        warnings.push(format!(
-            "{} loops here: the hook referees the one that takes rounds when the agent stops, and refuses to guess between several\n\
-             hint: `referee hook install --agent {} --loop NAME` names it",
-            loops.len(),
-            name_of(agent)
-        ));
+        warnings.push(with_hints(&format!("{} loops here: the hook referees the one that takes rounds when the agent stops, and refuses to guess between several", loops.len()), &[format!("`referee hook install --agent {} --loop NAME` names it", name_of(agent))]));
     }
     let mut timeout = 0u64;
     let mut max_rounds = 0u32;
     for (lp, rounds) in &loops {
         match &lp.contract().reviewer {
             Some(reviewer) => timeout = timeout.max(reviewer.timeout.as_duration().as_secs()),
-            None => warnings.push(format!(
-                "loop `{}` has no `[reviewer]`: the hook cannot review its rounds\n\
-                 hint: `referee init --loop {} --reviewer PRESET --force` (before round 1)",
-                lp.name, lp.name
+            None => warnings.push(with_hints(
+                &format!(
+                    "loop `{}` has no `[reviewer]`: the hook cannot review its rounds",
+                    lp.name
+                ),
+                &[format!(
+                    "`referee init --loop {} --reviewer PRESET --force` (before round 1)",
+                    lp.name
+                )],
             )),
         }
         max_rounds = max_rounds.max(*rounds);
@@ -333,17 +334,14 @@ pub fn install(state: &State, args: HookInstallArgs) -> anyhow::Result<Exit> {
             );
             for tool in ["bwrap", "socat"] {
                 if super::super::on_path(tool).is_none() {
-                    warnings.push(format!(
-                        "`{tool}` is not on PATH: Claude Code will refuse to start with this sandbox\n\
-                         hint: install it (`apt install bubblewrap socat`)"
-                    ));
+                    warnings.push(with_hints(&format!("`{tool}` is not on PATH: Claude Code will refuse to start with this sandbox"), &["install it (`apt install bubblewrap socat`)"]));
                 }
             }
         } else {
-            boundary_lines.push(
-                "no sandbox: under `bypassPermissions` the writer can still run referee and write `.referee/` through `sh -c`, a script or `python3 -c`\n\
-                 hint: `referee hook install --agent claude --sandbox` (needs `bwrap` and `socat`); `referee doctor` says what holds".to_string(),
-            );
+            boundary_lines.push(with_hints(
+                "no sandbox: under `bypassPermissions` the writer can still run referee and write `.referee/` through `sh -c`, a script or `python3 -c`",
+                &["`referee hook install --agent claude --sandbox` (needs `bwrap` and `socat`); `referee doctor` says what holds"],
+            ));
         }
     }
     let next = next_steps(agent, &state.repo);
@@ -431,14 +429,14 @@ fn codex_profile(
             ))
         }
         Profile::Other(name) => Ok((
-            vec![
-                format!(
+            vec![with_hints(
+                &format!(
                     "`{shown}` makes `{name}` the default permission profile: referee left it, so `{rel}/` stays writable to Codex"
                 ),
-                format!(
-                    "hint: add `\"{rel}\" = \"read\"` to `[permissions.{name}.filesystem.\":workspace_roots\"]` in `{shown}`"
-                ),
-            ],
+                &[format!(
+                    "add `\"{rel}\" = \"read\"` to `[permissions.{name}.filesystem.\":workspace_roots\"]` in `{shown}`"
+                )],
+            )],
             None,
         )),
     }
@@ -565,12 +563,7 @@ fn remove_codex_profile(state: &State, config: &ConfigRecord) -> anyhow::Result<
         ));
     }
     if !all {
-        notes.push(format!(
-            "warning: part of referee's permission profile in `{shown}` was edited since, and stays\n\
-             hint: take out `default_permissions = \"{}\"` and the `[permissions.{}]` tables by hand",
-            codex_config::PROFILE,
-            codex_config::PROFILE
-        ));
+        notes.push(with_hints(&format!("warning: part of referee's permission profile in `{shown}` was edited since, and stays"), &[format!("take out `default_permissions = \"{}\"` and the `[permissions.{}]` tables by hand", codex_config::PROFILE, codex_config::PROFILE)]));
     }
     Ok(notes)
 }

@@ -23,11 +23,12 @@ use crate::cmd::hook::HookAgent;
 use crate::engine::accounting::FindingStanding;
 use crate::engine::phase;
 use crate::engine::{History, Loop, LoopStanding, Recorded, Submission};
-use crate::exit::Exit;
+use crate::exit::{Exit, hinted};
 use crate::findings::{Finding, responses};
 use crate::hook::answer::{self, Answer};
 use crate::hook::transcript::{self, Transcript};
 use crate::hook::{Agent, Payload};
+use crate::report::error::{render, with_hints};
 use crate::report::terminal::escape;
 use crate::state::LoopSelect;
 use crate::state::State;
@@ -80,9 +81,13 @@ pub fn stop(dir: Option<&Path>, args: HookStopArgs) -> Exit {
     let payload = match Payload::parse(&input, agent) {
         Ok(payload) => payload,
         Err(err) => {
+            let hint = "the agent sends a JSON object with `cwd` on stdin; `referee hook install` writes the entry that runs this";
             eprintln!(
-                "referee hook stop: {err}; the stop is allowed\n\
-                 hint: the agent sends a JSON object with `cwd` on stdin; `referee hook install` writes the entry that runs this"
+                "{}",
+                with_hints(
+                    &format!("referee hook stop: {err}; the stop is allowed"),
+                    &[hint]
+                )
             );
             return Exit::Success;
         }
@@ -105,7 +110,7 @@ pub fn stop(dir: Option<&Path>, args: HookStopArgs) -> Exit {
             answer
         }
         Err(err) => {
-            let why = format!("{err:#}");
+            let why = render(&err);
             eprintln!("referee hook stop: {}", escape(&why));
             // During a live loop a stop the hook cannot judge is not let
             // go in silence (SPEC §8.5).
@@ -193,18 +198,22 @@ fn referee(
         if gone.is_empty() {
             return Ok(Answer::Allow);
         }
-        anyhow::bail!(
-            "this machine anchors loop(s) {} of `{}` whose contract is gone\n\
-             hint: a person who ended the loop for good removes its anchor `{}`",
-            gone.iter()
-                .map(|n| format!("`{n}`"))
-                .collect::<Vec<_>>()
-                .join(", "),
-            state.root.display(),
-            crate::anchor::Anchor::of(&state.repo, &state.root, &gone[0])?
-                .dir()
-                .display()
-        );
+        return Err(hinted(
+            format!(
+                "this machine anchors loop(s) {} of `{}` whose contract is gone",
+                gone.iter()
+                    .map(|n| format!("`{n}`"))
+                    .collect::<Vec<_>>()
+                    .join(", "),
+                state.root.display()
+            ),
+            format!(
+                "a person who ended the loop for good removes its anchor `{}`",
+                crate::anchor::Anchor::of(&state.repo, &state.root, &gone[0])?
+                    .dir()
+                    .display()
+            ),
+        ));
     };
     lp.anchor
         .check_contract(&lp.loaded.sha256, &lp.loaded.path)?;
@@ -234,10 +243,15 @@ fn referee(
         return Ok(Answer::Allow);
     }
     let Some(reviewer) = lp.contract().reviewer.clone() else {
-        return Ok(Answer::Tell(format!(
-            "referee: loop `{}` has no `[reviewer]` in its contract, so the hook cannot review this change\n\
-             hint: `referee init --loop {} --reviewer PRESET --force` (before round 1), or record rounds with `referee record`",
-            lp.name, lp.name
+        return Ok(Answer::Tell(with_hints(
+            &format!(
+                "referee: loop `{}` has no `[reviewer]` in its contract, so the hook cannot review this change",
+                lp.name
+            ),
+            &[format!(
+                "`referee init --loop {} --reviewer PRESET --force` (before round 1), or record rounds with `referee record`",
+                lp.name
+            )],
         )));
     };
 
@@ -320,16 +334,18 @@ fn choose_loop(state: &State, select: &LoopSelect) -> anyhow::Result<Option<Loop
         }
     }
     if open_loops.len() > 1 {
-        anyhow::bail!(
-            "{} loops take rounds here ({}): the hook cannot tell which one this session works on\n\
-             hint: `referee hook install --agent AGENT --loop NAME` names it",
-            open_loops.len(),
-            open_loops
-                .iter()
-                .map(|l| format!("`{}`", l.name))
-                .collect::<Vec<_>>()
-                .join(", ")
-        );
+        return Err(hinted(
+            format!(
+                "{} loops take rounds here ({}): the hook cannot tell which one this session works on",
+                open_loops.len(),
+                open_loops
+                    .iter()
+                    .map(|l| format!("`{}`", l.name))
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            ),
+            "`referee hook install --agent AGENT --loop NAME` names it",
+        ));
     }
     Ok(open_loops.pop())
 }
@@ -436,19 +452,16 @@ impl Hook<'_> {
         // A responses file the hook cannot read fails the stop closed.
         let responses = match crate::statefs::read(lp.store.base(), &responses_path) {
             Ok(Some(bytes)) => responses::parse(&bytes).map_err(|err| {
-                anyhow::anyhow!(
-                    "loop `{}`: `{}` is not a responses file: {err}\n\
-                     hint: {{\"responses\": [{{\"id\": \"F1\", \"status\": \"disputed\", \"note\": \"...\"}}]}}",
-                    lp.name,
-                    responses_path.display()
-                )
+                hinted(format!("loop `{}`: `{}` is not a responses file: {err}", lp.name, responses_path.display()), "{\"responses\": [{\"id\": \"F1\", \"status\": \"disputed\", \"note\": \"...\"}]}")
             })?,
             Ok(None) => Vec::new(),
-            Err(err) => anyhow::bail!(
-                "loop `{}`: cannot read `{}`: {err}",
-                lp.name,
-                responses_path.display()
-            ),
+            Err(err) => {
+                return Err(anyhow::Error::new(err).context(format!(
+                    "loop `{}`: cannot read `{}`",
+                    lp.name,
+                    responses_path.display()
+                )));
+            }
         };
 
         let mut turn = Turn {
@@ -484,9 +497,10 @@ impl Hook<'_> {
             ) {
                 Ok(review) => Some(review),
                 Err(err) => {
-                    eprintln!("referee hook stop: {}", escape(&format!("{err:#}")));
+                    let why = render(&err);
+                    eprintln!("referee hook stop: {}", escape(&why));
                     return Ok(Answer::Tell(answer::failed_message(&format!(
-                        "loop `{}`: {err:#}",
+                        "loop `{}`: {why}",
                         lp.name
                     ))));
                 }
