@@ -28,14 +28,9 @@ pub(crate) fn tool(name: &str) -> Option<PathBuf> {
         })
     });
     if found.is_none() {
-        let required = std::env::var("REFEREE_REQUIRE_TOOLS").is_ok_and(|v| v == "1");
-        assert!(
-            !required,
-            "`{name}` is not installed, and REFEREE_REQUIRE_TOOLS=1"
-        );
-        eprintln!(
-            "SKIPPED: `{name}` is not on PATH \
-             (npm i -g @anthropic-ai/claude-code @openai/codex @google/gemini-cli)"
+        crate::common::missing(
+            &format!("`{name}`"),
+            "npm i -g @anthropic-ai/claude-code @openai/codex @google/gemini-cli",
         );
     }
     found

@@ -249,7 +249,7 @@ fn completions_offer_loop_names_and_finding_ids() {
     assert_eq!(ask("referee waive --loop auth ''", 4), "F7");
 
     // fish, through its own completion engine.
-    if on_path("fish") {
+    if crate::common::needs("fish", "apt-get install fish") {
         let script = repo
             .referee()
             .args(["completions", "fish"])
@@ -276,7 +276,7 @@ fn completions_offer_loop_names_and_finding_ids() {
         assert_eq!(ask("referee waive --loop auth "), "F7");
     }
     // zsh: its functions, with compsys's `_describe` standing in.
-    if on_path("zsh") {
+    if crate::common::needs("zsh", "apt-get install zsh") {
         let script = repo
             .referee()
             .args(["completions", "zsh"])
@@ -310,9 +310,4 @@ fn completions_offer_loop_names_and_finding_ids() {
             ""
         );
     }
-}
-
-fn on_path(name: &str) -> bool {
-    std::env::var_os("PATH")
-        .is_some_and(|path| std::env::split_paths(&path).any(|dir| dir.join(name).is_file()))
 }

@@ -403,3 +403,25 @@ pub fn spawn_fed(cmd: &mut Command, input: &[u8]) -> std::process::Child {
         .expect("write stdin");
     child
 }
+
+/// Says that `what` (a tool a test needs) is missing: under
+/// `REFEREE_REQUIRE_TOOLS=1` (CI) the test fails; elsewhere it says SKIPPED
+/// and passes without running (`tools.rs` lists what is missing).
+pub fn missing(what: &str, install: &str) {
+    let required = std::env::var("REFEREE_REQUIRE_TOOLS").is_ok_and(|v| v == "1");
+    assert!(
+        !required,
+        "{what} is not installed ({install}), and REFEREE_REQUIRE_TOOLS=1"
+    );
+    eprintln!("SKIPPED: {what} is not installed ({install})");
+}
+
+/// Whether the program `name` is on `PATH`; when it is not, [`missing`].
+pub fn needs(name: &str, install: &str) -> bool {
+    let found = std::env::var_os("PATH")
+        .is_some_and(|path| std::env::split_paths(&path).any(|dir| dir.join(name).is_file()));
+    if !found {
+        missing(&format!("`{name}`"), install);
+    }
+    found
+}

@@ -193,10 +193,9 @@ fn an_unchanged_tree_is_no_round_and_is_answered_fast() {
     assert_eq!(h.calls(), 0);
     assert!(h.rows().is_empty());
     eprintln!(
-        "an unchanged stop took {} ms (debug build)",
+        "an unchanged stop took {} ms (debug build; speed is scripts/bench.sh's)",
         took.as_millis()
     );
-    assert!(took < Duration::from_secs(2), "{took:?}");
 }
 
 #[test]
@@ -440,9 +439,9 @@ fn a_stop_while_referee_run_drives_the_loop_is_refused_at_once() {
         std::thread::sleep(Duration::from_millis(50));
     }
     h.fix("fn valid(now: u64, exp: u64) -> bool { now < exp }\n");
-    let started = Instant::now();
     let message = h.stop(&h.payload("s1", false)).message();
-    assert!(started.elapsed() < Duration::from_secs(3));
+    // Refused while `run` still drives the loop, not after waiting for it.
+    assert!(run.try_wait().unwrap().is_none(), "the stop waited for run");
     assert!(
         message.starts_with(&format!(
             "referee: loop `h` is busy: `referee run` (pid {}",

@@ -226,9 +226,9 @@ fn a_hung_agent_times_out_and_its_children_die() {
             .contains("round 1: writer `command` timed out after 1s; it and every process it started were killed"),
         "{stderr}"
     );
-    // Timeout (1 s) + 2 s, with room for a slow CI machine to start referee.
+    // A hang guard: the writer's `sleep 60` is not waited for.
     assert!(
-        start.elapsed() < std::time::Duration::from_secs(5),
+        start.elapsed() < std::time::Duration::from_secs(45),
         "{:?}",
         start.elapsed()
     );
@@ -638,12 +638,7 @@ fn quiet_prints_only_the_outcome() {
 #[test]
 fn on_a_terminal_each_call_gets_a_live_status_line() {
     // `script` gives referee a pseudo-terminal, as a person's shell would.
-    if std::process::Command::new("script")
-        .arg("--version")
-        .output()
-        .is_err()
-    {
-        eprintln!("SKIPPED: `script` (util-linux) is not installed");
+    if !crate::common::needs("script", "apt-get install util-linux") {
         return;
     }
     let f = Fake::new("", "", "");

@@ -239,12 +239,14 @@ fn a_nested_repository_without_gitmodules_refuses_the_round_naming_it() {
 fn a_huge_file_is_refused_by_name_quickly_not_hashed() {
     let repo = started();
     let big = std::fs::File::create(repo.join("big.bin")).unwrap();
-    big.set_len(2 << 30).unwrap();
+    // Sparse: hashing 64 GiB would take minutes, which the hang guard
+    // below would catch; refusing it by its size takes none.
+    big.set_len(64 << 30).unwrap();
     repo.write("src/a.rs", "fn a() { 1 }\n");
     let started_at = Instant::now();
     let out = record(&repo);
     let took = started_at.elapsed();
-    assert!(took < Duration::from_secs(10), "took {took:?}");
+    assert!(took < Duration::from_secs(30), "took {took:?}");
     assert_ne!(out.code, 10, "{}", out.stdout);
     assert!(out.stderr.contains("`big.bin`"), "{}", out.stderr);
     assert!(out.stderr.contains("hint:"), "{}", out.stderr);

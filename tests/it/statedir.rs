@@ -367,9 +367,7 @@ fn a_planted_fifo_is_refused_not_waited_on() {
 /// (tools.rs says when it is missing).
 #[test]
 fn a_huge_planted_state_file_is_refused_before_it_is_read() {
-    if !std::env::var_os("PATH")
-        .is_some_and(|path| std::env::split_paths(&path).any(|dir| dir.join("prlimit").is_file()))
-    {
+    if !crate::common::needs("prlimit", "apt-get install util-linux") {
         return;
     }
     let repo = manual("l");

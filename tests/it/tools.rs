@@ -33,6 +33,9 @@ fn tools_for_the_real_agent_and_ci_tests() {
         ("fish", "apt-get install fish"),
         ("prlimit", "apt-get install util-linux"),
         ("socat", "apt-get install socat"),
+        ("setsid", "apt-get install util-linux"),
+        ("script", "apt-get install util-linux"),
+        ("bash", "apt-get install bash"),
     ] {
         if !on_path(name) {
             missing.push(format!("`{name}` ({install})"));
