@@ -346,13 +346,21 @@ fn finish_case(case: Case, drafts: &mut Drafts) {
             }
         }
     }
+    // The line the failure text cites in the case's own file (pytest's
+    // `test_app.py:11: AssertionError`) is where it failed; a `line`
+    // attribute is where the test starts, and pytest writes it 0-based.
+    let cited = case.file.as_deref().and_then(|file| {
+        cited_lines(&body, file)
+            .last()
+            .map(|&(_, line)| u64::from(line))
+    });
     drafts.findings.push(Draft {
         id: Some(id),
         id_source: Some(IdSource::Test),
         severity: Some(Severity::Bug),
         title: bound(&title, MAX_TITLE),
         file: case.file,
-        line: case.line,
+        line: cited.or(case.line),
         end_line: None,
         body: Some(bound(&body, MAX_BODY)),
         undoes: None,

@@ -276,7 +276,7 @@ fn assert_escape_is_ended(f: &Hostile) {
         ran.elapsed
     );
     assert!(
-        dies_within(escaped, Duration::from_secs(1)),
+        dies_within(escaped, Duration::from_secs(20)),
         "the escaped `sleep` (pid {escaped}) outlived `run`"
     );
     assert_eq!(f.rows(), 0);
@@ -349,7 +349,7 @@ fn sigterm_ends_run_and_the_child_that_left_its_session_at_once() {
     // A hang guard: the escaped `sleep 1000` is not waited for.
     assert!(ran.elapsed < Duration::from_secs(60), "{:?}", ran.elapsed);
     assert!(
-        dies_within(escaped, Duration::from_secs(1)),
+        dies_within(escaped, Duration::from_secs(20)),
         "the escaped `sleep` (pid {escaped}) outlived `run`"
     );
     assert_eq!(f.rows(), 0);
@@ -375,7 +375,7 @@ fn a_grandchild_left_holding_stdout_by_a_finished_agent_cannot_hang_run() {
     assert!(ran.elapsed < RETURNS_BY, "`run` took {:?}", ran.elapsed);
     let escaped = pid_in(&f.at("escaped.pid")).unwrap();
     assert!(
-        dies_within(escaped, Duration::from_secs(1)),
+        dies_within(escaped, Duration::from_secs(20)),
         "the writer's `sleep` (pid {escaped}) outlived `run`"
     );
 }
@@ -399,7 +399,7 @@ fn a_sigkilled_run_takes_its_agent_along_and_the_next_run_ends_the_rest() {
     run.wait().unwrap();
     // PR_SET_PDEATHSIG: the kernel ends the agent with its referee.
     assert!(
-        dies_within(agent, Duration::from_secs(2)),
+        dies_within(agent, Duration::from_secs(20)),
         "the agent (pid {agent}) outlived its SIGKILLed referee"
     );
     // Its background child is no child of referee's: nothing could end it
