@@ -146,6 +146,12 @@ fn rules_fire_in_priority_order() {
             None,
         ),
         (
+            "growth in one round of two is no growth",
+            vec![r(1, 2, 5), r(2, 2, 5), r(3, 2, 6)],
+            5,
+            None,
+        ),
+        (
             "growth needs three rounds",
             vec![r(1, 2, 5), r(2, 2, 6)],
             5,
@@ -479,4 +485,22 @@ fn contract_guards_come_before_the_rules_but_after_clean() {
         ),
         "round 2: the loop used 120 of its 100 budget tokens"
     );
+}
+
+#[test]
+fn a_rule_reads_as_its_ledger_name() {
+    for rule in Rule::ALL {
+        assert_eq!(rule.to_string(), rule.as_str());
+    }
+    assert_eq!(Rule::NitRound.to_string(), "nit-round");
+}
+
+/// `round_cap` alone (in `ORDER`, `clean` answers a round with no must-fix
+/// left before it is asked): the cap stops only a loop with work left.
+#[test]
+fn the_round_cap_holds_only_a_loop_with_must_fix_left() {
+    let t = terms("", 3);
+    assert!(round_cap(&t, &[], &r(3, 0, 5)).is_none());
+    assert!(round_cap(&t, &[], &r(3, 1, 5)).is_some());
+    assert!(round_cap(&t, &[], &r(2, 1, 5)).is_none());
 }

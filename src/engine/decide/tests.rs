@@ -272,3 +272,41 @@ fn stop_names_round_trip() {
     }
     assert_eq!(Stop::parse("judge"), Stop::Unknown("judge".into()));
 }
+
+/// The rules read the earlier rounds' patch sizes and what they left open:
+/// a patch that grew two rounds in a row while as much stayed open is
+/// diff growth, and names the round with the fewest left (round 2 of the
+/// three, the latest of a tie).
+#[test]
+fn earlier_rounds_reach_the_rules_with_their_size_and_what_they_left() {
+    let mut case = Case::new("max_rounds = 10", Some(ONE_BUG));
+    case.round = 3;
+    case.earlier = vec![
+        Earlier {
+            round: 1,
+            diff_size: 2,
+            must_fix_left: 1,
+        },
+        Earlier {
+            round: 2,
+            diff_size: 3,
+            must_fix_left: 1,
+        },
+    ];
+    // 3 added + 1 removed: a size of 4, after 2 and 3.
+    case.diff = (3, 1);
+    let d = case.decide();
+    assert_eq!(d.stop, Some(Stop::Rule(Rule::DiffGrowth)), "{}", d.reason);
+    assert_eq!(d.revert_to, Some(2), "{}", d.reason);
+    assert!(
+        d.reason.starts_with("round 3: the patch grew"),
+        "{}",
+        d.reason
+    );
+    // Fewer left two rounds back: the growth bought nothing, still growth.
+    case.earlier[0].must_fix_left = 0;
+    assert_eq!(case.decide().revert_to, Some(1));
+    // More left two rounds back: the growth is a hard finding being fixed.
+    case.earlier[0].must_fix_left = 3;
+    assert_eq!(case.decide().stop, None);
+}
