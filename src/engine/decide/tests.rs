@@ -117,20 +117,17 @@ fn budget_stops_a_continuing_round_but_not_a_clean_one() {
     assert_eq!(case.decide().stop, Some(Stop::Budget));
 }
 
+fn earlier(round: u32, diff_size: u64, must_fix_left: u32) -> Earlier {
+    Earlier {
+        round,
+        diff_size,
+        must_fix_left,
+    }
+}
+
 fn two_earlier(case: &mut Case) {
     case.round = 3;
-    case.earlier = vec![
-        Earlier {
-            round: 1,
-            diff_size: 2,
-            must_fix_left: 1,
-        },
-        Earlier {
-            round: 2,
-            diff_size: 2,
-            must_fix_left: 1,
-        },
-    ];
+    case.earlier = vec![earlier(1, 2, 1), earlier(2, 2, 1)];
 }
 
 #[test]
@@ -281,18 +278,7 @@ fn stop_names_round_trip() {
 fn earlier_rounds_reach_the_rules_with_their_size_and_what_they_left() {
     let mut case = Case::new("max_rounds = 10", Some(ONE_BUG));
     case.round = 3;
-    case.earlier = vec![
-        Earlier {
-            round: 1,
-            diff_size: 2,
-            must_fix_left: 1,
-        },
-        Earlier {
-            round: 2,
-            diff_size: 3,
-            must_fix_left: 1,
-        },
-    ];
+    case.earlier = vec![earlier(1, 2, 1), earlier(2, 3, 1)];
     // 3 added + 1 removed: a size of 4, after 2 and 3.
     case.diff = (3, 1);
     let d = case.decide();
