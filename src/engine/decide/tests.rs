@@ -296,3 +296,45 @@ fn earlier_rounds_reach_the_rules_with_their_size_and_what_they_left() {
     case.earlier[0].must_fix_left = 3;
     assert_eq!(case.decide().stop, None);
 }
+
+/// The facts the guards are asked on before a review: what is open and
+/// disputed in the registry, the spend so far, and whether the writer had
+/// a turn that changed nothing.
+#[test]
+fn the_facts_before_a_review_are_the_registrys_and_the_rounds() {
+    let terms = Case::new("", None).terms;
+    let registry = first_registry();
+    let disputed = [Response {
+        id: "F1".into(),
+        status: Status::Disputed,
+        note: "by design".into(),
+    }];
+    let none: [String; 0] = [];
+    let pending = Pending {
+        round: 2,
+        files: &none,
+        responses: &disputed,
+        spent_usd: 0.5,
+        spent_tokens: 70,
+        writer_ran: true,
+    };
+    let facts = before_review(&terms, &registry, &pending);
+    assert!(!facts.reviewed);
+    assert_eq!((facts.round, facts.must_fix_left), (2, 1));
+    assert_eq!((facts.spent_usd, facts.spent_tokens), (0.5, 70));
+    assert!(facts.disputed_answered);
+    assert!(facts.writer_idle, "the writer ran and changed nothing");
+    let files = ["a.rs".to_string()];
+    let changed = Pending {
+        files: &files,
+        responses: &[],
+        ..pending
+    };
+    let facts = before_review(&terms, &registry, &changed);
+    assert!(!facts.writer_idle && !facts.disputed_answered);
+    let resumed = Pending {
+        writer_ran: false,
+        ..pending
+    };
+    assert!(!before_review(&terms, &registry, &resumed).writer_idle);
+}
