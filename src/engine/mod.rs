@@ -521,8 +521,8 @@ fn stage_evidence(
     sub: Submission,
     asked: Option<&Asked>,
 ) -> anyhow::Result<Evidence> {
-    let evidence = Evidence::stage(&lp.store)?;
-    store_review(&evidence, sub.review)?;
+    let mut evidence = Evidence::stage(&lp.store)?;
+    store_review(&mut evidence, sub.review)?;
     evidence.add(PATCH_FILE, patch_text)?;
     if !sub.responses.is_empty() {
         let doc = serde_json::json!({ "responses": sub.responses });
@@ -746,7 +746,7 @@ fn earlier_patches(lp: &Loop, history: &History) -> Vec<(u32, ParsedPatch)> {
 
 /// A review's evidence: its raw bytes and its findings as read, redacted.
 /// The findings are redacted where they stand (nothing reads them after).
-fn store_review(evidence: &Evidence, review: Option<Review>) -> anyhow::Result<()> {
+fn store_review(evidence: &mut Evidence, review: Option<Review>) -> anyhow::Result<()> {
     let Some(mut review) = review else {
         return Ok(());
     };

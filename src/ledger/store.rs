@@ -542,9 +542,7 @@ pub struct Evidence {
     base: PathBuf,
     /// The sha256 of each file written through [`Evidence::add`], so the
     /// digest need not read them back.
-    hashed: std::sync::Mutex<std::collections::BTreeMap<String, String>>,
-    /// The files [`Evidence::seal`] made durable and read-only already.
-    sealed: std::sync::Mutex<std::collections::BTreeSet<String>>,
+    hashed: std::collections::BTreeMap<String, String>,
 }
 
 impl Evidence {
@@ -574,8 +572,7 @@ impl Evidence {
         Ok(Evidence {
             dir,
             base: store.base.clone(),
-            hashed: std::sync::Mutex::default(),
-            sealed: std::sync::Mutex::default(),
+            hashed: std::collections::BTreeMap::new(),
         })
     }
 
@@ -600,15 +597,14 @@ impl Evidence {
     }
 
     /// Stages one file; a name is written once.
-    pub fn add(&self, name: &str, bytes: &[u8]) -> Result<(), StoreError> {
+    pub fn add(&mut self, name: &str, bytes: &[u8]) -> Result<(), StoreError> {
         self.write(name, |out| out.write_all(bytes))
     }
 
     /// Stages one file, written by `f` as it makes it (a large state or
     /// findings file is never held whole) and hashed as it is written.
-    /// Files may be staged from several threads at once.
     pub fn write(
-        &self,
+        &mut self,
         name: &str,
         f: impl FnOnce(&mut dyn Write) -> std::io::Result<()>,
     ) -> Result<(), StoreError> {
@@ -627,23 +623,14 @@ impl Evidence {
         f(&mut out).map_err(io(&path))?;
         let hashed = out.into_inner().map_err(|e| io(&path)(e.into_error()))?;
         let sha = crate::digest::hex(&hashed.hasher.finalize());
-        if let Ok(mut hashed) = self.hashed.lock() {
-            hashed.insert(name.to_string(), sha);
-        }
+        self.hashed.insert(name.to_string(), sha);
         Ok(())
     }
 
-    /// Makes every file staged so far durable (fsync) and read-only, as
-    /// the commit does first, so that the waits can overlap: a
-    /// round seals its evidence while git moves its ref. A file staged
-    /// after this is sealed by the commit.
-    pub fn seal(&self) -> Result<(), StoreError> {
+    /// Makes every staged file durable (fsync) and read-only.
+    fn seal(&self) -> Result<(), StoreError> {
         let staged = self.dir.path();
         for file in list_files(staged)? {
-            let done = self.sealed.lock().is_ok_and(|s| s.contains(&file));
-            if done {
-                continue;
-            }
             let path = staged.join(&file);
             let f = OpenOptions::new()
                 .read(true)
@@ -654,9 +641,6 @@ impl Evidence {
             let mut perms = f.metadata().map_err(io(&path))?.permissions();
             perms.set_readonly(true);
             f.set_permissions(perms).map_err(io(&path))?;
-            if let Ok(mut sealed) = self.sealed.lock() {
-                sealed.insert(file);
-            }
         }
         Ok(())
     }
@@ -665,9 +649,8 @@ impl Evidence {
     /// `dest` (a crash after its rename, before its row) is moved aside, never
     /// deleted.
     fn commit(mut self, dest: &Path) -> Result<String, StoreError> {
-        let known = self.hashed.lock().map(|h| h.clone()).unwrap_or_default();
         let staged = self.dir.path();
-        let digest = digest_dir_with(staged, &known)?;
+        let digest = digest_dir_with(staged, &self.hashed)?;
         self.seal()?;
         if statefs::check(&self.base, dest)?.is_some() {
             let parent = dest.parent().unwrap_or(Path::new("."));
@@ -965,20 +948,18 @@ mod tests {
         assert_eq!(store.repair().unwrap(), None);
     }
 
-    /// Evidence sealed early (while git moves the round's refs) and a file
-    /// staged after that: the row's folder has every file, each read-only,
-    /// and its digest is the folder's.
+    /// A row's committed evidence: its folder has every file, each
+    /// read-only, and its digest is the folder's.
     #[test]
-    fn evidence_staged_after_the_seal_is_sealed_by_the_commit() {
+    fn committed_evidence_is_read_only_and_its_digest_is_the_folders() {
         use crate::ledger::{Counts, Verdict};
         use std::os::unix::fs::PermissionsExt;
         let dir = tempfile::tempdir().unwrap();
         let base = dir.path().join("ledgers");
         let store = Store::new(base.join("l.csv"), base.join("l"), "");
         let mut locked = store.lock().unwrap();
-        let evidence = Evidence::stage(&store).unwrap();
+        let mut evidence = Evidence::stage(&store).unwrap();
         evidence.add("patch.diff", b"+x\n").unwrap();
-        evidence.seal().unwrap();
         evidence.add("state.json", b"{}\n").unwrap();
         let mut d = Draft::new(Kind::Round, 1, "2026-01-02T03:04:05Z");
         d.counts = Some(Counts::default());

@@ -52,7 +52,7 @@ fn round_draft(round: u32, must_fix: u32, verdict: Verdict, rule: &str) -> Draft
 /// Appends `n` round rows, each with two evidence files.
 fn append_rounds(store: &Store, n: u32) {
     for round in 1..=n {
-        let evidence = Evidence::stage(store).unwrap();
+        let mut evidence = Evidence::stage(store).unwrap();
         evidence
             .add(
                 "findings.json",
@@ -296,7 +296,7 @@ fn sixteen_concurrent_appenders_give_sixteen_intact_rows() {
             std::thread::spawn(move || {
                 let mut locked = store.lock().unwrap();
                 let round = locked.last().unwrap().map_or(1, |r| r.round + 1);
-                let evidence = Evidence::stage(&store).unwrap();
+                let mut evidence = Evidence::stage(&store).unwrap();
                 evidence.add("n.txt", round.to_string().as_bytes()).unwrap();
                 locked
                     .append(round_draft(round, 1, Verdict::Continue, ""), Some(evidence))
