@@ -362,8 +362,8 @@ fn a_planted_fifo_is_refused_not_waited_on() {
 /// under a 300 MB address-space limit `status` and `record` still answer
 /// with the digest mismatch (reading the file first aborts on the failed
 /// allocation). The limit is about three times what a debug `record` maps
-/// (its threads' allocator segments included): at 150 MB, a loaded machine
-/// sometimes aborted it with no file read at all. Needs `prlimit`
+/// (when it ran threads under mimalloc, at 150 MB a loaded machine
+/// sometimes aborted it with no file read at all). Needs `prlimit`
 /// (tools.rs says when it is missing).
 #[test]
 fn a_huge_planted_state_file_is_refused_before_it_is_read() {
