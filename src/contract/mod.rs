@@ -25,27 +25,58 @@ use crate::findings::Severity;
 pub const MAX_ROUNDS_LIMIT: u32 = 100;
 
 /// A loop contract, validated.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+///
+/// Its settings are read straight into these fields, each through the type
+/// that checks it, a missing one taken from [`Contract::with_defaults`];
+/// `referee init` writes them in [`SETTINGS`]' order. A new setting is a
+/// field here, its default and its row in `SETTINGS`. The agents' sections
+/// and `[prompt]` are checked across their fields by `raw`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default = "Contract::unnamed")]
 pub struct Contract {
     #[serde(rename = "loop")]
     pub name: LoopName,
+    #[serde(deserialize_with = "value::checked::<value::Rounds, _, _>")]
     pub max_rounds: u32,
+    #[serde(deserialize_with = "value::checked::<value::Floor, _, _>")]
     pub severity_floor: Severity,
+    #[serde(deserialize_with = "value::checked::<value::Globs, _, _>")]
     pub scope: Vec<String>,
     pub closure: Closure,
     pub budget: Budget,
     /// The progress guards in force.
+    #[serde(deserialize_with = "value::checked::<raw::Guards, _, _>")]
     pub guards: Vec<Guard>,
+    #[serde(deserialize_with = "value::checked::<value::Revision, _, _>")]
     pub base: String,
-    #[serde(skip_serializing_if = "Option::is_none")]
+    #[serde(skip_serializing_if = "Option::is_none", skip_deserializing)]
     pub writer: Option<Agent>,
-    #[serde(skip_serializing_if = "Option::is_none")]
+    #[serde(skip_serializing_if = "Option::is_none", skip_deserializing)]
     pub reviewer: Option<Agent>,
-    #[serde(skip_serializing_if = "Option::is_none")]
+    #[serde(skip_serializing_if = "Option::is_none", skip_deserializing)]
     pub judge: Option<Judge>,
-    #[serde(skip_serializing_if = "Prompts::is_empty")]
+    #[serde(skip_serializing_if = "Prompts::is_empty", skip_deserializing)]
     pub prompt: Prompts,
 }
+
+/// The top-level settings in the order `referee init` writes them, each
+/// with the comment written above it (none for `loop`; the guards' comment
+/// is made from [`Guard::note`]). `budget` and the sections follow them.
+pub(super) const SETTINGS: &[(&str, &str)] = &[
+    ("loop", ""),
+    ("max_rounds", "round cap"),
+    (
+        "severity_floor",
+        "findings at or above it are must-fix: nit < should < bug < block",
+    ),
+    ("scope", "globs of files the writer may touch"),
+    (
+        "closure",
+        "absent: a finding the reviewer stops reporting is closed if the writer touched its place (else skipped); explicit: only when marked resolved",
+    ),
+    ("guards", "progress guards"),
+    ("base", "git revision the loop starts from"),
+];
 
 /// `[prompt]`: templates that replace the built-in writer and reviewer
 /// prompts, inline or as repo-relative files (docs/presets.md).
@@ -116,6 +147,14 @@ impl Guard {
         }
     }
 
+    /// When it stops a loop, as the contract `init` writes says it.
+    pub fn note(self) -> &'static str {
+        match self {
+            Guard::Stalled => "an empty patch while must-fix findings are open",
+            Guard::Disputed => "a disputed finding reported again",
+        }
+    }
+
     pub fn parse(text: &str) -> Option<Guard> {
         Guard::ALL.into_iter().find(|g| g.as_str() == text)
     }
@@ -127,10 +166,13 @@ impl std::fmt::Display for Guard {
     }
 }
 
-/// Spend caps over the whole loop.
-#[derive(Debug, Clone, Copy, PartialEq, Default, Serialize)]
+/// `[budget]`: spend caps over the whole loop.
+#[derive(Debug, Clone, Copy, PartialEq, Default, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
 pub struct Budget {
+    #[serde(deserialize_with = "value::checked_some::<value::PositiveNumber, _, _>")]
     pub usd: Option<f64>,
+    #[serde(deserialize_with = "value::checked_some::<value::Tokens, _, _>")]
     pub tokens: Option<u64>,
 }
 
@@ -194,12 +236,32 @@ impl Contract {
         }
     }
 
+    /// The defaults a contract file's missing settings take: `loop` and
+    /// `base` are filled in by `from_toml`.
+    fn unnamed() -> Contract {
+        let name = LoopName::parse("loop").expect("a valid loop name");
+        Contract::with_defaults(name, String::new())
+    }
+
     /// Parses and validates contract text. `default_base` fills a missing `base`.
     pub fn from_toml(text: &str, default_base: &str) -> Result<Contract, ContractError> {
-        let table: toml::Table =
+        let mut table: toml::Table =
             toml::from_str(text).map_err(|e| ContractError::Syntax(one_line(&e.to_string())))?;
-        let raw = raw::RawContract::deserialize(de::ValueDe(toml::Value::Table(table)))?;
-        raw.into_contract(default_base)
+        let sections = raw::Sections::take(&mut table);
+        if !table.contains_key("loop") {
+            return Err(ContractError::Missing {
+                field: "loop".into(),
+                allowed: "a loop name `[a-z0-9][a-z0-9._-]{0,63}`".into(),
+            });
+        }
+        let has_base = table.contains_key("base");
+        let mut contract = Contract::deserialize(de::ValueDe(toml::Value::Table(table)))
+            .map_err(|err| raw::Sections::name_in(err.into()))?;
+        if !has_base {
+            contract.base = default_base.to_string();
+        }
+        sections.fill(&mut contract)?;
+        Ok(contract)
     }
 }
 

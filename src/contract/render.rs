@@ -5,7 +5,7 @@ use std::fmt::Write;
 
 use toml::Value;
 
-use super::{Agent, Contract, Judge, Timeout};
+use super::{Agent, Contract, Guard, Judge, SETTINGS, Timeout};
 
 /// The contract file `referee init` writes.
 pub fn to_toml(contract: &Contract) -> String {
@@ -20,48 +20,19 @@ pub fn to_toml(contract: &Contract) -> String {
         "# `referee contract amend` may raise the round cap, in writing.",
     );
     line(&mut out, "# Fields: docs/contract.md");
-    kv(&mut out, "loop", &string(c.name.as_str()));
-    comment_kv(
-        &mut out,
-        "round cap",
-        "max_rounds",
-        &c.max_rounds.to_string(),
-    );
-    comment_kv(
-        &mut out,
-        "findings at or above it are must-fix: nit < should < bug < block",
-        "severity_floor",
-        &string(c.severity_floor.as_str()),
-    );
-    comment_kv(
-        &mut out,
-        "globs of files the writer may touch",
-        "scope",
-        &strings(&c.scope),
-    );
-    comment_kv(
-        &mut out,
-        "absent: a finding the reviewer stops reporting is closed if the writer touched its place (else skipped); explicit: only when marked resolved",
-        "closure",
-        &string(c.closure.as_str()),
-    );
-    comment_kv(
-        &mut out,
-        "progress guards: stalled (an empty patch while must-fix findings are open), disputed (a disputed finding reported again)",
-        "guards",
-        &strings(
-            &c.guards
+    let written = toml::Value::try_from(c).expect("a contract is a TOML table");
+    for (key, note) in SETTINGS {
+        if *key == "guards" {
+            let guards: Vec<String> = Guard::ALL
                 .iter()
-                .map(|g| g.as_str().to_string())
-                .collect::<Vec<_>>(),
-        ),
-    );
-    comment_kv(
-        &mut out,
-        "git revision the loop starts from",
-        "base",
-        &string(&c.base),
-    );
+                .map(|g| format!("{g} ({})", g.note()))
+                .collect();
+            line(&mut out, &format!("# {note}: {}", guards.join(", ")));
+        } else if !note.is_empty() {
+            line(&mut out, &format!("# {note}"));
+        }
+        kv(&mut out, key, &written[*key].to_string());
+    }
     out.push('\n');
     line(
         &mut out,
@@ -157,11 +128,6 @@ fn line(out: &mut String, text: &str) {
 
 fn kv(out: &mut String, key: &str, value: &str) {
     let _ = writeln!(out, "{key} = {value}");
-}
-
-fn comment_kv(out: &mut String, comment: &str, key: &str, value: &str) {
-    let _ = writeln!(out, "# {comment}");
-    kv(out, key, value);
 }
 
 fn opt(out: &mut String, key: &str, value: Option<&str>) {

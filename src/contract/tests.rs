@@ -305,9 +305,22 @@ fn render_writes_every_field_the_contract_reads() {
         fields.sort();
         fields
     };
-    assert_eq!(keys(&written), sorted(fields_of::<raw::RawContract>()));
+    let read: Vec<&str> = fields_of::<Contract>()
+        .iter()
+        .chain(fields_of::<raw::Sections>())
+        .copied()
+        .collect();
+    assert_eq!(keys(&written), sorted(&read));
+    let settings: Vec<&str> = SETTINGS.iter().map(|(key, _)| *key).collect();
+    let tables = ["budget", "writer", "reviewer", "judge", "prompt"];
+    let scalars: Vec<&str> = fields_of::<Contract>()
+        .iter()
+        .copied()
+        .filter(|key| !tables.contains(key))
+        .collect();
+    assert_eq!(sorted(&settings), sorted(&scalars), "SETTINGS lists each setting");
     for (section, fields) in [
-        ("budget", fields_of::<raw::RawBudget>()),
+        ("budget", fields_of::<Budget>()),
         ("writer", fields_of::<agent::RawAgent>()),
         ("reviewer", fields_of::<agent::RawAgent>()),
         ("judge", fields_of::<agent::RawJudge>()),

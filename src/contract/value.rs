@@ -10,6 +10,7 @@ use std::collections::BTreeMap;
 use serde::de::{self, Deserialize, Deserializer, Unexpected};
 use toml::Value;
 
+use super::MAX_ROUNDS_LIMIT;
 use crate::findings::Severity;
 
 /// "must be `allowed`, not `value`", the value shown as the file has it.
@@ -38,6 +39,43 @@ pub(super) fn describe(value: &Value) -> String {
         Value::Float(_) => format!("the number `{text}`"),
         Value::Datetime(_) => format!("the date `{text}`"),
         _ => format!("`{text}`"),
+    }
+}
+
+/// Reads a field through `T`, the type that checks it, and keeps the plain
+/// value: `#[serde(deserialize_with = "value::checked::<Floor, _, _>")]`.
+pub(super) fn checked<'de, T, U, D>(d: D) -> Result<U, D::Error>
+where
+    T: Deserialize<'de> + Into<U>,
+    D: Deserializer<'de>,
+{
+    T::deserialize(d).map(Into::into)
+}
+
+/// [`checked`] for a field that may be left out.
+pub(super) fn checked_some<'de, T, U, D>(d: D) -> Result<Option<U>, D::Error>
+where
+    T: Deserialize<'de> + Into<U>,
+    D: Deserializer<'de>,
+{
+    T::deserialize(d).map(|t| Some(t.into()))
+}
+
+/// `max_rounds`: 1 to [`MAX_ROUNDS_LIMIT`].
+pub(super) type Rounds = Bounded<1, { MAX_ROUNDS_LIMIT as i64 }>;
+
+impl From<Rounds> for u32 {
+    fn from(n: Rounds) -> u32 {
+        n.0 as u32
+    }
+}
+
+/// `budget.tokens`: 1 or more.
+pub(super) type Tokens = Bounded<1, { i64::MAX }>;
+
+impl From<Tokens> for u64 {
+    fn from(n: Tokens) -> u64 {
+        n.0 as u64
     }
 }
 
@@ -81,6 +119,12 @@ impl<'de> Deserialize<'de> for PositiveNumber {
     }
 }
 
+impl From<PositiveNumber> for f64 {
+    fn from(n: PositiveNumber) -> f64 {
+        n.0
+    }
+}
+
 /// A string that is not blank.
 #[derive(Debug, Clone)]
 pub(super) struct Text(pub String);
@@ -112,6 +156,12 @@ impl<'de> Deserialize<'de> for Revision {
             Value::String(_) => Err(refuse(&value, "a git revision")),
             other => Err(refuse(&other, "a string")),
         }
+    }
+}
+
+impl From<Revision> for String {
+    fn from(r: Revision) -> String {
+        r.0
     }
 }
 
@@ -245,6 +295,12 @@ impl<'de> Deserialize<'de> for Globs {
     }
 }
 
+impl From<Globs> for Vec<String> {
+    fn from(globs: Globs) -> Vec<String> {
+        globs.0
+    }
+}
+
 /// `severity_floor`: a severity or one of its aliases.
 #[derive(Debug, Clone, Copy)]
 pub(super) struct Floor(pub Severity);
@@ -260,6 +316,12 @@ impl<'de> Deserialize<'de> for Floor {
             }),
             other => Err(refuse(&other, "one of nit, should, bug, block")),
         }
+    }
+}
+
+impl From<Floor> for Severity {
+    fn from(floor: Floor) -> Severity {
+        floor.0
     }
 }
 
