@@ -22,6 +22,10 @@ pub fn to_toml(contract: &Contract) -> String {
     line(&mut out, "# Fields: docs/contract.md");
     let written = toml::Value::try_from(c).expect("a contract is a TOML table");
     for (key, note) in SETTINGS {
+        // A setting left unset, serialized as nothing, is written as nothing.
+        let Some(value) = written.get(*key) else {
+            continue;
+        };
         if *key == "guards" {
             let guards: Vec<String> = Guard::ALL
                 .iter()
@@ -31,7 +35,7 @@ pub fn to_toml(contract: &Contract) -> String {
         } else if !note.is_empty() {
             line(&mut out, &format!("# {note}"));
         }
-        kv(&mut out, key, &written[*key].to_string());
+        kv(&mut out, key, &value.to_string());
     }
     out.push('\n');
     line(

@@ -108,3 +108,58 @@ fn the_literal_reader_sees_what_the_check_needs() {
     let tests = without_tests("#[cfg(test)]\nmod tests {\n    const T: &str = \"hint: x\";\n}\n");
     assert!(string_literals(&tests).is_empty());
 }
+
+/// The types that carry a hint as a method `hint(&self)`, named by the
+/// `impl` block the method sits in.
+fn types_with_a_hint(code: &str) -> Vec<String> {
+    let mut types = Vec::new();
+    let mut inside: Option<String> = None;
+    for line in code.lines() {
+        if let Some(rest) = line.strip_prefix("impl ") {
+            // `impl Name {`, not a trait impl (`impl Display for Name`).
+            let name = rest.trim_end_matches('{').trim();
+            inside = (!name.contains(' ')).then(|| name.to_string());
+        }
+        if line.trim_start().starts_with("pub fn hint(&self)")
+            && let Some(name) = &inside
+        {
+            types.push(name.clone());
+        }
+    }
+    types
+}
+
+/// A typed error's hint reaches the person only if the renderer asks that
+/// type for it: a new error type with a `hint()` the renderer does not list
+/// would lose its hint without a word.
+#[test]
+fn the_renderer_asks_every_error_type_that_has_a_hint() {
+    let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("src");
+    let renderer = std::fs::read_to_string(src.join("report/error.rs")).unwrap();
+    let mut files = Vec::new();
+    sources(&src, &mut files);
+    let mut found = Vec::new();
+    let mut unasked = Vec::new();
+    for path in &files {
+        let code = without_tests(&std::fs::read_to_string(path).unwrap());
+        for name in types_with_a_hint(&code) {
+            let asked = renderer
+                .lines()
+                .any(|l| l.contains("downcast_ref::<") && l.contains(&format!("::{name}>()")));
+            if !asked {
+                let rel = path.strip_prefix(&src).unwrap();
+                unasked.push(format!("{}: {name}", rel.display()));
+            }
+            found.push(name);
+        }
+    }
+    assert!(
+        found.len() >= 8,
+        "the reader found too few error types with a hint: {found:?}"
+    );
+    assert!(
+        unasked.is_empty(),
+        "report::error::hints_of does not ask these for their hint():\n{}",
+        unasked.join("\n")
+    );
+}
