@@ -338,3 +338,88 @@ fn the_facts_before_a_review_are_the_registrys_and_the_rounds() {
     };
     assert!(!before_review(&terms, &registry, &resumed).writer_idle);
 }
+
+/// Three findings at `bug`, `block` and `nit` under the default floor `bug`.
+const THREE: &str = r#"{"findings":[
+    {"id":"F1","severity":"bug","title":"null deref in parse","file":"a.rs","line":1},
+    {"id":"F2","severity":"block","title":"secret written to the log","file":"b.rs","line":5},
+    {"id":"F3","severity":"nit","title":"typo in a comment","file":"c.rs","line":9}
+]}"#;
+
+/// What is open, counted by the floor: a must-fix finding at the floor
+/// counts as must-fix, a closed one not at all.
+#[test]
+fn open_findings_are_counted_by_the_floor_and_only_while_open() {
+    let registry = Case::new("", Some(THREE)).decide().registry;
+    assert_eq!(open_counts(&registry, Severity::Bug), (2, 1));
+    assert_eq!(open_counts(&registry, Severity::Block), (1, 2));
+    assert_eq!(open_counts(&registry, Severity::Nit), (3, 0));
+    let mut closed = registry.clone();
+    closed.findings[0].standing = FindingStanding::Closed;
+    assert_eq!(open_counts(&closed, Severity::Bug), (1, 1));
+    // An unreviewed round counts what stays open the same way.
+    let mut case = Case::new("", None);
+    case.registry = registry;
+    case.round = 2;
+    let d = case.decide();
+    assert_eq!((d.counts.must_fix_left, d.counts.below_floor_open), (2, 1));
+}
+
+/// A finding new in round 2 on lines round 2's patch changed was caused by
+/// the fix; in round 1 there is no fix to have caused it.
+#[test]
+fn a_new_finding_on_lines_the_fix_changed_is_induced_from_round_two() {
+    let new_here = r#"{"findings":[{"id":"F9","severity":"bug","title":"off by one in the new loop","file":"a.rs","line":1}]}"#;
+    let first = Case::new("", Some(new_here)).decide();
+    assert_eq!(first.reported[0].induced_by, None, "round 1 is no fix");
+    let mut case = Case::new("max_rounds = 5", Some(new_here));
+    case.round = 2;
+    case.earlier = vec![earlier(1, 2, 1)];
+    let d = case.decide();
+    assert_eq!(d.reported[0].induced_by, Some(2));
+}
+
+/// The writer's turn is idle only when it changed nothing at all: a round
+/// whose patch has no text lines but touches a file (a mode change, a
+/// binary) did something.
+#[test]
+fn a_patch_without_lines_that_touches_a_file_is_no_idle_turn() {
+    let mut case = Case::new("", Some(ONE_BUG));
+    case.registry = first_registry();
+    case.round = 2;
+    case.patch = ParsedPatch::default();
+    case.diff = (0, 0);
+    case.files = vec!["a.bin".into()];
+    assert_eq!(case.decide().stop, None, "the writer changed a.bin");
+    case.files = Vec::new();
+    assert_eq!(
+        case.decide().stop,
+        Some(Stop::Progress(Guard::Stalled)),
+        "nothing changed"
+    );
+}
+
+/// The must-fix findings a nit round leaves unconfirmed are named only on a
+/// nit round; on any other round they are the rules' business, not the
+/// decision's.
+#[test]
+fn carried_findings_are_named_only_on_a_nit_round() {
+    let explicit = "closure = \"explicit\"\nmax_rounds = 5";
+    let mut case = Case::new(explicit, Some(ONE_BUG));
+    case.registry = Case::new(explicit, Some(ONE_BUG)).decide().registry;
+    case.round = 2;
+    case.earlier = vec![earlier(1, 2, 1)];
+    case.parsed = Some(review(
+        r#"{"findings":[{"id":"N1","severity":"nit","title":"typo in the readme","file":"r.md","line":3}]}"#,
+    ));
+    let d = case.decide();
+    assert_eq!(d.stop, Some(Stop::Rule(Rule::NitRound)), "{}", d.reason);
+    assert_eq!(d.carried_unconfirmed.len(), 1);
+    // The same carried finding with a must-fix one reported: no nit round.
+    case.parsed = Some(review(
+        r#"{"findings":[{"id":"N2","severity":"bug","title":"leaks the file handle","file":"z.rs","line":3}]}"#,
+    ));
+    let d = case.decide();
+    assert_eq!(d.stop, None, "{}", d.reason);
+    assert!(d.carried_unconfirmed.is_empty());
+}
