@@ -324,6 +324,59 @@ mod tests {
         out
     }
 
+    /// A one-row ledger whose row records `recorded` as its evidence digest.
+    fn with_evidence(recorded: &str) -> Vec<u8> {
+        let mut out = header().into_bytes();
+        out.push(b'\n');
+        let mut d = Draft::new(Kind::Round, 1, "2026-01-02T03:04:05Z");
+        d.verdict = Some(Verdict::Continue);
+        out.extend(write_record(&Row::seal(d, CONTRACT, recorded).fields()));
+        out
+    }
+
+    /// The evidence on disk against the digest a row records: each of the
+    /// four ways they can disagree is named, and agreeing is no error.
+    #[test]
+    fn evidence_on_disk_must_be_what_the_row_records() {
+        let on_disk = |found: Option<&str>| {
+            let found = found.map(str::to_string);
+            move |_: &Row| Ok(found.clone())
+        };
+        let check = |bytes: &[u8], found: Option<&str>| {
+            verify(bytes, CONTRACT, on_disk(found), |_, _| {})
+                .map(|s| s.rows)
+                .map_err(|e| e.to_string())
+        };
+        let recorded = with_evidence("ee11");
+        let none = with_evidence("");
+        assert_eq!(check(&recorded, Some("ee11")), Ok(1));
+        assert_eq!(check(&none, None), Ok(1));
+        let err = check(&none, Some("ee11")).unwrap_err();
+        assert!(err.contains("evidence folder exists but the row records none"), "{err}");
+        let err = check(&recorded, None).unwrap_err();
+        assert!(err.contains("evidence folder is missing"), "{err}");
+        let err = check(&recorded, Some("ff22")).unwrap_err();
+        assert!(
+            err.contains("evidence digest mismatch: recorded `ee11`, the folder hashes to `ff22`"),
+            "{err}"
+        );
+    }
+
+    /// A header that is not referee's is shown as found, cut at 80
+    /// characters; one of 80 is shown whole.
+    #[test]
+    fn a_wrong_header_is_shown_as_found_and_cut_when_long() {
+        let shown = |header: &str| match parse(format!("{header}\n").as_bytes()) {
+            Err(ChainError::Header { found }) => found,
+            other => panic!("{header:?}: {:?}", other.map(|p| p.rows.len())),
+        };
+        assert_eq!(shown("round,verdict"), "round,verdict");
+        let long = "x".repeat(120);
+        assert_eq!(shown(&long), format!("{}…", "x".repeat(80)));
+        let eighty = "y".repeat(80);
+        assert_eq!(shown(&eighty), eighty);
+    }
+
     fn no_evidence(_: &Row) -> Result<Option<String>, Hinted> {
         Ok(None)
     }
