@@ -13,7 +13,7 @@ pub mod sarif;
 pub mod severity;
 pub mod tagged;
 
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 use std::fmt;
 
 use crate::exit::Hinted;
@@ -285,6 +285,7 @@ fn finish(
 ) -> Result<Vec<Finding>, FindingsError> {
     let mut findings = Vec::with_capacity(drafts.len());
     let mut seen: HashMap<String, usize> = HashMap::with_capacity(drafts.len());
+    let mut repeated = HashSet::with_capacity(drafts.len());
     for (index, draft) in drafts.into_iter().enumerate() {
         let (file, path_escapes) = match draft.file.as_deref() {
             Some(raw) => match paths::normalize(raw, repo_root) {
@@ -303,6 +304,31 @@ fn finish(
         }
         let fingerprint =
             identity::content_fingerprint(file.as_deref(), draft.rule.as_deref(), &title);
+        let severity = draft.severity.unwrap_or(Severity::Bug);
+        let line = draft.line.filter(|line| *line > 0);
+        let end_line = draft.end_line.filter(|line| *line > 0);
+        let body = draft
+            .body
+            .map(|body| bound(body.trim(), MAX_BODY))
+            .filter(|body| !body.is_empty());
+        let undoes = draft.undoes.filter(|undoes| !undoes.trim().is_empty());
+        let rule = draft.rule.filter(|rule| !rule.trim().is_empty());
+        // A finding repeated word for word (a review printed twice) is one
+        // finding (SPEC §4.1): the same id as given, place, title and body.
+        let words = (
+            draft.id.clone(),
+            severity,
+            title.clone(),
+            file.clone(),
+            line,
+            end_line,
+            body.clone(),
+            undoes.clone(),
+            rule.clone(),
+        );
+        if !repeated.insert(words) {
+            continue;
+        }
         let (id, id_source) = match (draft.id, draft.id_source) {
             (Some(id), source) => (id, source.unwrap_or(IdSource::Explicit)),
             (None, _) => (identity::derived_id(&fingerprint), IdSource::Derived),
@@ -318,23 +344,21 @@ fn finish(
                 format!("id `{id}` is used by an earlier finding; ids must be unique"),
             ));
         } else {
-            // Two findings that look alike (same file, rule and title) stay
-            // two findings: the later ones get an occurrence suffix.
+            // Two findings that look alike (same file, rule and title) but
+            // say more or point elsewhere stay two findings: the later ones
+            // get an occurrence suffix.
             format!("{id}-{count}")
         };
         findings.push(Finding {
             id,
-            severity: draft.severity.unwrap_or(Severity::Bug),
+            severity,
             title,
             file,
-            line: draft.line.filter(|line| *line > 0),
-            end_line: draft.end_line.filter(|line| *line > 0),
-            body: draft
-                .body
-                .map(|body| bound(body.trim(), MAX_BODY))
-                .filter(|body| !body.is_empty()),
-            undoes: draft.undoes.filter(|undoes| !undoes.trim().is_empty()),
-            rule: draft.rule.filter(|rule| !rule.trim().is_empty()),
+            line,
+            end_line,
+            body,
+            undoes,
+            rule,
             fingerprint,
             id_source,
             path_escapes,

@@ -46,6 +46,26 @@ fn look_alike_findings_get_distinct_ids() {
     assert_eq!(ids[1], format!("{}-2", ids[0]));
 }
 
+/// A review printed twice, or one finding repeated word for word, is one
+/// finding per distinct report (SPEC §4.1); the same title at another line,
+/// or with another body, stays a finding of its own.
+#[test]
+fn a_finding_repeated_word_for_word_is_one_finding() {
+    let once = "[bug] a.py:3: shared cache read without the lock\n[should] b.py:9: name shadows a builtin\n";
+    let parsed = parse(once.repeat(2).as_bytes(), Format::Tagged, ROOT).expect("parses");
+    assert_eq!(parsed.findings.len(), 2);
+    let twice = r#"{"findings":[
+        {"id":"F1","severity":"bug","title":"t","file":"a.rs","line":4,"body":"b"},
+        {"id":"F1","severity":"bug","title":"t","file":"a.rs","line":4,"body":"b"}]}"#;
+    let parsed = parse(twice.as_bytes(), Format::Native, ROOT).expect("parses");
+    assert_eq!(parsed.findings.len(), 1);
+    let other_body = r#"{"findings":[
+        {"severity":"bug","title":"t","file":"a.rs","line":4,"body":"one"},
+        {"severity":"bug","title":"t","file":"a.rs","line":4,"body":"two"}]}"#;
+    let parsed = parse(other_body.as_bytes(), Format::Native, ROOT).expect("parses");
+    assert_eq!(parsed.findings.len(), 2);
+}
+
 #[test]
 fn duplicate_explicit_ids_are_errors() {
     let err = parse(
