@@ -131,8 +131,7 @@ impl<'de> Deserialize<'de> for Guards {
         let mut guards = Vec::new();
         for name in strings(Value::deserialize(d)?)? {
             let guard = Guard::parse(&name).ok_or_else(|| {
-                let names: Vec<String> =
-                    Guard::ALL.iter().map(|g| format!("`{g}`")).collect();
+                let names: Vec<String> = Guard::ALL.iter().map(|g| format!("`{g}`")).collect();
                 refuse_shown(
                     &format!("`{name}`"),
                     &format!(

@@ -318,7 +318,11 @@ fn render_writes_every_field_the_contract_reads() {
         .copied()
         .filter(|key| !tables.contains(key))
         .collect();
-    assert_eq!(sorted(&settings), sorted(&scalars), "SETTINGS lists each setting");
+    assert_eq!(
+        sorted(&settings),
+        sorted(&scalars),
+        "SETTINGS lists each setting"
+    );
     for (section, fields) in [
         ("budget", fields_of::<Budget>()),
         ("writer", fields_of::<agent::RawAgent>()),

@@ -11,7 +11,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::contract::Closure;
 use crate::findings::identity::{
-    NEAR_LINES, content_fingerprint, derived_id, line_distance, subject_words,
+    MatchedBy, NEAR_LINES, content_fingerprint, derived_id, line_distance, subject_words,
 };
 use crate::findings::responses::{Response, Status};
 use crate::findings::{Finding, IdSource, Known, Parsed, Severity, match_findings};
@@ -93,6 +93,7 @@ impl Tracked {
             aliases: &self.aliases,
             rule: self.finding.rule.as_deref(),
             id_source: self.finding.id_source,
+            closed: self.standing == FindingStanding::Closed,
         }
     }
 
@@ -170,6 +171,13 @@ pub struct Reported {
     /// Earlier findings this one was reported for too (a merge): they stay open.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub stands_for: Vec<String>,
+    /// The evidence it was matched to a known finding on; `None` when new.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub matched_by: Option<MatchedBy>,
+    /// A closed finding it resembles on evidence too weak for a reopen
+    /// (SPEC §4.1): it is new.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub resembles: Option<String>,
 }
 
 /// What accounting needs besides the registry.
@@ -311,6 +319,8 @@ pub fn account(mut registry: Registry, input: &RoundInput<'_>) -> Accounted {
                         ),
                     back_after_skip,
                     stands_for: Vec::new(),
+                    matched_by: matched.by,
+                    resembles: None,
                     state,
                     finding,
                 });
@@ -326,11 +336,19 @@ pub fn account(mut registry: Registry, input: &RoundInput<'_>) -> Accounted {
                 }
                 ids.insert(finding.id.clone());
                 counts.opened += 1;
-                let induced_by = input.induced.and_then(|(round, changed)| {
-                    let (file, line) = (finding.file.as_deref()?, finding.line?);
-                    let line = u32::try_from(line).ok()?;
-                    touches(changed, file, line).then_some(round)
-                });
+                // Caused by a fix: this round's, when its patch changed the
+                // finding's lines, else the one that closed the finding it
+                // resembles at its place.
+                let resembles = matched.resembles.map(|k| &registry.findings[k]);
+                let induced_by = input
+                    .induced
+                    .and_then(|(round, changed)| {
+                        let (file, line) = (finding.file.as_deref()?, finding.line?);
+                        let line = u32::try_from(line).ok()?;
+                        touches(changed, file, line).then_some(round)
+                    })
+                    .or_else(|| resembles.and_then(|t| t.closed_in));
+                let resembles = resembles.map(|t| t.finding.id.clone());
                 note_reported(&mut facts, &finding, must_fix(finding.severity));
                 seen.insert(registry.findings.len());
                 registry.findings.push(Tracked {
@@ -350,6 +368,8 @@ pub fn account(mut registry: Registry, input: &RoundInput<'_>) -> Accounted {
                     changed: false,
                     back_after_skip: None,
                     stands_for: Vec::new(),
+                    matched_by: None,
+                    resembles,
                     state: Seen::New,
                     finding,
                 });

@@ -402,6 +402,7 @@ mod slim {
 
     use super::RoundState;
     use crate::engine::decide::{Reported, Seen};
+    use crate::findings::identity::MatchedBy;
     use crate::findings::{Finding, IdSource, Severity};
 
     #[derive(Serialize, Deserialize)]
@@ -417,6 +418,10 @@ mod slim {
         back_after_skip: Option<u32>,
         #[serde(default, skip_serializing_if = "Vec::is_empty")]
         stands_for: Vec<String>,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        matched_by: Option<MatchedBy>,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        resembles: Option<String>,
     }
 
     pub fn serialize<S: Serializer>(reported: &[Reported], s: S) -> Result<S::Ok, S::Error> {
@@ -430,6 +435,8 @@ mod slim {
                 changed: r.changed,
                 back_after_skip: r.back_after_skip,
                 stands_for: r.stands_for.clone(),
+                matched_by: r.matched_by,
+                resembles: r.resembles.clone(),
             })
             .collect();
         refs.serialize(s)
@@ -460,6 +467,8 @@ mod slim {
                 changed: r.changed,
                 back_after_skip: r.back_after_skip,
                 stands_for: r.stands_for,
+                matched_by: r.matched_by,
+                resembles: r.resembles,
             })
             .collect())
     }

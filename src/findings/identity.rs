@@ -57,6 +57,9 @@ pub struct Known<'a> {
     pub aliases: &'a [String],
     pub rule: Option<&'a str>,
     pub id_source: IdSource,
+    /// It was closed by a fix: matching a report to it reopens it, which
+    /// stops the loop, so only strong evidence may ([`strong`]).
+    pub closed: bool,
 }
 
 impl<'a> From<&'a Finding> for Known<'a> {
@@ -71,6 +74,7 @@ impl<'a> From<&'a Finding> for Known<'a> {
             aliases: &[],
             rule: finding.rule.as_deref(),
             id_source: finding.id_source,
+            closed: false,
         }
     }
 }
@@ -80,8 +84,28 @@ impl<'a> From<&'a Finding> for Known<'a> {
 pub struct Matched {
     /// The index of the known finding it is.
     pub known: Option<usize>,
+    /// The evidence the match rests on.
+    pub by: Option<MatchedBy>,
     /// Its id names a known finding it does not agree with: it must not keep it.
     pub id_refused: bool,
+    /// A closed finding it resembles at its place, on evidence too weak for
+    /// a reopen: it is new, and the round that closed that one caused it.
+    pub resembles: Option<usize>,
+}
+
+/// What a match rests on, as the round's evidence records it (`matched_by`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum MatchedBy {
+    /// The same identity: a test id, a tool's fingerprint, a derived id, or
+    /// a reviewer's id that agrees with the finding it names.
+    Id,
+    /// The same file, rule and normalized title.
+    Fingerprint,
+    /// The same place, titles sharing what is wrong.
+    Place,
+    /// A similar title in the same file.
+    Title,
 }
 
 /// Lowercase, without digits, quotes or backticks, whitespace runs collapsed.
@@ -319,6 +343,77 @@ fn jaccard(a: &HashSet<String>, b: &HashSet<String>) -> f64 {
     shared as f64 / union as f64
 }
 
+/// The words of a title that name code: a token with `_`, `.`, `::`, `(`,
+/// `/` or `=` in it, in backticks, or in camelCase (`fetch_groups`,
+/// `session.get`, `flush()`, `UPLOAD_DIR`, `parseConfig`). They say where a
+/// finding is, not what is wrong there.
+fn code_words(title: &str) -> HashSet<String> {
+    let mut out = HashSet::new();
+    for (i, part) in title.split('`').enumerate() {
+        if i % 2 == 1 {
+            out.extend(subject_words(part));
+            continue;
+        }
+        for token in part.split_whitespace() {
+            let bare = token.trim_matches(|c: char| !c.is_alphanumeric() && c != '_');
+            let camel = bare
+                .chars()
+                .zip(bare.chars().skip(1))
+                .any(|(a, b)| a.is_lowercase() && b.is_uppercase());
+            let dotted = bare.split('.').filter(|p| !p.is_empty()).count() > 1;
+            let called = token.char_indices().any(|(i, c)| {
+                c == '(' && token[..i].ends_with(|p: char| p.is_alphanumeric() || p == '_')
+            });
+            let marked = ["::", "/", "="].iter().any(|mark| token.contains(mark));
+            if camel || dotted || called || marked || bare.contains('_') {
+                out.extend(subject_words(token));
+            }
+        }
+    }
+    out
+}
+
+/// What a title says is wrong: its subject words without the names of the
+/// code it sits in, and without `template` (the words every finding of its
+/// review shares).
+fn wrong_words(title: &str, template: &HashSet<String>) -> HashSet<String> {
+    let code = code_words(title);
+    subject_words(title)
+        .into_iter()
+        .filter(|word| !code.contains(word) && !template.contains(word))
+        .collect()
+}
+
+/// The words every finding of a review shares, when it has at least three:
+/// a template ("No timeout on session.get in fetch_users", `fetch_roles`…)
+/// whose common words say nothing about one finding.
+fn template_words(review: &[Finding]) -> HashSet<String> {
+    if review.len() < 3 {
+        return HashSet::new();
+    }
+    let mut shared = subject_words(&review[0].title);
+    for finding in &review[1..] {
+        let words = subject_words(&finding.title);
+        shared.retain(|word| words.contains(word));
+    }
+    shared
+}
+
+/// Whether a report is strong evidence that it is the closed finding `known`
+/// come back (SPEC §4.1, a reopen needs strong evidence): the same
+/// normalized title, or two words of what is wrong in common. Names of the
+/// code and a review's template words do not count: "fetch_groups swallows
+/// HTTP errors" is not "No timeout on session.get in fetch_groups", and
+/// "flush() holds the lock across the network call" is not "flush() reads
+/// the buffer without the lock".
+fn strong(finding: &Finding, template: &HashSet<String>, known: &Known) -> bool {
+    normalize_title(&finding.title) == normalize_title(known.title)
+        || wrong_words(&finding.title, template)
+            .intersection(&wrong_words(known.title, &HashSet::new()))
+            .count()
+            >= 2
+}
+
 /// An explicit id that names `known` is believed when the finding agrees
 /// with it: the same file (when both name one) and a shared subject word.
 fn id_agrees(finding: &Finding, known: &Known) -> bool {
@@ -371,20 +466,28 @@ pub fn match_findings(new: &[Finding], known: &[Known]) -> Vec<Matched> {
         }
     }
 
+    let template = template_words(new);
     // 1. Exact identities, and reviewer ids that agree with what they name.
     for (i, finding) in new.iter().enumerate() {
         match by_id.get(finding.id.as_str()) {
             Some(&index) if finding.id_source != IdSource::Explicit && !taken[index] => {
                 taken[index] = true;
                 result[i].known = Some(index);
+                result[i].by = Some(MatchedBy::Id);
             }
             Some(_) if finding.id_source != IdSource::Explicit => {}
             Some(&index) => {
-                if !taken[index] && id_agrees(finding, &known[index]) {
+                let other = &known[index];
+                let agrees = id_agrees(finding, other);
+                if !taken[index] && agrees && (!other.closed || strong(finding, &template, other)) {
                     taken[index] = true;
                     result[i].known = Some(index);
+                    result[i].by = Some(MatchedBy::Id);
                 } else {
                     result[i].id_refused = true;
+                    if agrees && other.closed {
+                        result[i].resembles = Some(index);
+                    }
                 }
             }
             None if finding.id_source == IdSource::Explicit => reach[i] = Reach::Fingerprint,
@@ -401,14 +504,17 @@ pub fn match_findings(new: &[Finding], known: &[Known]) -> Vec<Matched> {
         {
             taken[index] = true;
             result[i].known = Some(index);
+            result[i].by = Some(MatchedBy::Fingerprint);
         }
     }
     let open: Vec<bool> = (0..new.len())
         .map(|i| result[i].known.is_none() && reach[i] == Reach::Anywhere)
         .collect();
-    // 3. The same place, 4. a similar title in the same file.
-    place_pass(new, known, &open, &mut result, &mut taken);
-    similarity_pass(new, known, &open, &mut result, &mut taken);
+    // 3. The same place, 4. a similar title in the same file; a closed
+    // finding only on strong evidence.
+    let weak = |i: usize, k: usize| known[k].closed && !strong(&new[i], &template, &known[k]);
+    place_pass(new, known, &open, &weak, &mut result, &mut taken);
+    similarity_pass(new, known, &open, &weak, &mut result, &mut taken);
     result
 }
 
@@ -434,8 +540,15 @@ fn by_file<'a>(known: &'a [Known], taken: &[bool]) -> HashMap<&'a str, Vec<usize
     files
 }
 
-/// Assigns `pairs` (score, new, known) best first, one-to-one.
-fn assign(mut pairs: Vec<(f64, u64, usize, usize)>, result: &mut [Matched], taken: &mut [bool]) {
+/// Assigns `pairs` (score, distance, new, known) best first, one-to-one;
+/// a pair `weak` names is no match, only a resemblance.
+fn assign(
+    mut pairs: Vec<(f64, u64, usize, usize)>,
+    by: MatchedBy,
+    weak: &dyn Fn(usize, usize) -> bool,
+    result: &mut [Matched],
+    taken: &mut [bool],
+) {
     // Best score, then closest, then by position: deterministic.
     pairs.sort_by(|a, b| {
         b.0.total_cmp(&a.0)
@@ -444,10 +557,17 @@ fn assign(mut pairs: Vec<(f64, u64, usize, usize)>, result: &mut [Matched], take
             .then(a.3.cmp(&b.3))
     });
     for (_, _, new_index, known_index) in pairs {
-        if result[new_index].known.is_none() && !taken[known_index] {
-            taken[known_index] = true;
-            result[new_index].known = Some(known_index);
+        let matched = &mut result[new_index];
+        if matched.known.is_some() || taken[known_index] {
+            continue;
         }
+        if weak(new_index, known_index) {
+            matched.resembles.get_or_insert(known_index);
+            continue;
+        }
+        taken[known_index] = true;
+        matched.known = Some(known_index);
+        matched.by = Some(by);
     }
 }
 
@@ -455,6 +575,7 @@ fn place_pass(
     new: &[Finding],
     known: &[Known],
     open: &[bool],
+    weak: &dyn Fn(usize, usize) -> bool,
     result: &mut [Matched],
     taken: &mut [bool],
 ) {
@@ -513,13 +634,14 @@ fn place_pass(
             }
         }
     }
-    assign(pairs, result, taken);
+    assign(pairs, MatchedBy::Place, weak, result, taken);
 }
 
 fn similarity_pass(
     new: &[Finding],
     known: &[Known],
     open: &[bool],
+    weak: &dyn Fn(usize, usize) -> bool,
     result: &mut [Matched],
     taken: &mut [bool],
 ) {
@@ -592,7 +714,7 @@ fn similarity_pass(
             }
         }
     }
-    assign(pairs, result, taken);
+    assign(pairs, MatchedBy::Title, weak, result, taken);
 }
 
 #[cfg(test)]
@@ -642,6 +764,96 @@ mod tests {
             .into_iter()
             .map(|m| m.known.map(|i| known[i].id.to_string()))
             .collect()
+    }
+
+    /// A closed finding, as the registry hands it to matching.
+    fn closed(f: &Finding) -> Known<'_> {
+        Known {
+            closed: true,
+            ..Known::from(f)
+        }
+    }
+
+    #[test]
+    fn names_of_code_are_not_what_is_wrong() {
+        let words = |t: &str| {
+            let mut w: Vec<String> = code_words(t).into_iter().collect();
+            w.sort();
+            w
+        };
+        assert_eq!(words("No timeout on session.get in fetch_groups"), ["fetch", "get", "group", "sessi"]);
+        assert_eq!(words("flush() reads `self._buffer` without the lock"), ["buffe", "flush", "self"]);
+        assert_eq!(words("parseConfig drops UPLOAD_DIR"), ["dir", "parse", "uploa"]);
+        assert!(words("the lock is held (see below) for too long.").is_empty());
+        let none = HashSet::new();
+        let wrong = wrong_words("fetch_groups swallows HTTP errors", &none);
+        assert!(wrong.contains("swall") && !wrong.contains("fetch"), "{wrong:?}");
+    }
+
+    /// A closed finding is matched again only on strong evidence; the same
+    /// report against an open finding matches as before (SPEC §4.1).
+    #[test]
+    fn a_reopen_needs_strong_evidence() {
+        let was = at(derived("app/client.py", "No timeout on session.get in fetch_groups"), 40);
+        let now = [at(derived("app/client.py", "fetch_groups swallows HTTP errors"), 41)];
+        let got = match_findings(&now, &[closed(&was)]);
+        // Nothing in common but the function's name: new, caused where the
+        // closed one was fixed.
+        assert_eq!((got[0].known, got[0].resembles), (None, Some(0)));
+
+        let was = at(derived("app/sink.py", "flush() reads the buffer without the lock"), 12);
+        let now = [at(derived("app/sink.py", "flush() holds the lock across the network call"), 12)];
+        let got = match_findings(&now, &[closed(&was)]);
+        assert_eq!(got[0].known, None, "one shared noun of the place: new");
+        assert_eq!(got[0].resembles, Some(0), "it sits where the closed one did");
+        // Open, the same pair is one finding reworded.
+        let got = match_findings(&now, &[Known::from(&was)]);
+        assert_eq!((got[0].known, got[0].by), (Some(0), Some(MatchedBy::Place)));
+
+        // Two words of what is wrong in common: the closed one is back.
+        let was = at(derived("up/store.py", "the filename is joined unchecked, so ../ escapes the upload directory"), 13);
+        let now = [at(derived("up/store.py", "stripping ../ once is bypassable: ....// still escapes the upload directory"), 13)];
+        let got = match_findings(&now, &[closed(&was)]);
+        assert_eq!((got[0].known, got[0].by), (Some(0), Some(MatchedBy::Place)));
+        // The same title is always strong: its derived id is the closed one's.
+        let now = [at(derived("up/store.py", "the filename is joined unchecked, so ../ escapes the upload directory"), 90)];
+        let got = match_findings(&now, &[closed(&was)]);
+        assert_eq!((got[0].known, got[0].by), (Some(0), Some(MatchedBy::Id)));
+        let reworded_id = [explicit("R7", "up/store.py", 90, "The filename is joined unchecked, so ../ escapes the upload directory")];
+        let got = match_findings(&reworded_id, &[closed(&was)]);
+        assert_eq!((got[0].known, got[0].by), (Some(0), Some(MatchedBy::Fingerprint)));
+    }
+
+    /// A reviewer's id for a closed finding is believed only on the same
+    /// strong evidence; refused, the finding is new and resembles it.
+    #[test]
+    fn a_reviewer_id_for_a_closed_finding_needs_strong_evidence_too() {
+        let was = explicit("F3", "app/sink.py", 12, "flush() reads the buffer without the lock");
+        let weak = [explicit("F3", "app/sink.py", 12, "flush() holds the lock across the network call")];
+        let got = match_findings(&weak, &[closed(&was)]);
+        assert_eq!((got[0].known, got[0].id_refused, got[0].resembles), (None, true, Some(0)));
+        let strong = [explicit("F3", "app/sink.py", 14, "flush() still reads the shared buffer without taking the lock")];
+        let got = match_findings(&strong, &[closed(&was)]);
+        assert_eq!((got[0].known, got[0].by), (Some(0), Some(MatchedBy::Id)));
+    }
+
+    /// Words every finding of a review shares (a template) are no subject.
+    #[test]
+    fn a_reviews_template_words_are_no_subject() {
+        let review: Vec<Finding> = ["users", "roles", "projects"]
+            .iter()
+            .map(|name| derived("api.py", &format!("Missing retry budget for the {name} request")))
+            .collect();
+        let mut template: Vec<String> = template_words(&review).into_iter().collect();
+        template.sort();
+        assert_eq!(template, ["budge", "reque", "retry"]);
+        assert!(template_words(&review[..2]).is_empty(), "two findings make no template");
+        // A closed finding sharing only the template's words stays closed.
+        let was = at(derived("api.py", "Missing retry budget for the groups request"), 30);
+        let mut now = review.clone();
+        now.push(at(derived("api.py", "groups request retries without a budget or backoff"), 30));
+        let got = match_findings(&now, &[closed(&was)]);
+        assert_eq!(got[3].known, None, "{got:?}");
     }
 
     #[test]
@@ -702,14 +914,15 @@ mod tests {
             got[0],
             Matched {
                 known: Some(0),
-                id_refused: false
+                by: Some(MatchedBy::Id),
+                ..Matched::default()
             }
         );
         assert_eq!(
             got[1],
             Matched {
-                known: None,
-                id_refused: true
+                id_refused: true,
+                ..Matched::default()
             }
         );
         // The same id, same file, no shared subject: refused too.

@@ -352,7 +352,10 @@ mod tests {
         assert_eq!(check(&recorded, Some("ee11")), Ok(1));
         assert_eq!(check(&none, None), Ok(1));
         let err = check(&none, Some("ee11")).unwrap_err();
-        assert!(err.contains("evidence folder exists but the row records none"), "{err}");
+        assert!(
+            err.contains("evidence folder exists but the row records none"),
+            "{err}"
+        );
         let err = check(&recorded, None).unwrap_err();
         assert!(err.contains("evidence folder is missing"), "{err}");
         let err = check(&recorded, Some("ff22")).unwrap_err();

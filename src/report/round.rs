@@ -78,8 +78,13 @@ pub fn text(v: &RoundView<'_>) -> String {
         } else {
             format!(" (also stands for {}, kept open)", r.stands_for.join(", "))
         };
+        let resembles = r
+            .resembles
+            .as_ref()
+            .map(|id| format!(" (not a reopen of closed {id}: too little in common)"))
+            .unwrap_or_default();
         out.push_str(&format!(
-            "  {state:<8} {} [{}]{loc} {}{induced}{floor}{back}{merged}\n",
+            "  {state:<8} {} [{}]{loc} {}{induced}{floor}{back}{merged}{resembles}\n",
             f.id, f.severity, f.title
         ));
     }

@@ -494,3 +494,50 @@ fn disputes_are_facts_for_the_progress_guards() {
     assert!(r2.facts.disputed_answered);
     assert_eq!(r2.facts.disputed_again, vec!["F1"]);
 }
+
+fn titled(findings: &[(&str, &str, u64)]) -> Parsed {
+    let items: Vec<String> = findings
+        .iter()
+        .map(|(title, file, line)| {
+            format!(r#"{{"severity":"bug","title":"{title}","file":"{file}","line":{line}}}"#)
+        })
+        .collect();
+    let json = format!(r#"{{"findings":[{}]}}"#, items.join(","));
+    parse(json.as_bytes(), Format::Native, "/repo").unwrap()
+}
+
+/// A report at a closed finding's place that shares only a noun of the
+/// place with it is new, not a reopen, and caused by the round whose fix
+/// closed the other; the evidence each match rests on is kept (SPEC §4.1).
+#[test]
+fn a_weak_match_to_a_closed_finding_is_new_and_induced_by_its_fix() {
+    let first = titled(&[("flush() reads the buffer without the lock", "sink.py", 12)]);
+    let round1 = run(&Registry::default(), 1, Closure::Absent, &first);
+    assert_eq!(round1.reported[0].matched_by, None);
+    // Round 2's patch touches line 12: the finding is closed by the fix.
+    let clean = titled(&[]);
+    let round2 = run_with(
+        &round1.registry,
+        2,
+        Closure::Absent,
+        &clean,
+        &touching(&[("sink.py", 12)]),
+        &[],
+    );
+    assert_eq!(round2.counts.closed, 1);
+    let closed_id = round1.reported[0].finding.id.clone();
+    // Round 3: a new problem at the same lines, the lock its only shared noun.
+    let third = titled(&[("flush() holds the lock across the network call", "sink.py", 12)]);
+    let round3 = run(&round2.registry, 3, Closure::Absent, &third);
+    let r = &round3.reported[0];
+    assert_eq!(r.state, Seen::New);
+    assert_eq!(round3.counts.reopened, 0);
+    assert!(round3.facts.reopened.is_empty());
+    assert_eq!(r.induced_by, Some(2));
+    assert_eq!(r.resembles.as_deref(), Some(closed_id.as_str()));
+    // The same problem reworded comes back: a reopen, on its place and words.
+    let fourth = titled(&[("flush() still reads the shared buffer without taking the lock", "sink.py", 13)]);
+    let round3b = run(&round2.registry, 3, Closure::Absent, &fourth);
+    let r = &round3b.reported[0];
+    assert_eq!((r.state, r.matched_by), (Seen::Reopened, Some(MatchedBy::Place)));
+}
