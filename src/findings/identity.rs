@@ -781,58 +781,133 @@ mod tests {
             w.sort();
             w
         };
-        assert_eq!(words("No timeout on session.get in fetch_groups"), ["fetch", "get", "group", "sessi"]);
-        assert_eq!(words("flush() reads `self._buffer` without the lock"), ["buffe", "flush", "self"]);
-        assert_eq!(words("parseConfig drops UPLOAD_DIR"), ["dir", "parse", "uploa"]);
+        assert_eq!(
+            words("No timeout on session.get in fetch_groups"),
+            ["fetch", "get", "group", "sessi"]
+        );
+        assert_eq!(
+            words("flush() reads `self._buffer` without the lock"),
+            ["buffe", "flush", "self"]
+        );
+        assert_eq!(
+            words("parseConfig drops UPLOAD_DIR"),
+            ["dir", "parse", "uploa"]
+        );
         assert!(words("the lock is held (see below) for too long.").is_empty());
         let none = HashSet::new();
         let wrong = wrong_words("fetch_groups swallows HTTP errors", &none);
-        assert!(wrong.contains("swall") && !wrong.contains("fetch"), "{wrong:?}");
+        assert!(
+            wrong.contains("swall") && !wrong.contains("fetch"),
+            "{wrong:?}"
+        );
     }
 
     /// A closed finding is matched again only on strong evidence; the same
     /// report against an open finding matches as before (SPEC §4.1).
     #[test]
     fn a_reopen_needs_strong_evidence() {
-        let was = at(derived("app/client.py", "No timeout on session.get in fetch_groups"), 40);
-        let now = [at(derived("app/client.py", "fetch_groups swallows HTTP errors"), 41)];
+        let was = at(
+            derived("app/client.py", "No timeout on session.get in fetch_groups"),
+            40,
+        );
+        let now = [at(
+            derived("app/client.py", "fetch_groups swallows HTTP errors"),
+            41,
+        )];
         let got = match_findings(&now, &[closed(&was)]);
         // Nothing in common but the function's name: new, caused where the
         // closed one was fixed.
         assert_eq!((got[0].known, got[0].resembles), (None, Some(0)));
 
-        let was = at(derived("app/sink.py", "flush() reads the buffer without the lock"), 12);
-        let now = [at(derived("app/sink.py", "flush() holds the lock across the network call"), 12)];
+        let was = at(
+            derived("app/sink.py", "flush() reads the buffer without the lock"),
+            12,
+        );
+        let now = [at(
+            derived(
+                "app/sink.py",
+                "flush() holds the lock across the network call",
+            ),
+            12,
+        )];
         let got = match_findings(&now, &[closed(&was)]);
         assert_eq!(got[0].known, None, "one shared noun of the place: new");
-        assert_eq!(got[0].resembles, Some(0), "it sits where the closed one did");
+        assert_eq!(
+            got[0].resembles,
+            Some(0),
+            "it sits where the closed one did"
+        );
         // Open, the same pair is one finding reworded.
         let got = match_findings(&now, &[Known::from(&was)]);
         assert_eq!((got[0].known, got[0].by), (Some(0), Some(MatchedBy::Place)));
 
         // Two words of what is wrong in common: the closed one is back.
-        let was = at(derived("up/store.py", "the filename is joined unchecked, so ../ escapes the upload directory"), 13);
-        let now = [at(derived("up/store.py", "stripping ../ once is bypassable: ....// still escapes the upload directory"), 13)];
+        let was = at(
+            derived(
+                "up/store.py",
+                "the filename is joined unchecked, so ../ escapes the upload directory",
+            ),
+            13,
+        );
+        let now = [at(
+            derived(
+                "up/store.py",
+                "stripping ../ once is bypassable: ....// still escapes the upload directory",
+            ),
+            13,
+        )];
         let got = match_findings(&now, &[closed(&was)]);
         assert_eq!((got[0].known, got[0].by), (Some(0), Some(MatchedBy::Place)));
         // The same title is always strong: its derived id is the closed one's.
-        let now = [at(derived("up/store.py", "the filename is joined unchecked, so ../ escapes the upload directory"), 90)];
+        let now = [at(
+            derived(
+                "up/store.py",
+                "the filename is joined unchecked, so ../ escapes the upload directory",
+            ),
+            90,
+        )];
         let got = match_findings(&now, &[closed(&was)]);
         assert_eq!((got[0].known, got[0].by), (Some(0), Some(MatchedBy::Id)));
-        let reworded_id = [explicit("R7", "up/store.py", 90, "The filename is joined unchecked, so ../ escapes the upload directory")];
+        let reworded_id = [explicit(
+            "R7",
+            "up/store.py",
+            90,
+            "The filename is joined unchecked, so ../ escapes the upload directory",
+        )];
         let got = match_findings(&reworded_id, &[closed(&was)]);
-        assert_eq!((got[0].known, got[0].by), (Some(0), Some(MatchedBy::Fingerprint)));
+        assert_eq!(
+            (got[0].known, got[0].by),
+            (Some(0), Some(MatchedBy::Fingerprint))
+        );
     }
 
     /// A reviewer's id for a closed finding is believed only on the same
     /// strong evidence; refused, the finding is new and resembles it.
     #[test]
     fn a_reviewer_id_for_a_closed_finding_needs_strong_evidence_too() {
-        let was = explicit("F3", "app/sink.py", 12, "flush() reads the buffer without the lock");
-        let weak = [explicit("F3", "app/sink.py", 12, "flush() holds the lock across the network call")];
+        let was = explicit(
+            "F3",
+            "app/sink.py",
+            12,
+            "flush() reads the buffer without the lock",
+        );
+        let weak = [explicit(
+            "F3",
+            "app/sink.py",
+            12,
+            "flush() holds the lock across the network call",
+        )];
         let got = match_findings(&weak, &[closed(&was)]);
-        assert_eq!((got[0].known, got[0].id_refused, got[0].resembles), (None, true, Some(0)));
-        let strong = [explicit("F3", "app/sink.py", 14, "flush() still reads the shared buffer without taking the lock")];
+        assert_eq!(
+            (got[0].known, got[0].id_refused, got[0].resembles),
+            (None, true, Some(0))
+        );
+        let strong = [explicit(
+            "F3",
+            "app/sink.py",
+            14,
+            "flush() still reads the shared buffer without taking the lock",
+        )];
         let got = match_findings(&strong, &[closed(&was)]);
         assert_eq!((got[0].known, got[0].by), (Some(0), Some(MatchedBy::Id)));
     }
@@ -842,16 +917,33 @@ mod tests {
     fn a_reviews_template_words_are_no_subject() {
         let review: Vec<Finding> = ["users", "roles", "projects"]
             .iter()
-            .map(|name| derived("api.py", &format!("Missing retry budget for the {name} request")))
+            .map(|name| {
+                derived(
+                    "api.py",
+                    &format!("Missing retry budget for the {name} request"),
+                )
+            })
             .collect();
         let mut template: Vec<String> = template_words(&review).into_iter().collect();
         template.sort();
         assert_eq!(template, ["budge", "reque", "retry"]);
-        assert!(template_words(&review[..2]).is_empty(), "two findings make no template");
+        assert!(
+            template_words(&review[..2]).is_empty(),
+            "two findings make no template"
+        );
         // A closed finding sharing only the template's words stays closed.
-        let was = at(derived("api.py", "Missing retry budget for the groups request"), 30);
+        let was = at(
+            derived("api.py", "Missing retry budget for the groups request"),
+            30,
+        );
         let mut now = review.clone();
-        now.push(at(derived("api.py", "groups request retries without a budget or backoff"), 30));
+        now.push(at(
+            derived(
+                "api.py",
+                "groups request retries without a budget or backoff",
+            ),
+            30,
+        ));
         let got = match_findings(&now, &[closed(&was)]);
         assert_eq!(got[3].known, None, "{got:?}");
     }

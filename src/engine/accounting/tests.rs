@@ -527,7 +527,11 @@ fn a_weak_match_to_a_closed_finding_is_new_and_induced_by_its_fix() {
     assert_eq!(round2.counts.closed, 1);
     let closed_id = round1.reported[0].finding.id.clone();
     // Round 3: a new problem at the same lines, the lock its only shared noun.
-    let third = titled(&[("flush() holds the lock across the network call", "sink.py", 12)]);
+    let third = titled(&[(
+        "flush() holds the lock across the network call",
+        "sink.py",
+        12,
+    )]);
     let round3 = run(&round2.registry, 3, Closure::Absent, &third);
     let r = &round3.reported[0];
     assert_eq!(r.state, Seen::New);
@@ -536,8 +540,15 @@ fn a_weak_match_to_a_closed_finding_is_new_and_induced_by_its_fix() {
     assert_eq!(r.induced_by, Some(2));
     assert_eq!(r.resembles.as_deref(), Some(closed_id.as_str()));
     // The same problem reworded comes back: a reopen, on its place and words.
-    let fourth = titled(&[("flush() still reads the shared buffer without taking the lock", "sink.py", 13)]);
+    let fourth = titled(&[(
+        "flush() still reads the shared buffer without taking the lock",
+        "sink.py",
+        13,
+    )]);
     let round3b = run(&round2.registry, 3, Closure::Absent, &fourth);
     let r = &round3b.reported[0];
-    assert_eq!((r.state, r.matched_by), (Seen::Reopened, Some(MatchedBy::Place)));
+    assert_eq!(
+        (r.state, r.matched_by),
+        (Seen::Reopened, Some(MatchedBy::Place))
+    );
 }
