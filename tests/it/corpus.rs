@@ -81,6 +81,12 @@ struct Round {
     /// absolute path and `{id:WORDS}` the id of the finding whose title
     /// contains WORDS.
     review: String,
+    /// Reviewer outputs printed before `review` that are no review (a
+    /// refusal, an empty answer, a Claude result without
+    /// `structured_output`): each must be refused (exit 1) with nothing
+    /// recorded, under the same idempotency key as the review that follows.
+    #[serde(default)]
+    refused: Vec<String>,
     #[serde(default)]
     format: Option<String>,
     /// The writer's `{"responses": [...]}`, with the same placeholders.
@@ -306,6 +312,24 @@ fn play(name: &str, lp: &Loop) -> Result<Played, String> {
             args.extend(["--cost-usd".into(), usd.to_string()]);
         }
         let argv: Vec<&str> = args.iter().map(String::as_str).collect();
+        for (k, raw) in round.refused.iter().enumerate() {
+            let output = fill(raw, &repo, name).map_err(|e| format!("round {n}: {e}"))?;
+            let (code, stdout, _) = referee(&repo, &argv, &output);
+            if code != 1 {
+                return Err(format!(
+                    "round {n}: refused output {} was taken as a review (exit {code}): {}",
+                    k + 1,
+                    stdout.trim()
+                ));
+            }
+            let rows = round_rows(&repo, name)?;
+            if rows != n - 1 {
+                return Err(format!(
+                    "round {n}: refused output {} left the ledger with {rows} rounds",
+                    k + 1
+                ));
+            }
+        }
         let (code, stdout, stderr) = referee(&repo, &argv, &review);
         if code == 1 || code == 2 {
             return Err(format!(
