@@ -17,6 +17,11 @@
 //! 4. a similar title in the same file (token-set Jaccard at least
 //!    [`SIMILARITY_THRESHOLD`]), wherever its line went.
 //!
+//! A closed finding is matched by a reviewer's id, place or similar title
+//! only on strong evidence ([`strong`]): a reopen stops the loop, a finding
+//! wrongly called new costs a round. A weaker match leaves the finding new,
+//! and `resembles` names the closed one.
+//!
 //! Test findings have no place: only their test id matches them.
 
 use std::collections::{HashMap, HashSet};
@@ -505,6 +510,7 @@ pub fn match_findings(new: &[Finding], known: &[Known]) -> Vec<Matched> {
             taken[index] = true;
             result[i].known = Some(index);
             result[i].by = Some(MatchedBy::Fingerprint);
+            result[i].resembles = None;
         }
     }
     let open: Vec<bool> = (0..new.len())
@@ -568,6 +574,7 @@ fn assign(
         taken[known_index] = true;
         matched.known = Some(known_index);
         matched.by = Some(by);
+        matched.resembles = None;
     }
 }
 
@@ -910,6 +917,34 @@ mod tests {
         )];
         let got = match_findings(&strong, &[closed(&was)]);
         assert_eq!((got[0].known, got[0].by), (Some(0), Some(MatchedBy::Id)));
+    }
+
+    /// A finding that met a closed one on weak evidence but is an open one
+    /// resembles nothing: it is that open finding.
+    #[test]
+    fn a_finding_matched_after_all_resembles_nothing() {
+        let was = explicit(
+            "F3",
+            "app/sink.py",
+            12,
+            "flush() reads the buffer without the lock",
+        );
+        let open = derived(
+            "app/sink.py",
+            "flush() holds the lock across the network call",
+        );
+        let known = [closed(&was), Known::from(&open)];
+        let now = [explicit(
+            "F3",
+            "app/sink.py",
+            12,
+            "flush() holds the lock across the network call",
+        )];
+        let got = match_findings(&now, &known);
+        assert_eq!(
+            (got[0].known, got[0].by, got[0].resembles),
+            (Some(1), Some(MatchedBy::Fingerprint), None)
+        );
     }
 
     /// Words every finding of a review shares (a template) are no subject.
