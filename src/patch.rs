@@ -1,12 +1,13 @@
 //! Pure analysis of unified diffs as git prints them: parsing into files and
 //! hunks, the new-side lines a patch changed (for `induced_by`), the old-side
 //! places it touched ("closed by a fix"), where a line moves through it
-//! (finding places carried across rounds), and whether a later patch reverses
-//! a line of an earlier fix round's (the `flip-flop` rule). No I/O; never
-//! panics, whatever the input bytes.
+//! (finding places carried across rounds), and a line's content for
+//! comparing lines across rounds (`engine::fix_lines`, the `flip-flop`
+//! rule). No I/O; never panics, whatever the input bytes.
 
 use std::collections::BTreeMap;
-use std::fmt;
+
+pub mod fix_lines;
 
 /// A unified diff, parsed.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
@@ -79,7 +80,8 @@ impl FilePatch {
         self.new_path.as_deref().or(self.old_path.as_deref())
     }
 
-    fn names(&self) -> impl Iterator<Item = &str> {
+    /// The path before and the path after (one, for a file not renamed, twice).
+    pub fn names(&self) -> impl Iterator<Item = &str> {
         self.old_path
             .iter()
             .chain(self.new_path.iter())
@@ -470,86 +472,9 @@ pub fn carry(patch: &ParsedPatch, file: &str, line: u64) -> Option<(String, u64)
     Some((new_path, u64::try_from(moved.max(1)).unwrap_or(1)))
 }
 
-/// A line of a later patch that reverses an earlier fix round's change
-/// (SPEC §4.1): a line that fix round removed coming back, or a line it
-/// added removed with nothing in its place.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct LineReversal {
-    /// The fix round whose change is reversed.
-    pub round: u32,
-    pub file: String,
-    /// The line, trimmed.
-    pub text: String,
-    /// True: the line the fix removed came back; false: the line it added went.
-    pub restored: bool,
-}
-
-impl fmt::Display for LineReversal {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        let what = if self.restored {
-            "puts back a line that round {} removed"
-        } else {
-            "removes a line that round {} added"
-        };
-        write!(
-            f,
-            "{} in `{}`: `{}`",
-            what.replace("{}", &self.round.to_string()),
-            self.file,
-            self.text
-        )
-    }
-}
-
-/// The first line of `later` that reverses a change of one of `fixes`
-/// (earlier fix rounds' patches, latest first). Lines are compared with
-/// whitespace removed; a line moved within one file counts neither way, and
-/// lines that carry no content of their own (`}`, `else {`, `return;`) never
-/// count.
-pub fn reverses_line(later: &ParsedPatch, fixes: &[(u32, &ParsedPatch)]) -> Option<LineReversal> {
-    for lf in &later.files {
-        let (added, dropped) = later_lines(lf);
-        if added.is_empty() && dropped.is_empty() {
-            continue;
-        }
-        for (round, fix) in fixes {
-            for ef in &fix.files {
-                if !lf.names().any(|n| ef.names().any(|m| m == n)) {
-                    continue;
-                }
-                let (fix_added, fix_removed) = net_lines(ef);
-                let file = lf.path().unwrap_or_default().to_string();
-                if let Some(text) = added
-                    .iter()
-                    .find_map(|(k, raw)| fix_removed.contains_key(k).then_some(raw))
-                {
-                    return Some(LineReversal {
-                        round: *round,
-                        file,
-                        text: text.clone(),
-                        restored: true,
-                    });
-                }
-                if let Some(text) = dropped
-                    .iter()
-                    .find_map(|(k, raw)| fix_added.contains_key(k).then_some(raw))
-                {
-                    return Some(LineReversal {
-                        round: *round,
-                        file,
-                        text: text.clone(),
-                        restored: false,
-                    });
-                }
-            }
-        }
-    }
-    None
-}
-
 /// A line's content for comparison: its bytes without whitespace, or `None`
 /// when it carries nothing of its own.
-fn content_key(line: &[u8]) -> Option<Vec<u8>> {
+pub(crate) fn content_key(line: &[u8]) -> Option<Vec<u8>> {
     let key: Vec<u8> = line
         .iter()
         .copied()
@@ -590,81 +515,6 @@ fn content_key(line: &[u8]) -> Option<Vec<u8>> {
         return None;
     }
     Some(key)
-}
-
-/// Net added and net removed lines of one file's patch (a line both
-/// removed and added was moved, not changed), by content key, with the
-/// trimmed text of one occurrence.
-fn net_lines(file: &FilePatch) -> (BTreeMap<Vec<u8>, String>, BTreeMap<Vec<u8>, String>) {
-    let mut count: BTreeMap<Vec<u8>, (i64, String)> = BTreeMap::new();
-    for hunk in &file.hunks {
-        for l in &hunk.lines {
-            let (text, step) = match l {
-                Line::Added(t) => (t, 1),
-                Line::Removed(t) => (t, -1),
-                Line::Context(_) => continue,
-            };
-            if let Some(key) = content_key(text) {
-                let entry = count
-                    .entry(key)
-                    .or_insert_with(|| (0, String::from_utf8_lossy(text).trim().to_string()));
-                entry.0 += step;
-            }
-        }
-    }
-    let (mut added, mut removed) = (BTreeMap::new(), BTreeMap::new());
-    for (key, (n, text)) in count {
-        match n.cmp(&0) {
-            std::cmp::Ordering::Greater => {
-                added.insert(key, text);
-            }
-            std::cmp::Ordering::Less => {
-                removed.insert(key, text);
-            }
-            std::cmp::Ordering::Equal => {}
-        }
-    }
-    (added, removed)
-}
-
-/// Lines by content key, with the trimmed text of one occurrence.
-type Keyed = Vec<(Vec<u8>, String)>;
-
-/// The later patch's net added lines, and its net removed lines that went
-/// with nothing in their place (a run of removed lines with no added line
-/// between the same context lines).
-fn later_lines(file: &FilePatch) -> (Keyed, Keyed) {
-    let (net_added, net_removed) = net_lines(file);
-    let added: Keyed = net_added.into_iter().collect();
-    let mut dropped = Vec::new();
-    for hunk in &file.hunks {
-        let mut block: Vec<&[u8]> = Vec::new();
-        let mut block_adds = false;
-        let mut flush = |block: &mut Vec<&[u8]>, adds: bool| {
-            if !adds {
-                for text in block.iter() {
-                    if let Some(key) = content_key(text)
-                        && let Some(shown) = net_removed.get(&key)
-                    {
-                        dropped.push((key, shown.clone()));
-                    }
-                }
-            }
-            block.clear();
-        };
-        for l in &hunk.lines {
-            match l {
-                Line::Removed(t) => block.push(t),
-                Line::Added(_) => block_adds = true,
-                Line::Context(_) => {
-                    flush(&mut block, block_adds);
-                    block_adds = false;
-                }
-            }
-        }
-        flush(&mut block, block_adds);
-    }
-    (added, dropped)
 }
 
 fn merge(mut ranges: Vec<LineRange>) -> Vec<LineRange> {
@@ -1074,133 +924,6 @@ index 1111111..2222222 100644
         assert!(!touches(&changed, "other.rs", 3));
     }
 
-    fn one_hunk(file: &str, removed: &[&str], added: &[&str]) -> String {
-        let mut s = format!(
-            "diff --git a/{file} b/{file}\n--- a/{file}\n+++ b/{file}\n@@ -1,{} +1,{} @@\n",
-            removed.len() + 1,
-            added.len() + 1
-        );
-        s.push_str(" ctx\n");
-        for r in removed {
-            s.push_str(&format!("-{r}\n"));
-        }
-        for a in added {
-            s.push_str(&format!("+{a}\n"));
-        }
-        s
-    }
-
-    fn reversal(later: &str, fix: &str) -> Option<LineReversal> {
-        let fix = parse(fix.as_bytes());
-        reverses_line(&parse(later.as_bytes()), &[(2, &fix)])
-    }
-
-    #[test]
-    fn reverses_line_table() {
-        struct Case {
-            name: &'static str,
-            fix: String,
-            later: String,
-            reverses: bool,
-        }
-        let cases = [
-            Case {
-                name: "exact reversal",
-                fix: one_hunk("f.rs", &["if a < b {"], &["if a <= b {"]),
-                later: one_hunk("f.rs", &["if a <= b {"], &["if a < b {"]),
-                reverses: true,
-            },
-            Case {
-                name: "reversal with different whitespace",
-                fix: one_hunk("f.rs", &["if a<b {"], &["if a <= b {", ""]),
-                later: one_hunk("f.rs", &["  if a<=b {"], &["\tif a < b {"]),
-                reverses: true,
-            },
-            Case {
-                name: "a line the fix added, removed with nothing in its place",
-                fix: one_hunk("f.rs", &[], &["check_expiry(token);"]),
-                later: one_hunk("f.rs", &["check_expiry(token);"], &[]),
-                reverses: true,
-            },
-            Case {
-                name: "a line the fix added, rewritten into a third form",
-                fix: one_hunk("f.rs", &["a < b"], &["a <= b"]),
-                later: one_hunk("f.rs", &["a <= b"], &["a.le(b)"]),
-                reverses: false,
-            },
-            Case {
-                name: "partial reversal inside a larger hunk",
-                fix: one_hunk(
-                    "f.rs",
-                    &["let x = a;", "let y = b;"],
-                    &["let x = a?;", "let y = b?;"],
-                ),
-                later: one_hunk("f.rs", &["let x = a?;"], &["let x = a;"]),
-                reverses: true,
-            },
-            Case {
-                name: "the same change again is not a reversal",
-                fix: one_hunk("f.rs", &["a < b"], &["a <= b"]),
-                later: one_hunk("f.rs", &["a < b"], &["a <= b"]),
-                reverses: false,
-            },
-            Case {
-                name: "other file",
-                fix: one_hunk("f.rs", &["a < b"], &["a <= b"]),
-                later: one_hunk("g.rs", &["a <= b"], &["a < b"]),
-                reverses: false,
-            },
-            Case {
-                name: "lines with nothing of their own never count",
-                fix: one_hunk("f.rs", &["    }", "  else {", "return;"], &[]),
-                later: one_hunk("f.rs", &[], &["}", "else {", "return;"]),
-                reverses: false,
-            },
-            Case {
-                name: "a line the fix moved within the file",
-                fix: one_hunk(
-                    "f.rs",
-                    &["use std::io;"],
-                    &["use std::fmt;", "use std::io;"],
-                ),
-                later: one_hunk("f.rs", &[], &["use std::io;"]),
-                reverses: false,
-            },
-            Case {
-                name: "whitespace-only changes never count",
-                fix: one_hunk("f.rs", &["x  y"], &["x y"]),
-                later: one_hunk("f.rs", &["x y"], &["x  y"]),
-                reverses: false,
-            },
-            Case {
-                name: "empty patches",
-                fix: String::new(),
-                later: String::new(),
-                reverses: false,
-            },
-        ];
-        for c in cases {
-            let got = reversal(&c.later, &c.fix);
-            assert_eq!(got.is_some(), c.reverses, "{}: {got:?}", c.name);
-        }
-        let r = reversal(
-            &one_hunk("f.rs", &["let n = s.trim();"], &["let n = s;"]),
-            &one_hunk("f.rs", &["let n = s;"], &["let n = s.trim();"]),
-        );
-        assert_eq!(
-            r.map(|r| r.to_string()).as_deref(),
-            Some("puts back a line that round 2 removed in `f.rs`: `let n = s;`")
-        );
-    }
-
-    #[test]
-    fn reversal_across_a_rename() {
-        let fix = one_hunk("old.rs", &["let x = 1;"], &["let y = 2;"]);
-        let later = "diff --git a/old.rs b/new.rs\nrename from old.rs\nrename to new.rs\n\
---- a/old.rs\n+++ b/new.rs\n@@ -1,2 +1,2 @@\n ctx\n-let y = 2;\n+let x = 1;\n";
-        assert!(reversal(later, &fix).is_some());
-    }
-
     #[test]
     fn touched_places_are_old_lines_and_insertion_neighbours() {
         // MODIFY: old line 2 replaced by two lines, old line 11 replaced.
@@ -1275,7 +998,6 @@ index 1111111..2222222 100644
         ] {
             let p = parse(text.as_bytes());
             let _ = changed_lines(&p);
-            let _ = reverses_line(&p, &[(2, &p)]);
             let _ = touched(&p);
             let _ = carry(&p, "", 3);
         }
@@ -1336,7 +1058,6 @@ index 1111111..2222222 100644
             "é".as_bytes(),
         ];
         let mut rng = Rng(0x9e37_79b9_7f4a_7c15);
-        let mut previous = ParsedPatch::default();
         for round in 0..3000 {
             let mut input: Vec<u8> = Vec::new();
             let len = rng.below(200);
@@ -1349,8 +1070,6 @@ index 1111111..2222222 100644
             }
             let p = parse(&input);
             let _ = changed_lines(&p);
-            let _ = reverses_line(&p, &[(2, &previous)]);
-            let _ = reverses_line(&previous, &[(2, &p)]);
             let t = touched(&p);
             let _ = t.near("a", 0, u64::MAX);
             for f in &p.files {
@@ -1359,7 +1078,6 @@ index 1111111..2222222 100644
                     let _ = carry(&p, name, u64::MAX);
                 }
             }
-            previous = p;
         }
     }
 }

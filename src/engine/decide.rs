@@ -10,7 +10,8 @@ use crate::findings::Parsed;
 use crate::findings::Severity;
 use crate::findings::responses::Response;
 use crate::ledger::{Counts, Verdict};
-use crate::patch::{ParsedPatch, changed_lines, reverses_line};
+use crate::patch::fix_lines::FixLines;
+use crate::patch::{ParsedPatch, changed_lines};
 use crate::rules::{self, RoundFacts, Rule};
 pub use crate::rules::{Stop, Terms};
 
@@ -38,8 +39,10 @@ pub struct Round<'a> {
     pub diff_removed: u64,
     /// Every path the patch touches.
     pub files: &'a [String],
-    /// Earlier fix rounds' patches (round 2 on), latest first, for reversals.
-    pub earlier_patches: &'a [(u32, ParsedPatch)],
+    /// What the earlier fix rounds (round 2 on) changed, for reversals:
+    /// owned when the caller has no more use for it (it is large in a long
+    /// loop of big patches), so the round's is made from it without a copy.
+    pub fix_lines: std::borrow::Cow<'a, FixLines>,
     /// The writer's responses recorded with this round.
     pub responses: &'a [Response],
     /// `run` ended the round before the review on the `stalled` guard (its
@@ -69,6 +72,8 @@ pub struct Decision {
     pub reported: Vec<Reported>,
     /// Findings the reviewer skipped this round: missing, their place untouched.
     pub skipped: Vec<String>,
+    /// What the fix rounds changed, this round's patch added from round 2 on.
+    pub fix_lines: FixLines,
 }
 
 /// A round as known before its review: what the guards are asked about.
@@ -106,7 +111,7 @@ pub fn before_review(terms: &Terms, registry: &Registry, pending: &Pending<'_>) 
 }
 
 /// Decides one round.
-pub fn decide(terms: &Terms, round: Round<'_>) -> Decision {
+pub fn decide(terms: &Terms, mut round: Round<'_>) -> Decision {
     let pending = Pending {
         round: round.round,
         files: round.files,
@@ -116,10 +121,20 @@ pub fn decide(terms: &Terms, round: Round<'_>) -> Decision {
         writer_ran: round.stalled,
     };
     let before = before_review(terms, &round.registry, &pending);
+    // Only fix rounds' changes can be reversed (SPEC §4.1): round 1 is the
+    // original work, which the reviewer may ask to undo; `fix_lines` holds
+    // rounds 2 on.
+    let reversed_line = round.fix_lines.reversal(round.patch).map(|r| r.to_string());
+    let mut fix_lines = std::mem::take(&mut round.fix_lines).into_owned();
+    if round.round >= 2 {
+        fix_lines.record(round.round, round.patch);
+    }
     let (earlier, diff_added, diff_removed) = (round.earlier, round.diff_added, round.diff_removed);
     let mut accounted = match round.parsed {
         // A round out of scope ends unreviewed: its findings are not ingested.
-        Some(parsed) if before.out_of_scope.is_empty() => reviewed(terms, round, parsed),
+        Some(parsed) if before.out_of_scope.is_empty() => {
+            reviewed(terms, round, parsed, reversed_line)
+        }
         _ => unreviewed(terms, round.registry.into_owned(), before),
     };
     accounted.counts.diff_added = diff_added;
@@ -161,12 +176,18 @@ pub fn decide(terms: &Terms, round: Round<'_>) -> Decision {
         },
         reported: accounted.reported,
         skipped: accounted.skipped,
+        fix_lines,
     }
 }
 
 /// Accounts a reviewed round: its findings against the registry, its patch
 /// against earlier fix rounds.
-fn reviewed(terms: &Terms, round: Round<'_>, parsed: &Parsed) -> Accounted {
+fn reviewed(
+    terms: &Terms,
+    round: Round<'_>,
+    parsed: &Parsed,
+    reversed_line: Option<String>,
+) -> Accounted {
     // The writer's patch of this round changed these lines; from round 2 on,
     // a new finding inside them was caused by the fix.
     let changed = changed_lines(round.patch);
@@ -182,19 +203,11 @@ fn reviewed(terms: &Terms, round: Round<'_>, parsed: &Parsed) -> Accounted {
             induced: (round.round >= 2).then_some((round.round, &changed)),
         },
     );
-    // Only fix rounds' changes can be reversed (SPEC §4.1): round 1 is the
-    // original work, which the reviewer may ask to undo.
-    let fixes: Vec<(u32, &ParsedPatch)> = round
-        .earlier_patches
-        .iter()
-        .filter(|(r, _)| *r >= 2)
-        .map(|(r, p)| (*r, p))
-        .collect();
     let diff_size = round.diff_added + round.diff_removed;
     accounted.facts = RoundFacts {
         reviewed: true,
         diff_size,
-        reversed_line: reverses_line(round.patch, &fixes).map(|r| r.to_string()),
+        reversed_line,
         writer_idle: diff_size == 0 && round.files.is_empty(),
         spent_usd: round.spent_usd,
         spent_tokens: round.spent_tokens,

@@ -13,6 +13,7 @@ use crate::contract::{Contract, LoopName};
 use crate::exit::hinted;
 use crate::findings::responses::Response;
 use crate::ledger::{Kind, Row, Store, Verdict};
+use crate::patch::fix_lines::FixLines;
 
 /// A loop: its contract, its ledger store and where its repository is.
 pub struct Loop {
@@ -75,6 +76,8 @@ impl Loop {
 pub const STATE_FILE: &str = "state.json";
 /// The evidence file holding the round's patch.
 pub const PATCH_FILE: &str = "patch.diff";
+/// The evidence file holding what the fix rounds changed (`FixLines`).
+pub const FIX_LINES_FILE: &str = "fix-lines.json";
 
 /// A round's snapshot, as stored.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -149,6 +152,11 @@ pub struct RoundState {
     /// is the caller's.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub caller_spend: Option<CallerSpend>,
+    /// What the fix rounds changed up to this round, for the next round's
+    /// reversal check: kept in its own evidence file (`FIX_LINES_FILE`),
+    /// which only the next round reads.
+    #[serde(skip)]
+    pub fix_lines: Option<FixLines>,
 }
 
 /// A round's spend as its caller reported it.
@@ -302,8 +310,65 @@ impl History {
     }
 }
 
+/// What the fix rounds changed up to the last round, for this round's
+/// reversal check: the last round's `FIX_LINES_FILE`, checked against its
+/// row like its state.
+pub fn fix_lines(store: &Store, history: &History) -> anyhow::Result<FixLines> {
+    let Some((row, _)) = &history.last else {
+        return Ok(FixLines::default());
+    };
+    match read_checked(store, row, FIX_LINES_FILE)? {
+        Some(bytes) => serde_json::from_slice(&bytes).map_err(|e| {
+            let path = store.evidence_dir(row.round).join(FIX_LINES_FILE);
+            anyhow::anyhow!(
+                "`{}` is not what the fix rounds changed: {e}",
+                path.display()
+            )
+        }),
+        None => fix_lines_from_patches(store, &history.rows),
+    }
+}
+
+/// What the fix rounds of `rows` changed, read from their patches: for a
+/// loop whose last round predates `FIX_LINES_FILE`. Each patch is checked
+/// against its row like a state (a patch edited to hide a reversal is
+/// refused); a round with no patch changed nothing.
+fn fix_lines_from_patches(store: &Store, rows: &[Row]) -> anyhow::Result<FixLines> {
+    let mut lines = FixLines::default();
+    for row in rows
+        .iter()
+        .filter(|r| r.kind == Kind::Round && r.round >= 2)
+    {
+        if let Some(bytes) = read_checked(store, row, PATCH_FILE)? {
+            lines.record(row.round, &crate::patch::parse(&bytes));
+        }
+    }
+    Ok(lines)
+}
+
 /// Reads `row`'s `state.json` after checking its evidence against the row.
 pub fn read_state(store: &Store, row: &Row) -> anyhow::Result<RoundState> {
+    let path = store.evidence_dir(row.round).join(STATE_FILE);
+    let bytes = read_checked(store, row, STATE_FILE)?
+        .ok_or_else(|| anyhow::anyhow!("cannot read `{}`: it is missing", path.display()))?;
+    let state = state_from_bytes(&bytes, &path)?;
+    if let Some(differs) = disagreement(row, &state) {
+        return Err(hinted(
+            format!(
+                "ledger row of round {} does not match its `{}`: {differs}",
+                row.round,
+                path.display()
+            ),
+            "`referee ledger verify` names what changed; evidence is write-once",
+        ));
+    }
+    Ok(state)
+}
+
+/// Evidence file `name` of `row`'s round, `None` when the round has none,
+/// after checking the round's evidence against the row and the bytes read
+/// against the digest checked.
+fn read_checked(store: &Store, row: &Row, name: &str) -> anyhow::Result<Option<Vec<u8>>> {
     let dir = store.evidence_dir(row.round);
     // The folder is checked before any file of it is read whole: a file a
     // writer planted or swapped is refused before it could fill memory.
@@ -329,12 +394,12 @@ pub fn read_state(store: &Store, row: &Row) -> anyhow::Result<RoundState> {
             "`referee ledger verify` names what changed; evidence is write-once",
         ));
     }
-    let path = dir.join(STATE_FILE);
-    let bytes = store
-        .evidence_file(row.round, STATE_FILE)?
-        .ok_or_else(|| anyhow::anyhow!("cannot read `{}`: it is missing", path.display()))?;
+    let path = dir.join(name);
+    let Some(bytes) = store.evidence_file(row.round, name)? else {
+        return Ok(None);
+    };
     // What was read is what the digest checked, not a file swapped since.
-    if listing.files.get(STATE_FILE) != Some(&crate::digest::sha256_hex(&bytes)) {
+    if listing.files.get(name) != Some(&crate::digest::sha256_hex(&bytes)) {
         return Err(hinted(
             format!(
                 "`{}` changed while it was read (its bytes are not the ones the evidence digest checked)",
@@ -343,18 +408,7 @@ pub fn read_state(store: &Store, row: &Row) -> anyhow::Result<RoundState> {
             "`referee ledger verify` names what changed; evidence is write-once",
         ));
     }
-    let state = state_from_bytes(&bytes, &path)?;
-    if let Some(differs) = disagreement(row, &state) {
-        return Err(hinted(
-            format!(
-                "ledger row of round {} does not match its `{}`: {differs}",
-                row.round,
-                path.display()
-            ),
-            "`referee ledger verify` names what changed; evidence is write-once",
-        ));
-    }
-    Ok(state)
+    Ok(Some(bytes))
 }
 
 /// What a round row says that its own state does not: its round, verdict,

@@ -26,7 +26,7 @@ use crate::redact::{redact, redact_str, redact_string};
 use crate::snapshot::{self, Patch, Snapshot};
 use decide::{Decision, Round, Stop, Terms};
 pub use history::{CallerSpend, History, Loop, LoopStanding, RevertTo, RoundState, SnapshotInfo};
-use history::{PATCH_FILE, STATE_FILE};
+use history::{FIX_LINES_FILE, PATCH_FILE, STATE_FILE};
 
 /// A reviewer's output: the bytes as given and what they parsed to.
 pub struct Review {
@@ -397,7 +397,7 @@ fn decide_round(
 ) -> anyhow::Result<Decision> {
     let terms = Terms::of(&history.contract, history.max_rounds)
         .map_err(|e| anyhow::anyhow!("contract field `scope`: {e}"))?;
-    let earlier_patches = earlier_patches(lp, history);
+    let fix_lines = history::fix_lines(&lp.store, history)?;
     let spent_usd = history.spent_usd + sub.cost_usd.unwrap_or(0.0);
     let spent_tokens = history.spent_tokens.saturating_add(sub.tokens.unwrap_or(0));
     Ok(decide::decide(
@@ -412,7 +412,7 @@ fn decide_round(
             diff_added: patch.added,
             diff_removed: patch.removed,
             files: &patch.files,
-            earlier_patches: &earlier_patches,
+            fix_lines: std::borrow::Cow::Owned(fix_lines),
             responses: &sub.responses,
             stalled: sub.stalled,
             spent_usd,
@@ -541,6 +541,12 @@ fn stage_evidence(
         evidence.add("judge.json", &redacted_json(&asked.outcome)?)?;
     }
     // Machine state, read back every round: compact (`jq .` pretty-prints it).
+    if let Some(lines) = &state.fix_lines {
+        evidence.write(FIX_LINES_FILE, |out| {
+            serde_json::to_writer(&mut *out, lines)?;
+            out.write_all(b"\n")
+        })?;
+    }
     evidence.write(STATE_FILE, |out| {
         serde_json::to_writer(&mut *out, state)?;
         out.write_all(b"\n")
@@ -645,6 +651,7 @@ fn round_state(
         attributes_changed: attributes_changed(history, &snapped.patch),
         // Kept only where the row's spend is not the caller's: see `finish`.
         caller_spend: None,
+        fix_lines: Some(decision.fix_lines),
     };
     state.exit = i32::from(exit_of(&state).code());
     state
@@ -726,22 +733,6 @@ fn state_round(round: u32, c: &crate::ledger::Counts) -> crate::judge::StateRoun
         diff_added: c.diff_added,
         diff_removed: c.diff_removed,
     }
-}
-
-/// Earlier fix rounds' patches (round 2 on) from their evidence, latest
-/// first. A round whose patch cannot be read is skipped: it can only hide a
-/// reversal, never invent one.
-fn earlier_patches(lp: &Loop, history: &History) -> Vec<(u32, ParsedPatch)> {
-    history
-        .earlier
-        .iter()
-        .rev()
-        .filter(|e| e.round >= 2)
-        .filter_map(|e| {
-            let bytes = lp.store.evidence_file(e.round, PATCH_FILE).ok()??;
-            Some((e.round, crate::patch::parse(&bytes)))
-        })
-        .collect()
 }
 
 /// A review's evidence: its raw bytes and its findings as read, redacted.

@@ -37,7 +37,7 @@ pub fn replay(lp: &Loop, history: &History, other: &Contract) -> anyhow::Result<
         .map_err(|e| anyhow::anyhow!("contract field `scope`: {e}"))?;
     let mut registry = Registry::default();
     let mut earlier: Vec<Earlier> = Vec::new();
-    let mut patches = Vec::new();
+    let mut fix_lines = crate::patch::fix_lines::FixLines::default();
     let (mut usd, mut tokens) = (0.0, 0u64);
     let mut out = Vec::new();
     let mut stopped = None;
@@ -118,7 +118,7 @@ pub fn replay(lp: &Loop, history: &History, other: &Contract) -> anyhow::Result<
                 diff_added: counts.diff_added,
                 diff_removed: counts.diff_removed,
                 files: &files,
-                earlier_patches: &patches,
+                fix_lines: std::borrow::Cow::Owned(std::mem::take(&mut fix_lines)),
                 responses: &responses,
                 stalled,
                 spent_usd: usd,
@@ -145,7 +145,7 @@ pub fn replay(lp: &Loop, history: &History, other: &Contract) -> anyhow::Result<
             diff_size: counts.diff_added + counts.diff_removed,
             must_fix_left: d.counts.must_fix_left,
         });
-        patches.insert(0, (row.round, patch));
+        fix_lines = d.fix_lines;
         registry = d.registry;
     }
     Ok(Replay {

@@ -1210,3 +1210,103 @@ fn the_writers_gitattributes_cannot_hide_a_change_from_the_patch() {
     assert!(second.contains("+fn more() {}"), "{second}");
     assert_eq!(rounds(&repo)[1]["diff_added"], 1, "{second}");
 }
+
+#[test]
+fn a_fix_put_back_in_the_file_its_code_moved_to_is_a_flip_flop() {
+    let repo = Repo::with_loop("l", &["--max-rounds", "6"]);
+    let api = |value: &str| {
+        format!(
+            "import ast\n\n\ndef parse_value(text):\n    value = {value}\n    return clamp(value)\n"
+        )
+    };
+    repo.write("src/api.py", &api("eval(text)"));
+    repo.record(&native(&[("F1", "bug")])).run().assert(10, "");
+    repo.write("src/api.py", &api("ast.literal_eval(text)"));
+    repo.record(&native(&[("F2", "bug")])).run().assert(10, "");
+    // Round 3 moves the function to its own module, with eval back.
+    repo.write("src/api.py", "from parse import parse_value\n");
+    repo.write("src/parse.py", &api("eval(text)"));
+    let out = repo.record(&native(&[("F2", "bug")])).run();
+    out.assert(20, "flip-flop");
+    assert!(
+        out.stdout.contains(
+            "puts back a line that round 2 removed in `src/api.py`, in `src/parse.py` where the code moved: `value = eval(text)`"
+        ),
+        "{}",
+        out.stdout
+    );
+}
+
+#[test]
+fn a_module_split_that_keeps_a_fix_goes_on() {
+    let repo = Repo::with_loop("l", &["--max-rounds", "6"]);
+    let load = |guard: &str| {
+        format!(
+            "import json\n\n\ndef load(path):\n{guard}    with open(path) as fh:\n        return json.load(fh)\n\n\ndef save(path, data):\n    with open(path, \"w\") as fh:\n        json.dump(data, fh)\n"
+        )
+    };
+    repo.write("src/store.py", &load(""));
+    repo.record(&native(&[("F1", "bug")])).run().assert(10, "");
+    repo.write(
+        "src/store.py",
+        &load("    if not path:\n        raise ValueError(\"no path\")\n"),
+    );
+    repo.record(&native(&[("F2", "bug")])).run().assert(10, "");
+    // Round 3 splits the module; the guard goes with `load`.
+    std::fs::remove_file(repo.path().join("src/store.py")).unwrap();
+    repo.write(
+        "src/store/load.py",
+        "import json\n\n\ndef load(path):\n    if not path:\n        raise ValueError(\"no path\")\n    with open(path) as fh:\n        return json.load(fh)\n",
+    );
+    repo.write(
+        "src/store/save.py",
+        "import json\n\n\ndef save(path, data):\n    with open(path, \"w\") as fh:\n        json.dump(data, fh)\n",
+    );
+    repo.record(&native(&[("F2", "bug")])).run().assert(10, "");
+    // Round 4 drops the guard from its new home: a reversal of round 2.
+    repo.write(
+        "src/store/load.py",
+        "import json\n\n\ndef load(path):\n    with open(path) as fh:\n        return json.load(fh)\n",
+    );
+    let out = repo.record(&native(&[("F2", "bug")])).run();
+    out.assert(20, "flip-flop");
+    assert!(
+        out.stdout
+            .contains("removes a line that round 2 added in `src/store/load.py`"),
+        "{}",
+        out.stdout
+    );
+}
+
+#[test]
+fn an_earlier_patch_emptied_by_the_writer_hides_no_reversal() {
+    let repo = Repo::with_loop("l", &["--max-rounds", "6"]);
+    repo.write("src/a.rs", "let limit = 1;\n");
+    repo.record(&native(&[("F1", "bug")])).run().assert(10, "");
+    repo.write("src/a.rs", "let limit = 2;\n");
+    repo.record(&native(&[("F2", "bug")])).run().assert(10, "");
+    repo.write("src/b.rs", "let other = 3;\n");
+    repo.record(&native(&[("F2", "bug")])).run().assert(10, "");
+    // The writer empties round 2's stored patch, then undoes its fix: the
+    // reversal check reads what the referee kept with round 3, not the
+    // patch file (before, an unreadable patch was skipped).
+    let patch = repo.path().join(".referee/ledgers/l/round-2/patch.diff");
+    assert!(patch.is_file(), "{}", patch.display());
+    std::fs::write(&patch, "").unwrap();
+    repo.write("src/a.rs", "let limit = 1;\n");
+    let out = repo.record(&native(&[("F2", "bug")])).run();
+    out.assert(20, "flip-flop");
+    assert!(
+        out.stdout
+            .contains("puts back a line that round 2 removed in `src/a.rs`"),
+        "{}",
+        out.stdout
+    );
+    // And `ledger verify` names the emptied file.
+    let verify = repo
+        .referee()
+        .args(["ledger", "verify", "--loop", "l"])
+        .output()
+        .unwrap();
+    assert!(!verify.status.success());
+}

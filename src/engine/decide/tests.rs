@@ -2,6 +2,7 @@ use super::*;
 use crate::contract::Contract;
 use crate::findings::responses::{Response, Status};
 use crate::findings::{Format, parse};
+use crate::patch::fix_lines::FixLines;
 use crate::rules::Guard;
 
 fn contract(extra: &str) -> Contract {
@@ -30,7 +31,7 @@ struct Case {
     parsed: Option<Parsed>,
     patch: ParsedPatch,
     files: Vec<String>,
-    earlier_patches: Vec<(u32, ParsedPatch)>,
+    fix_lines: FixLines,
     spent: (f64, u64),
     round: u32,
     responses: Vec<Response>,
@@ -48,7 +49,7 @@ impl Case {
             parsed: parsed.map(review),
             patch: patch(ADD),
             files: vec!["a.rs".into()],
-            earlier_patches: Vec::new(),
+            fix_lines: FixLines::default(),
             spent: (0.0, 0),
             round: 1,
             responses: Vec::new(),
@@ -69,7 +70,7 @@ impl Case {
                 diff_added: self.diff.0,
                 diff_removed: self.diff.1,
                 files: &self.files,
-                earlier_patches: &self.earlier_patches,
+                fix_lines: std::borrow::Cow::Borrowed(&self.fix_lines),
                 responses: &self.responses,
                 stalled: self.stalled,
                 spent_usd: self.spent.0,
@@ -136,7 +137,7 @@ fn reversing_a_fix_round_line_is_a_flip_flop() {
     two_earlier(&mut case);
     // Round 2 (a fix round) turned `old` into `new`; round 3 puts it back.
     case.patch = patch(UNDO);
-    case.earlier_patches = vec![(2, patch(ADD)), (1, patch(UNDO))];
+    case.fix_lines.record(2, &patch(ADD));
     let d = case.decide();
     assert_eq!(d.stop, Some(Stop::Rule(Rule::FlipFlop)));
     assert_eq!(
@@ -147,11 +148,23 @@ fn reversing_a_fix_round_line_is_a_flip_flop() {
 
 #[test]
 fn undoing_round_one_at_the_reviewers_request_is_an_ordinary_fix() {
+    // Round 1 wrote `new`: deciding it keeps nothing for reversals.
     let mut case = Case::new("max_rounds = 5", Some(ONE_BUG));
+    let first = case.decide();
+    assert!(first.fix_lines.is_empty());
     two_earlier(&mut case);
+    case.fix_lines = first.fix_lines;
     case.patch = patch(UNDO);
-    case.earlier_patches = vec![(1, patch(ADD))];
     assert_eq!(case.decide().stop, None);
+    // Round 2's same change is kept, and undoing it then is a flip-flop.
+    case.round = 2;
+    case.patch = patch(ADD);
+    let second = case.decide();
+    assert!(!second.fix_lines.is_empty());
+    two_earlier(&mut case);
+    case.fix_lines = second.fix_lines;
+    case.patch = patch(UNDO);
+    assert_eq!(case.decide().stop, Some(Stop::Rule(Rule::FlipFlop)));
 }
 
 #[test]

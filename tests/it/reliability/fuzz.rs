@@ -770,7 +770,12 @@ proptest! {
                 }
             }
             for (x, y) in [(&pa, &pb), (&pb, &pa), (&pa, &pa)] {
-                if let Some(r) = referee::patch::reverses_line(x, &[(2, y)]) {
+                let mut fixes = referee::patch::fix_lines::FixLines::default();
+                fixes.record(2, y);
+                if let Some(r) = fixes.reversal(x) {
+                    // A reversal names round 2 and a file of the later patch.
+                    assert_eq!(r.round, 2);
+                    assert!(x.files.iter().any(|f| f.path() == Some(r.file.as_str())), "{r:?}");
                     assert!(!r.to_string().is_empty());
                 }
                 let touched = referee::patch::touched(y);
