@@ -53,6 +53,7 @@ pub fn ask(state: &State, args: LoopArgs) -> anyhow::Result<Exit> {
         row.round,
         &judge_state,
         block_open,
+        &[],
         &AtomicBool::new(false),
     );
     let request: Option<serde_json::Value> = asked

@@ -192,6 +192,9 @@ pub struct RoundInput<'a> {
     pub responses: &'a [Response],
     /// Lines this round's writer patch changed, from round 2 on (`induced_by`).
     pub induced: Option<(u32, &'a ChangedLines)>,
+    /// Findings of the review (by position) that the judge said are the
+    /// closed finding they resemble (`same_problem`): matched to it.
+    pub same_problem: &'a [usize],
 }
 
 /// A round, accounted.
@@ -255,7 +258,18 @@ pub fn account(mut registry: Registry, input: &RoundInput<'_>) -> Accounted {
         tracked.carry(input.patch);
     }
     let known: Vec<Known> = registry.findings.iter().map(Tracked::known).collect();
-    let matches = match_findings(&input.parsed.findings, &known);
+    let mut matches = match_findings(&input.parsed.findings, &known);
+    for &i in input.same_problem {
+        let taken: Vec<usize> = matches.iter().filter_map(|m| m.known).collect();
+        if let Some(m) = matches.get_mut(i)
+            && m.known.is_none()
+            && let Some(k) = m.resembles.filter(|k| !taken.contains(k))
+        {
+            m.known = Some(k);
+            m.by = Some(MatchedBy::Judge);
+            m.resembles = None;
+        }
+    }
     let mut ids: HashSet<String> = registry
         .findings
         .iter()

@@ -45,6 +45,9 @@ pub struct Round<'a> {
     pub fix_lines: std::borrow::Cow<'a, FixLines>,
     /// The writer's responses recorded with this round.
     pub responses: &'a [Response],
+    /// Findings of the review (by position) the judge said are the closed
+    /// finding they resemble (`same_problem`).
+    pub same_problem: &'a [usize],
     /// `run` ended the round before the review on the `stalled` guard (its
     /// writer had a turn and changed nothing): the guard is asked again
     /// under these terms.
@@ -201,6 +204,7 @@ fn reviewed(
             patch: round.patch,
             responses: round.responses,
             induced: (round.round >= 2).then_some((round.round, &changed)),
+            same_problem: round.same_problem,
         },
     );
     let diff_size = round.diff_added + round.diff_removed;

@@ -368,7 +368,7 @@ pub fn read_state(store: &Store, row: &Row) -> anyhow::Result<RoundState> {
 /// Evidence file `name` of `row`'s round, `None` when the round has none,
 /// after checking the round's evidence against the row and the bytes read
 /// against the digest checked.
-fn read_checked(store: &Store, row: &Row, name: &str) -> anyhow::Result<Option<Vec<u8>>> {
+pub fn read_checked(store: &Store, row: &Row, name: &str) -> anyhow::Result<Option<Vec<u8>>> {
     let dir = store.evidence_dir(row.round);
     // The folder is checked before any file of it is read whole: a file a
     // writer planted or swapped is refused before it could fill memory.

@@ -18,13 +18,14 @@ use crate::digest::sha256_hex;
 use crate::exit::{Exit, hinted};
 use crate::findings::Parsed;
 use crate::findings::responses::Response;
+use crate::judge::Question;
 use crate::judge::engine::Asked;
 use crate::ledger::store::Locked;
 use crate::ledger::{Draft, Evidence, Kind, Row, Verdict};
 use crate::patch::ParsedPatch;
 use crate::redact::{redact, redact_str, redact_string};
 use crate::snapshot::{self, Patch, Snapshot};
-use decide::{Decision, Round, Stop, Terms};
+use decide::{Decision, Round, Seen, Stop, Terms};
 pub use history::{CallerSpend, History, Loop, LoopStanding, RevertTo, RoundState, SnapshotInfo};
 use history::{FIX_LINES_FILE, PATCH_FILE, STATE_FILE};
 
@@ -343,8 +344,25 @@ pub fn finish<'a>(
     let round = history.round() + 1;
     let patch_text = redact(&snapped.patch.text).into_owned();
     let parsed_patch = crate::patch::parse(&patch_text);
-    let decision = decide_round(lp, history, round, &snapped.patch, &parsed_patch, &sub)?;
-    let (mut locked, asked) = ask_judge(lp, locked, history, round, &decision, &sub)?;
+    let mut decision = decide_round(lp, history, round, &snapped.patch, &parsed_patch, &sub, &[])?;
+    // A finding taken as new that resembles a closed one is put to the
+    // judge, when there is one (SPEC §4.1): a yes decides the round again
+    // with the match; no answer, or an invalid one, leaves it new.
+    let same = same_problem_questions(lp, history, &decision);
+    let extra: Vec<Question> = same.iter().map(|(_, q)| q.clone()).collect();
+    let (mut locked, asked) = ask_judge(lp, locked, history, round, &decision, &sub, &extra)?;
+    let confirmed = confirmed(&same, asked.as_ref().map(|a| &a.outcome));
+    if !confirmed.is_empty() {
+        decision = decide_round(
+            lp,
+            history,
+            round,
+            &snapped.patch,
+            &parsed_patch,
+            &sub,
+            &confirmed,
+        )?;
+    }
     let outcome = Outcome::of(&decision, asked.as_ref(), round);
     let draft = draft_row(
         round,
@@ -394,6 +412,7 @@ fn decide_round(
     patch: &Patch,
     parsed: &ParsedPatch,
     sub: &Submission,
+    same_problem: &[usize],
 ) -> anyhow::Result<Decision> {
     let terms = Terms::of(&history.contract, history.max_rounds)
         .map_err(|e| anyhow::anyhow!("contract field `scope`: {e}"))?;
@@ -404,8 +423,14 @@ fn decide_round(
         &terms,
         Round {
             round,
-            // Not read again: the round's registry is made from it.
-            registry: std::borrow::Cow::Owned(std::mem::take(&mut history.registry)),
+            // Not read again, unless a judge may send the round to be
+            // decided again (`same_problem`): the round's registry is made
+            // from it.
+            registry: if history.contract.judge.is_some() {
+                std::borrow::Cow::Borrowed(&history.registry)
+            } else {
+                std::borrow::Cow::Owned(std::mem::take(&mut history.registry))
+            },
             earlier: &history.earlier,
             parsed: sub.review.as_ref().map(|r| &r.parsed),
             patch: parsed,
@@ -414,11 +439,121 @@ fn decide_round(
             files: &patch.files,
             fix_lines: std::borrow::Cow::Owned(fix_lines),
             responses: &sub.responses,
+            same_problem,
             stalled: sub.stalled,
             spent_usd,
             spent_tokens,
         },
     ))
+}
+
+/// The `same_problem` questions of a round (SPEC §4.1), with the review
+/// position of the finding each is about: one per finding the round took
+/// as new although it resembles a closed one. None without a judge.
+fn same_problem_questions(
+    lp: &Loop,
+    history: &History,
+    decision: &Decision,
+) -> Vec<(usize, Question)> {
+    if history.contract.judge.is_none() {
+        return Vec::new();
+    }
+    let mut out = Vec::new();
+    for (i, r) in decision.reported.iter().enumerate() {
+        let Some(closed_id) = r.resembles.as_deref().filter(|_| r.state == Seen::New) else {
+            continue;
+        };
+        let Some(closed) = history
+            .registry
+            .findings
+            .iter()
+            .find(|t| t.finding.id == closed_id)
+        else {
+            continue;
+        };
+        let patch = closed
+            .closed_in
+            .map(|k| closing_patch(lp, history, k, closed.finding.file.as_deref()))
+            .unwrap_or_default();
+        let question = crate::judge::same_problem(
+            &described(&r.finding),
+            &described(&closed.finding),
+            closed.closed_in,
+            &patch,
+        );
+        out.push((i, question));
+    }
+    out
+}
+
+/// A finding as a `same_problem` question shows it.
+fn described(f: &crate::findings::Finding) -> crate::judge::questions::Described<'_> {
+    let place = match (&f.file, f.line) {
+        (Some(file), Some(line)) => format!("{file}:{line}"),
+        (Some(file), None) => file.clone(),
+        _ => "no place".to_string(),
+    };
+    crate::judge::questions::Described {
+        id: &f.id,
+        title: &f.title,
+        place,
+        body: f.body.as_deref(),
+    }
+}
+
+/// What round `round`'s patch changed in `file` (its part of the stored
+/// patch, checked against the round's row), cut to 4 KB; empty when it
+/// cannot be read.
+fn closing_patch(lp: &Loop, history: &History, round: u32, file: Option<&str>) -> String {
+    const MAX: usize = 4096;
+    let Some(row) = history
+        .rows
+        .iter()
+        .find(|r| r.kind == Kind::Round && r.round == round)
+    else {
+        return String::new();
+    };
+    let Ok(Some(bytes)) = history::read_checked(&lp.store, row, PATCH_FILE) else {
+        return String::new();
+    };
+    let Some(file) = file else {
+        return String::new();
+    };
+    let header = format!(" b/{file}");
+    let mut part = String::new();
+    let mut inside = false;
+    for line in String::from_utf8_lossy(&bytes).split_inclusive('\n') {
+        if line.starts_with("diff --git ") {
+            inside = line.trim_end().ends_with(&header);
+        }
+        if inside {
+            part.push_str(line);
+        }
+    }
+    let mut end = part.len().min(MAX);
+    while !part.is_char_boundary(end) {
+        end -= 1;
+    }
+    part[..end].to_string()
+}
+
+/// The review positions whose `same_problem` question the judge answered
+/// yes (at or above `judge::route::YES_AT`).
+pub fn confirmed(
+    same: &[(usize, Question)],
+    outcome: Option<&crate::judge::engine::Outcome>,
+) -> Vec<usize> {
+    let Some(outcome) = outcome else {
+        return Vec::new();
+    };
+    same.iter()
+        .filter(|(_, q)| {
+            outcome
+                .probability(&q.id)
+                .is_some_and(|p| p >= crate::judge::route::YES_AT)
+        })
+        .map(|(i, _)| *i)
+        .collect()
 }
 
 /// Asks the contract's judge when there is one, the rules and guards said
@@ -433,6 +568,7 @@ fn ask_judge<'a>(
     round: u32,
     decision: &Decision,
     sub: &Submission,
+    extra: &[Question],
 ) -> anyhow::Result<(Locked<'a>, Option<Asked>)> {
     let wanted = decision.stop.is_none() && sub.review.is_some();
     let Some(judge) = history.contract.judge.as_ref().filter(|_| wanted) else {
@@ -452,7 +588,8 @@ fn ask_judge<'a>(
     );
     let never = AtomicBool::new(false);
     let interrupt = sub.interrupt.as_deref().unwrap_or(&never);
-    let asked = crate::judge::engine::ask(judge, &lp.repo, round, &state, block_open, interrupt);
+    let asked =
+        crate::judge::engine::ask(judge, &lp.repo, round, &state, block_open, extra, interrupt);
     let mut locked = lp.store.lock()?;
     if locked.rows()?.len() != history.rows.len() {
         return Err(hinted(
@@ -673,6 +810,10 @@ impl Outcome {
             reason: decision.reason.clone(),
             judge: asked.map(|a| a.outcome.clone()),
         };
+        // The judge is asked only when the rules said continue; a round
+        // decided again on its `same_problem` answer may stop on a rule,
+        // which then stands.
+        let asked = asked.filter(|_| decision.stop.is_none());
         match asked.and_then(|a| a.outcome.stop().map(|stop| (stop, &a.outcome))) {
             Some((stop, crate::judge::engine::Outcome::Decided { reason, .. })) => Outcome {
                 verdict: Verdict::Stop,

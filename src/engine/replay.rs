@@ -32,6 +32,34 @@ pub struct Replay {
     pub actual: Option<(u32, Stop)>,
 }
 
+/// The review positions of round `round`'s findings taken as new though
+/// they resemble a closed one, whose `same_problem` question the round's
+/// recorded judge answered yes.
+fn same_problem_answered(
+    lp: &Loop,
+    round: u32,
+    reported: &[super::decide::Reported],
+) -> anyhow::Result<Vec<usize>> {
+    let Some(bytes) = lp.store.evidence_file(round, "judge.json")? else {
+        return Ok(Vec::new());
+    };
+    let Ok(outcome) = serde_json::from_slice::<crate::judge::engine::Outcome>(&bytes) else {
+        return Ok(Vec::new());
+    };
+    Ok(reported
+        .iter()
+        .enumerate()
+        .filter(|(_, r)| r.state == super::decide::Seen::New && r.resembles.is_some())
+        .filter(|(_, r)| {
+            let id = crate::judge::questions::same_problem_id(&r.finding.id);
+            outcome
+                .probability(&id)
+                .is_some_and(|p| p >= crate::judge::route::YES_AT)
+        })
+        .map(|(i, _)| i)
+        .collect())
+}
+
 pub fn replay(lp: &Loop, history: &History, other: &Contract) -> anyhow::Result<Replay> {
     let terms = Terms::of(other, other.max_rounds)
         .map_err(|e| anyhow::anyhow!("contract field `scope`: {e}"))?;
@@ -107,24 +135,36 @@ pub fn replay(lp: &Loop, history: &History, other: &Contract) -> anyhow::Result<
         // A round `run` ended before the review because the writer changed
         // nothing: `decide` asks the `stalled` guard again under `other`.
         let stalled = parsed.is_none() && Stop::parse(&row.rule) == Stop::Progress(Guard::Stalled);
-        let d = decide::decide(
-            &terms,
-            Round {
-                round: row.round,
-                registry: std::borrow::Cow::Borrowed(&registry),
-                earlier: &earlier,
-                parsed: parsed.as_ref(),
-                patch: &patch,
-                diff_added: counts.diff_added,
-                diff_removed: counts.diff_removed,
-                files: &files,
-                fix_lines: std::borrow::Cow::Owned(std::mem::take(&mut fix_lines)),
-                responses: &responses,
-                stalled,
-                spent_usd: usd,
-                spent_tokens: tokens,
-            },
-        );
+        let decide_with = |same_problem: &[usize]| {
+            decide::decide(
+                &terms,
+                Round {
+                    round: row.round,
+                    registry: std::borrow::Cow::Borrowed(&registry),
+                    earlier: &earlier,
+                    parsed: parsed.as_ref(),
+                    patch: &patch,
+                    diff_added: counts.diff_added,
+                    diff_removed: counts.diff_removed,
+                    files: &files,
+                    fix_lines: std::borrow::Cow::Borrowed(&fix_lines),
+                    responses: &responses,
+                    same_problem,
+                    stalled,
+                    spent_usd: usd,
+                    spent_tokens: tokens,
+                },
+            )
+        };
+        let mut d = decide_with(&[]);
+        // Under a contract with a judge, the judge's recorded `same_problem`
+        // answers stand (a replay asks no one).
+        if other.judge.is_some() {
+            let same = same_problem_answered(lp, row.round, &d.reported)?;
+            if !same.is_empty() {
+                d = decide_with(&same);
+            }
+        }
         let replayed = match d.stop {
             Some(stop) => {
                 let shown = format!("stop: {stop}");

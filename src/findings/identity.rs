@@ -111,6 +111,9 @@ pub enum MatchedBy {
     Place,
     /// A similar title in the same file.
     Title,
+    /// The contract's judge answered yes to `same_problem`: a finding that
+    /// resembled a closed one on weak evidence is that finding again.
+    Judge,
 }
 
 /// Lowercase, without digits, quotes or backticks, whitespace runs collapsed.

@@ -39,6 +39,15 @@ pub enum Outcome {
 }
 
 impl Outcome {
+    /// The probability a decided outcome answered to the yes/no question
+    /// `id`; `None` when it was not decided or has no such answer.
+    pub fn probability(&self, id: &str) -> Option<f64> {
+        match self {
+            Outcome::Decided { answers, .. } => answers.get(id)?.get("probability")?.as_f64(),
+            _ => None,
+        }
+    }
+
     /// The stop this outcome calls for (`judge:<reason>`), if any.
     pub fn stop(&self) -> Option<&str> {
         match self {
@@ -92,13 +101,16 @@ pub fn questions(judge: &Judge, repo: &Path) -> Result<Vec<Question>, String> {
     Ok(set.iter().map(|q| q.filled(&judge.what)).collect())
 }
 
-/// Asks `judge` about round `round` given `state`.
+/// Asks `judge` about round `round` given `state`: the contract's
+/// questions and `extra` ones (`same_problem`), answered and validated
+/// together.
 pub fn ask(
     judge: &Judge,
     repo: &Path,
     round: u32,
     state: &State,
     block_open: bool,
+    extra: &[Question],
     interrupt: &AtomicBool,
 ) -> Asked {
     let not_asked = |outcome| Asked {
@@ -114,7 +126,10 @@ pub fn ask(
         });
     }
     let questions = match questions(judge, repo) {
-        Ok(q) => q,
+        Ok(mut q) => {
+            q.extend(extra.iter().cloned());
+            q
+        }
         Err(reason) => return not_asked(Outcome::Failed { reason }),
     };
     let body = match build_request(state, &questions, judge.max_state_bytes) {

@@ -10,7 +10,7 @@ pub mod request;
 pub mod route;
 pub mod validate;
 
-pub use questions::{Question, default_questions, questions_from_json};
+pub use questions::{Question, default_questions, questions_from_json, same_problem};
 pub use request::{Request, State, StateFinding, StateRound, answers_schema, build_request};
 pub use route::{Route, route};
 pub use validate::{Judgement, Validation, validate};

@@ -50,6 +50,61 @@ impl Kind {
     }
 }
 
+/// The id of the `same_problem` question about finding `id`.
+pub fn same_problem_id(id: &str) -> String {
+    format!("same_problem:{id}")
+}
+
+/// One side of a `same_problem` question: a finding as the judge reads it.
+pub struct Described<'a> {
+    pub id: &'a str,
+    pub title: &'a str,
+    pub place: String,
+    pub body: Option<&'a str>,
+}
+
+impl Described<'_> {
+    fn show(&self) -> String {
+        let body = self
+            .body
+            .map(|b| format!("; the reviewer wrote: {b}"))
+            .unwrap_or_default();
+        format!("{} \"{}\" at {}{body}", self.id, self.title, self.place)
+    }
+}
+
+/// The typed yes/no question (SPEC §4.1) put to the judge when a new
+/// finding resembles a closed one on evidence too weak for a reopen: is it
+/// that problem again? `patch` is the change of the round that closed it,
+/// for the closed finding's file (cut to a few kilobytes).
+pub fn same_problem(
+    new: &Described<'_>,
+    closed: &Described<'_>,
+    closed_in: Option<u32>,
+    patch: &str,
+) -> Question {
+    let closed_in = closed_in
+        .map(|r| format!(" in round {r}"))
+        .unwrap_or_default();
+    let patch = if patch.is_empty() {
+        String::new()
+    } else {
+        format!(" The change that closed it:\n{patch}\n")
+    };
+    Question {
+        id: same_problem_id(new.id),
+        kind: Kind::YesNo,
+        instructions: format!(
+            "The reviewer reported {}, new this round. It resembles {}, closed{closed_in}.{patch} \
+             How likely is it that the new finding is the closed problem reported again (its fix did \
+             not hold or was undone), not a different problem at the same place? A yes ends the loop \
+             as `reopened`; answer yes only when fixing one would fix the other.",
+            new.show(),
+            closed.show()
+        ),
+    }
+}
+
 impl Question {
     /// The question with every [`WHAT`] replaced by `what`, as it is sent.
     pub fn filled(&self, what: &str) -> Question {

@@ -489,3 +489,106 @@ fn status_answers_while_a_judge_call_is_in_progress() {
     let out = record.wait_with_output().unwrap();
     assert_eq!(out.status.code(), Some(10), "{}", text(&out.stderr));
 }
+
+/// Round 1 reports a race in `flush`, round 2's fix closes it, round 3
+/// reports a different-sounding problem at the same lines (sharing only the
+/// place's nouns) under the closed one's id: identity alone takes it as new,
+/// `F-f9d976d86d`, an id made from its content (SPEC §4.1). `same`: the
+/// judge's answer to its `same_problem` question, if any. Returns round 3's
+/// exit, its output and its stored judge outcome.
+fn resembling_round_three(same: Option<f64>) -> (i32, String, Value, Repo) {
+    let repo = with_judge("engine = \"replay\"\nreplay = \".referee/judge.json\"", "");
+    let sink = |body: &str| {
+        let mut lines: Vec<String> = (1..=20).map(|i| format!("step_{i}()")).collect();
+        lines[11] = body.to_string();
+        lines.join("\n") + "\n"
+    };
+    let go_on = answers(GO_ON.0, GO_ON.1, GO_ON.2, GO_ON.3);
+    let mut third = go_on.clone();
+    if let Some(p) = same {
+        third["answers"]["same_problem:F-f9d976d86d"] = json!({"probability": p});
+    }
+    replay(&repo, &[go_on.clone(), go_on, third]);
+    let env = r#"{"id":"G1","severity":"bug","title":"config loader ignores the env","file":"conf.py","line":3}"#;
+    repo.write("conf.py", "a = 1\nb = 2\nc = 3\n");
+    repo.write("sink.py", &sink("buf = self.buffer"));
+    let round1 = format!(
+        r#"{{"findings":[{{"id":"F1","severity":"bug","title":"flush() reads the buffer without the lock","file":"sink.py","line":12}},{env}]}}"#
+    );
+    assert_eq!(repo.record(&round1).run().code, 10);
+    repo.write("sink.py", &sink("with self.lock: buf = self.buffer"));
+    assert_eq!(
+        repo.record(&format!(r#"{{"findings":[{env}]}}"#))
+            .run()
+            .code,
+        10
+    );
+    repo.write("doc.md", "notes\n");
+    let round3 = format!(
+        r#"{{"findings":[{{"id":"F1","severity":"bug","title":"flush() holds the lock across the network call","file":"sink.py","line":12}},{env}]}}"#
+    );
+    let out = repo.record(&round3).run();
+    let judge = judge_json(&repo, 3).expect("round 3 asked the judge");
+    (out.code, out.stdout + &out.stderr, judge, repo)
+}
+
+#[test]
+fn the_judge_says_whether_a_weak_resemblance_is_the_closed_problem_again() {
+    // Yes: the round is decided again with the match, and stops `reopened`.
+    let (code, out, judge, repo) = resembling_round_three(Some(0.9));
+    assert_eq!(code, 20, "{out}");
+    assert!(out.contains("reopened"), "{out}");
+    assert_eq!(judge["outcome"], "decided", "{judge}");
+    let state: Value = serde_json::from_slice(
+        &std::fs::read(repo.join(".referee/ledgers/d/round-3/state.json")).unwrap(),
+    )
+    .unwrap();
+    assert!(
+        state.to_string().contains(r#""matched_by":"judge""#),
+        "{state}"
+    );
+    // A replay under a contract with a judge keeps the recorded answer; one
+    // without a judge decides on identity alone.
+    for (judge, stop) in [
+        (
+            "\n[judge]\nengine = \"replay\"\nreplay = \".referee/judge.json\"\n",
+            "stop: reopened",
+        ),
+        ("", "continue"),
+    ] {
+        let other = repo.join("other.toml");
+        std::fs::write(&other, format!("loop = \"d\"\nmax_rounds = 5\n{judge}")).unwrap();
+        let replayed = repo
+            .referee()
+            .args([
+                "replay",
+                "--loop",
+                "d",
+                "--contract",
+                other.to_str().unwrap(),
+                "--json",
+            ])
+            .output()
+            .unwrap();
+        let replayed = text(&replayed.stdout);
+        let doc: Value =
+            serde_json::from_str(&replayed).unwrap_or_else(|e| panic!("{e}: {replayed}"));
+        assert_eq!(doc["rounds"][2]["replayed"], stop, "{replayed}");
+    }
+    // No: new, caused by round 2's fix; the loop goes on.
+    let (code, out, judge, _) = resembling_round_three(Some(0.2));
+    assert_eq!(code, 10, "{out}");
+    assert!(out.contains("not a reopen of closed F1"), "{out}");
+    assert_eq!(judge["outcome"], "decided", "{judge}");
+    // No answer to it: the whole answer is invalid, the finding new.
+    let (code, out, judge, _) = resembling_round_three(None);
+    assert_eq!(code, 10, "{out}");
+    assert_eq!(judge["outcome"], "invalid", "{judge}");
+    assert!(
+        judge["reason"]
+            .as_str()
+            .unwrap()
+            .contains("same_problem:F-f9d976d86d"),
+        "{judge}"
+    );
+}

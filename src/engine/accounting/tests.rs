@@ -53,6 +53,7 @@ fn run_with(
             patch,
             responses,
             induced: None,
+            same_problem: &[],
         },
     )
 }
@@ -226,6 +227,7 @@ fn findings_on_lines_the_last_patch_changed_are_induced() {
             patch: &ParsedPatch::default(),
             responses: &[],
             induced: Some((1, &changed)),
+            same_problem: &[],
         },
     );
     let induced: Vec<Option<u32>> = out.registry.findings.iter().map(|t| t.induced_by).collect();
@@ -551,4 +553,64 @@ fn a_weak_match_to_a_closed_finding_is_new_and_induced_by_its_fix() {
         (r.state, r.matched_by),
         (Seen::Reopened, Some(MatchedBy::Place))
     );
+}
+
+/// The judge's `same_problem` yes makes a weak resemblance a reopen; a
+/// finding that resembles nothing, or whose closed finding another report
+/// of the round already took, stays as it was.
+#[test]
+fn the_judge_confirms_a_weak_resemblance_as_a_reopen() {
+    let first = titled(&[("flush() reads the buffer without the lock", "sink.py", 12)]);
+    let round1 = run(&Registry::default(), 1, Closure::Absent, &first);
+    let round2 = run_with(
+        &round1.registry,
+        2,
+        Closure::Absent,
+        &titled(&[]),
+        &touching(&[("sink.py", 12)]),
+        &[],
+    );
+    let closed_id = round1.reported[0].finding.id.clone();
+    let third = titled(&[
+        ("config loader ignores the env", "conf.py", 3),
+        (
+            "flush() holds the lock across the network call",
+            "sink.py",
+            12,
+        ),
+    ]);
+    let decide = |same_problem: &[usize]| {
+        account(
+            round2.registry.clone(),
+            &RoundInput {
+                round: 3,
+                floor: Severity::Bug,
+                closure: Closure::Absent,
+                parsed: &third,
+                patch: &ParsedPatch::default(),
+                responses: &[],
+                induced: None,
+                same_problem,
+            },
+        )
+    };
+    let confirmed = decide(&[1]);
+    let r = &confirmed.reported[1];
+    assert_eq!(
+        (r.state, r.matched_by),
+        (Seen::Reopened, Some(MatchedBy::Judge))
+    );
+    assert_eq!(r.finding.id, closed_id);
+    assert_eq!(r.resembles, None);
+    assert_eq!(confirmed.facts.reopened, vec![(closed_id.clone(), 2)]);
+    assert_eq!(confirmed.reported[0].state, Seen::New);
+    // Position 0 resembles nothing: a yes about it changes nothing.
+    let nothing = decide(&[0]);
+    assert_eq!(nothing.counts.reopened, 0);
+    assert_eq!(
+        nothing.reported[1].resembles.as_deref(),
+        Some(closed_id.as_str())
+    );
+    // Out of range: ignored.
+    assert_eq!(decide(&[7]).counts.reopened, 0);
 }

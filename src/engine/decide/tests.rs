@@ -72,6 +72,7 @@ impl Case {
                 files: &self.files,
                 fix_lines: std::borrow::Cow::Borrowed(&self.fix_lines),
                 responses: &self.responses,
+                same_problem: &[],
                 stalled: self.stalled,
                 spent_usd: self.spent.0,
                 spent_tokens: self.spent.1,

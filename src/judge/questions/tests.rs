@@ -349,3 +349,37 @@ fn ids_are_lowercase_snake_case_up_to_64() {
         assert_eq!(is_id(id), ok, "{id:?}");
     }
 }
+
+#[test]
+fn a_same_problem_question_names_both_findings_and_the_closing_change() {
+    let new = Described {
+        id: "F-1",
+        title: "flush() holds the lock across the network call",
+        place: "sink.py:12".into(),
+        body: None,
+    };
+    let old = Described {
+        id: "F1",
+        title: "flush() reads the buffer without the lock",
+        place: "sink.py:12".into(),
+        body: Some("a race with write()"),
+    };
+    let q = same_problem(
+        &new,
+        &old,
+        Some(2),
+        "@@ -12 +12 @@\n-buf = b\n+with lock: buf = b\n",
+    );
+    assert_eq!(q.id, "same_problem:F-1");
+    assert_eq!(q.kind, Kind::YesNo);
+    for part in [
+        "F-1 \"flush() holds the lock across the network call\" at sink.py:12",
+        "F1 \"flush() reads the buffer without the lock\" at sink.py:12; the reviewer wrote: a race with write()",
+        "closed in round 2",
+        "+with lock: buf = b",
+    ] {
+        assert!(q.instructions.contains(part), "{part}: {}", q.instructions);
+    }
+    let bare = same_problem(&new, &old, None, "");
+    assert!(!bare.instructions.contains("The change that closed it"));
+}
