@@ -174,10 +174,18 @@ pub fn amend(state: &State, args: AmendArgs) -> anyhow::Result<Exit> {
             Some(now) if usd > now => {
                 changes.push(("budget.usd".into(), now.plain(), usd.plain()));
             }
-            Some(now) => anyhow::bail!(
-                "--budget-usd {text}: an amendment only raises the budget, and it is {} now",
-                now.plain()
-            ),
+            Some(now) => {
+                // `0.5000001` is $0.50 to the micro-dollar: say so.
+                let rounded = if usd.plain() == *text {
+                    String::new()
+                } else {
+                    format!(" ({} to the micro-dollar)", usd.plain())
+                };
+                anyhow::bail!(
+                    "--budget-usd {text}{rounded}: an amendment only raises the budget, and it is {} now",
+                    now.plain()
+                )
+            }
             None => anyhow::bail!(
                 "--budget-usd: loop `{}` has no dollar budget to raise (it was never capped)",
                 files.name

@@ -560,6 +560,37 @@ fn costs_are_read_to_the_micro_dollar() {
         "{}",
         text(&show.stdout)
     );
+    let amend = |usd: &str| {
+        repo.referee()
+            .args([
+                "contract",
+                "amend",
+                "--budget-usd",
+                usd,
+                "--by",
+                "ann",
+                "--reason",
+                "x",
+            ])
+            .output()
+            .unwrap()
+    };
+    let refused = amend("1.0000001");
+    assert_eq!(refused.status.code(), Some(1));
+    assert!(
+        text(&refused.stderr).contains(
+            "--budget-usd 1.0000001 (1 to the micro-dollar): an amendment only raises the budget, and it is 1 now"
+        ),
+        "{}",
+        text(&refused.stderr)
+    );
+    let raised = amend("1.000001");
+    assert!(raised.status.success(), "{}", text(&raised.stderr));
+    assert!(
+        text(&raised.stdout).contains("budget.usd 1 -> 1.000001"),
+        "{}",
+        text(&raised.stdout)
+    );
 }
 
 #[test]
