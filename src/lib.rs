@@ -14,6 +14,7 @@ pub(crate) mod hook;
 pub(crate) mod judge;
 pub mod ledger;
 pub(crate) mod leftover;
+pub mod money;
 pub mod patch;
 pub mod redact;
 pub mod report;

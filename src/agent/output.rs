@@ -10,6 +10,7 @@ use super::preset::{self, Role};
 use super::process::Finished;
 use crate::contract::Preset;
 use crate::findings::responses::{self, Response};
+use crate::money::Usd;
 
 /// What a call brought back.
 #[derive(Debug, Clone, Default, PartialEq)]
@@ -18,7 +19,7 @@ pub struct Reply {
     pub review: Option<Vec<u8>>,
     /// Writer: its responses to open findings, if it gave any.
     pub responses: Vec<Response>,
-    pub cost_usd: Option<f64>,
+    pub cost_usd: Option<Usd>,
     pub tokens: Option<u64>,
 }
 
@@ -68,7 +69,7 @@ pub fn interpret(
             .unwrap_or_default();
         return Err(format!("{why}{detail}"));
     }
-    let mut reply = unit.read(
+    let reply = unit.read(
         role,
         &Produced {
             finished,
@@ -77,11 +78,6 @@ pub fn interpret(
             junit,
         },
     )?;
-    if let Some(cost) = reply.cost_usd
-        && !(cost.is_finite() && cost >= 0.0)
-    {
-        reply.cost_usd = None;
-    }
     Ok(reply)
 }
 

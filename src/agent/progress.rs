@@ -6,12 +6,13 @@ use std::time::Duration;
 use super::output::Reply;
 use super::preset::Role;
 use super::process::{Call, Finished};
+use crate::money::Usd;
 
 /// What a driver shows while an agent runs. `hook stop` shows nothing: its
 /// stdout is the agent's protocol.
 pub trait Progress {
     fn call_started(&self, _round: u32, _role: Role, _agent: &str, _call: &Call) {}
-    fn tick(&self, _round: u32, _role: Role, _agent: &str, _elapsed: Duration, _spent: f64) {}
+    fn tick(&self, _round: u32, _role: Role, _agent: &str, _elapsed: Duration, _spent: Usd) {}
     fn call_failed(&self) {}
     fn call_finished(
         &self,

@@ -8,6 +8,7 @@ use crate::cmd::cli::LoopArgs;
 use crate::contract::MAX_ROUNDS_LIMIT;
 use crate::exit::{Exit, UsageError, hinted};
 use crate::ledger::{Draft, Kind, Row};
+use crate::money::{Problem, Usd};
 use crate::state::LoopSelect;
 use crate::state::State;
 
@@ -18,9 +19,9 @@ pub struct AmendArgs {
     /// A higher round cap.
     #[arg(long, allow_negative_numbers = true, value_name = "N")]
     pub max_rounds: Option<i64>,
-    /// A higher spend cap in US dollars (`budget.usd`).
+    /// A higher spend cap in US dollars (`budget.usd`), to the micro-dollar.
     #[arg(long, allow_negative_numbers = true, value_name = "X")]
-    pub budget_usd: Option<f64>,
+    pub budget_usd: Option<String>,
     /// A higher token cap (`budget.tokens`).
     #[arg(long, allow_negative_numbers = true, value_name = "N")]
     pub budget_tokens: Option<i64>,
@@ -156,19 +157,35 @@ pub fn amend(state: &State, args: AmendArgs) -> anyhow::Result<Exit> {
         }
         changes.push(("max_rounds".into(), now.to_string(), n.to_string()));
     }
-    if let Some(usd) = args.budget_usd {
-        if !(usd.is_finite() && usd > 0.0) {
-            return Err(
-                UsageError(format!("--budget-usd: must be a number > 0, not `{usd}`")).into(),
-            );
-        }
+    if let Some(text) = &args.budget_usd {
+        let usd = match Usd::parse(text) {
+            Ok(usd) if !usd.is_zero() => usd,
+            Err(e) if e.problem == Problem::TooLarge => {
+                return Err(UsageError(format!("--budget-usd: {e}")).into());
+            }
+            _ => {
+                return Err(UsageError(format!(
+                    "--budget-usd: must be a number > 0, not `{text}`"
+                ))
+                .into());
+            }
+        };
         match current.budget.usd {
             Some(now) if usd > now => {
-                changes.push(("budget.usd".into(), now.to_string(), usd.to_string()));
+                changes.push(("budget.usd".into(), now.plain(), usd.plain()));
             }
-            Some(now) => anyhow::bail!(
-                "--budget-usd {usd}: an amendment only raises the budget, and it is {now} now"
-            ),
+            Some(now) => {
+                // `0.5000001` is $0.50 to the micro-dollar: say so.
+                let rounded = if usd.plain() == *text {
+                    String::new()
+                } else {
+                    format!(" ({} to the micro-dollar)", usd.plain())
+                };
+                anyhow::bail!(
+                    "--budget-usd {text}{rounded}: an amendment only raises the budget, and it is {} now",
+                    now.plain()
+                )
+            }
             None => anyhow::bail!(
                 "--budget-usd: loop `{}` has no dollar budget to raise (it was never capped)",
                 files.name

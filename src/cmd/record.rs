@@ -11,6 +11,7 @@ use crate::engine::{self, History, Recorded, Review, Submission};
 use crate::exit::{Exit, UsageError, hinted};
 use crate::findings::Format;
 use crate::findings::{self, responses};
+use crate::money::Usd;
 use crate::report::handoff::HandoffFormat;
 use crate::report::round::{self, RoundView};
 use crate::rules::Rule;
@@ -30,9 +31,10 @@ pub struct RecordArgs {
     /// The writer's responses (`{"responses": [...]}`).
     #[arg(long, value_name = "F")]
     pub responses: Option<PathBuf>,
-    /// What this round cost in US dollars.
+    /// What this round cost in US dollars (`0.25`); costs add exactly, to
+    /// the micro-dollar, and a seventh decimal rounds to the nearest one.
     #[arg(long, value_name = "X", allow_negative_numbers = true)]
-    pub cost_usd: Option<f64>,
+    pub cost_usd: Option<String>,
     /// Tokens this round used.
     #[arg(long, value_name = "N")]
     pub tokens: Option<u64>,
@@ -52,11 +54,10 @@ const LEAST_ADDRESS_SPACE: u64 = 256 * 1024 * 1024;
 
 pub fn run(state: &State, args: RecordArgs) -> anyhow::Result<Exit> {
     refuse_small_address_space()?;
-    if let Some(cost) = args.cost_usd
-        && !(cost.is_finite() && cost >= 0.0)
-    {
-        return Err(UsageError(format!("--cost-usd: must be a number >= 0, not `{cost}`")).into());
-    }
+    let cost_usd = match args.cost_usd.as_deref().map(Usd::parse).transpose() {
+        Ok(cost) => cost,
+        Err(e) => return Err(UsageError(format!("--cost-usd: {e}")).into()),
+    };
     let lp = super::open_loop(state, &args.select)?;
     super::refuse_if_driven(&lp, "recording a round by hand")?;
     // A loop a Stop hook drives is recorded by the hook alone (SPEC §8.1):
@@ -100,7 +101,7 @@ pub fn run(state: &State, args: RecordArgs) -> anyhow::Result<Exit> {
         Submission {
             review: Some(Review::new(raw, parsed)),
             responses,
-            cost_usd: args.cost_usd,
+            cost_usd,
             tokens: args.tokens,
             idempotency_key: args.idempotency_key.as_deref().map(super::person_words),
             at: super::now()?,

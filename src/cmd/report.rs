@@ -236,7 +236,10 @@ fn summarize(
         rule,
         must_fix_left,
         spent_usd: rows.iter().filter_map(|r| r.cost_usd).sum(),
-        spent_tokens: rows.iter().filter_map(|r| r.tokens).sum(),
+        spent_tokens: rows
+            .iter()
+            .filter_map(|r| r.tokens)
+            .fold(0, u64::saturating_add),
         decision,
         chain,
     }

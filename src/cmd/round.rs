@@ -22,6 +22,7 @@ use crate::contract::Agent;
 use crate::engine::{History, Loop, Review};
 use crate::exit::Hinted;
 use crate::findings::Finding;
+use crate::money::Usd;
 use crate::redact::redact;
 use crate::statefs;
 
@@ -72,7 +73,7 @@ impl RunLock {
 /// What the round's calls spent so far.
 #[derive(Default)]
 pub(super) struct Spend {
-    pub usd: Option<f64>,
+    pub usd: Option<Usd>,
     pub tokens: Option<u64>,
 }
 
@@ -81,12 +82,12 @@ impl Spend {
         self.add_parts(reply.cost_usd, reply.tokens);
     }
 
-    pub(super) fn add_parts(&mut self, usd: Option<f64>, tokens: Option<u64>) {
+    pub(super) fn add_parts(&mut self, usd: Option<Usd>, tokens: Option<u64>) {
         if let Some(usd) = usd {
-            self.usd = Some(self.usd.unwrap_or(0.0) + usd);
+            self.usd = Some(self.usd.unwrap_or_default().saturating_add(usd));
         }
         if let Some(tokens) = tokens {
-            self.tokens = Some(self.tokens.unwrap_or(0) + tokens);
+            self.tokens = Some(self.tokens.unwrap_or(0).saturating_add(tokens));
         }
     }
 }
@@ -166,7 +167,9 @@ impl Caller<'_> {
         // a killed run leaves behind, is redacted like evidence.
         work.write(&files.prompt, &redact(text.as_bytes()))?;
         let _ = std::fs::remove_file(&files.output);
-        let spent = history.spent_usd + spend.usd.unwrap_or(0.0);
+        let spent = history
+            .spent_usd
+            .saturating_add(spend.usd.unwrap_or_default());
         let head = crate::git::resolve_commit(&lp.repo, "HEAD").ok().flatten();
         let review_base = (head.as_deref() != Some(contract.base.as_str())
             && contract.base != crate::git::EMPTY_TREE)
@@ -181,7 +184,11 @@ impl Caller<'_> {
                 prompt: text,
                 files,
                 schema: &prompt::schema_for_agents(),
-                remaining_usd: history.contract.budget.usd.map(|cap| cap - spent),
+                remaining_usd: history
+                    .contract
+                    .budget
+                    .usd
+                    .map(|cap| cap.saturating_sub(spent)),
                 review_base,
             },
         );

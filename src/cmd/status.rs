@@ -287,11 +287,7 @@ pub fn run(state: &State, args: LoopArgs) -> anyhow::Result<Exit> {
     }
     let mut budget = String::new();
     if let Some(usd) = c.budget.usd {
-        let _ = write!(
-            budget,
-            " · budget ${usd:.2} (spent ${:.2})",
-            history.spent_usd
-        );
+        let _ = write!(budget, " · budget {usd} (spent {})", history.spent_usd);
     }
     if let Some(tokens) = c.budget.tokens {
         let _ = write!(

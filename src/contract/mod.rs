@@ -20,6 +20,7 @@ pub use name::LoopName;
 pub use preset::{Preset, PresetInfo};
 
 use crate::findings::Severity;
+use crate::money::Usd;
 
 /// The hard upper bound of `max_rounds`: a loop longer than this is no loop.
 pub const MAX_ROUNDS_LIMIT: u32 = 100;
@@ -170,8 +171,8 @@ impl std::fmt::Display for Guard {
 #[derive(Debug, Clone, Copy, PartialEq, Default, Serialize, Deserialize)]
 #[serde(deny_unknown_fields, default)]
 pub struct Budget {
-    #[serde(deserialize_with = "value::checked_some::<value::PositiveNumber, _, _>")]
-    pub usd: Option<f64>,
+    #[serde(deserialize_with = "value::checked_some::<value::Dollars, _, _>")]
+    pub usd: Option<Usd>,
     #[serde(deserialize_with = "value::checked_some::<value::Tokens, _, _>")]
     pub tokens: Option<u64>,
 }

@@ -44,7 +44,11 @@ pub fn to_toml(contract: &Contract) -> String {
     );
     line(&mut out, "[budget]");
     match c.budget.usd {
-        Some(usd) => kv(&mut out, "usd", &Value::Float(usd).to_string()),
+        // A TOML float, as `init` always wrote it: `usd = 5.0`, `usd = 2.5`.
+        Some(usd) if usd.micros() % 1_000_000 == 0 => {
+            kv(&mut out, "usd", &format!("{}.0", usd.plain()))
+        }
+        Some(usd) => kv(&mut out, "usd", &usd.plain()),
         None => line(&mut out, "# usd = 5.0"),
     }
     match c.budget.tokens {

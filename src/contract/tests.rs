@@ -103,6 +103,22 @@ fn bad_values_name_field_value_and_allowed() {
             "field `budget.usd`: must be a number > 0, not the number `nan`",
         ),
         (
+            "[budget]\nusd = 0",
+            "field `budget.usd`: must be a number > 0, not `0`",
+        ),
+        (
+            "[budget]\nusd = 0.0000001",
+            "field `budget.usd`: must be at least 0.000001 (a micro-dollar), not the number `0.0000001`",
+        ),
+        (
+            "[budget]\nusd = 2e9",
+            "field `budget.usd`: must be at most 1000000000 (a billion US dollars), not the number `2000000000.0`",
+        ),
+        (
+            "[budget]\nusd = \"1\"",
+            "field `budget.usd`: must be a number > 0, not the string `\"1\"`",
+        ),
+        (
             "[budget]\ntokens = 0",
             "field `budget.tokens`: must be a whole number >= 1, not `0`",
         ),
@@ -254,7 +270,7 @@ fn fields_of<'de, T: serde::Deserialize<'de>>() -> &'static [&'static str] {
 fn render_writes_every_field_the_contract_reads() {
     let mut c = Contract::with_defaults(LoopName::parse("x").unwrap(), "HEAD".into());
     c.budget = Budget {
-        usd: Some(1.0),
+        usd: Some("1.0".parse().unwrap()),
         tokens: Some(2),
     };
     let s = |t: &str| Some(t.to_string());

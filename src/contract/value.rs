@@ -12,6 +12,7 @@ use toml::Value;
 
 use super::MAX_ROUNDS_LIMIT;
 use crate::findings::Severity;
+use crate::money::{Problem, Usd};
 
 /// "must be `allowed`, not `value`", the value shown as the file has it.
 pub(super) fn refuse<E: de::Error>(value: &Value, allowed: &str) -> E {
@@ -99,28 +100,33 @@ impl<const MIN: i64, const MAX: i64> Bounded<MIN, MAX> {
     }
 }
 
-/// A finite number > 0, written with or without a decimal point.
+/// `budget.usd`: an amount of dollars > 0, written with or without a
+/// decimal point, to the micro-dollar (see [`Usd::parse`] for rounding).
 #[derive(Debug, Clone, Copy)]
-pub(super) struct PositiveNumber(pub f64);
+pub(super) struct Dollars(pub Usd);
 
-impl<'de> Deserialize<'de> for PositiveNumber {
+impl<'de> Deserialize<'de> for Dollars {
     fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
         let value = Value::deserialize(d)?;
-        let n = match value {
-            Value::Float(f) => f,
-            Value::Integer(i) => i as f64,
-            _ => f64::NAN,
+        let read = match value {
+            // TOML keeps a float as f64; its shortest text is what was written.
+            Value::Float(f) => Usd::from_f64(f),
+            Value::Integer(i) => Usd::parse(&i.to_string()),
+            _ => return Err(refuse(&value, "a number > 0")),
         };
-        if n.is_finite() && n > 0.0 {
-            Ok(PositiveNumber(n))
-        } else {
-            Err(refuse(&value, "a number > 0"))
+        match read {
+            Ok(usd) if !usd.is_zero() => Ok(Dollars(usd)),
+            Ok(_) if matches!(value, Value::Float(f) if f > 0.0) => {
+                Err(refuse(&value, "at least 0.000001 (a micro-dollar)"))
+            }
+            Err(e) if e.problem == Problem::TooLarge => Err(refuse(&value, e.problem.allowed())),
+            _ => Err(refuse(&value, "a number > 0")),
         }
     }
 }
 
-impl From<PositiveNumber> for f64 {
-    fn from(n: PositiveNumber) -> f64 {
+impl From<Dollars> for Usd {
+    fn from(n: Dollars) -> Usd {
         n.0
     }
 }

@@ -10,6 +10,7 @@ use crate::findings::Parsed;
 use crate::findings::Severity;
 use crate::findings::responses::Response;
 use crate::ledger::{Counts, Verdict};
+use crate::money::Usd;
 use crate::patch::fix_lines::FixLines;
 use crate::patch::{ParsedPatch, changed_lines};
 use crate::rules::{self, RoundFacts, Rule};
@@ -53,7 +54,7 @@ pub struct Round<'a> {
     /// under these terms.
     pub stalled: bool,
     /// The loop's spend including this round.
-    pub spent_usd: f64,
+    pub spent_usd: Usd,
     pub spent_tokens: u64,
 }
 
@@ -86,7 +87,7 @@ pub struct Pending<'a> {
     pub files: &'a [String],
     pub responses: &'a [Response],
     /// The loop's spend so far, this round included.
-    pub spent_usd: f64,
+    pub spent_usd: Usd,
     pub spent_tokens: u64,
     /// The writer had a turn this round (a round resumed with only its
     /// review missing had none, and is never `stalled`).

@@ -13,6 +13,7 @@ use crate::contract::{Contract, LoopName};
 use crate::exit::hinted;
 use crate::findings::responses::Response;
 use crate::ledger::{Kind, Row, Store, Verdict};
+use crate::money::Usd;
 use crate::patch::fix_lines::FixLines;
 
 /// A loop: its contract, its ledger store and where its repository is.
@@ -162,7 +163,7 @@ pub struct RoundState {
 /// A round's spend as its caller reported it.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Serialize, Deserialize)]
 pub struct CallerSpend {
-    pub cost_usd: Option<f64>,
+    pub cost_usd: Option<Usd>,
     pub tokens: Option<u64>,
 }
 
@@ -193,7 +194,7 @@ pub struct History {
     /// The last round's registry with later waivers applied.
     pub registry: Registry,
     pub earlier: Vec<Earlier>,
-    pub spent_usd: f64,
+    pub spent_usd: Usd,
     pub spent_tokens: u64,
 }
 
@@ -206,10 +207,10 @@ impl History {
         let contract = effective_contract(lp.contract(), &rows);
         let max_rounds = contract.max_rounds;
         let mut earlier = Vec::new();
-        let (mut spent_usd, mut spent_tokens) = (0.0, 0u64);
+        let (mut spent_usd, mut spent_tokens) = (Usd::ZERO, 0u64);
         let mut last_index = None;
         for (i, row) in rows.iter().enumerate() {
-            spent_usd += row.cost_usd.unwrap_or(0.0);
+            spent_usd = spent_usd.saturating_add(row.cost_usd.unwrap_or_default());
             spent_tokens = spent_tokens.saturating_add(row.tokens.unwrap_or(0));
             if row.kind == Kind::Round {
                 let counts = row.counts.unwrap_or_default();

@@ -22,6 +22,7 @@ use crate::judge::Question;
 use crate::judge::engine::Asked;
 use crate::ledger::store::Locked;
 use crate::ledger::{Draft, Evidence, Kind, Row, Verdict};
+use crate::money::Usd;
 use crate::patch::ParsedPatch;
 use crate::redact::{redact, redact_str, redact_string};
 use crate::snapshot::{self, Patch, Snapshot};
@@ -53,7 +54,7 @@ pub struct Submission {
     /// `None`: the round ends unreviewed (a guard stopped it first).
     pub review: Option<Review>,
     pub responses: Vec<Response>,
-    pub cost_usd: Option<f64>,
+    pub cost_usd: Option<Usd>,
     pub tokens: Option<u64>,
     pub idempotency_key: Option<String>,
     /// RFC 3339 UTC.
@@ -72,7 +73,7 @@ impl Submission {
     pub fn driven(
         review: Option<Review>,
         responses: Vec<Response>,
-        spend: (Option<f64>, Option<u64>),
+        spend: (Option<Usd>, Option<u64>),
         at: String,
         evidence: Vec<(String, Vec<u8>)>,
         interrupt: Option<std::sync::Arc<AtomicBool>>,
@@ -243,12 +244,12 @@ fn retry_differs(row: &Row, state: &RoundState, tree: &str, sub: &Submission) ->
         tokens: row.tokens,
     });
     let now = CallerSpend {
-        cost_usd: sub.cost_usd.map(micro_dollars),
+        cost_usd: sub.cost_usd,
         tokens: sub.tokens,
     };
     if then != now {
         let shown = |s: CallerSpend| {
-            let cost = s.cost_usd.map_or("no cost".into(), |c| format!("${c}"));
+            let cost = s.cost_usd.map_or("no cost".into(), |c| c.to_string());
             let tokens = s
                 .tokens
                 .map_or("no tokens".into(), |t| format!("{t} tokens"));
@@ -261,11 +262,6 @@ fn retry_differs(row: &Row, state: &RoundState, tree: &str, sub: &Submission) ->
         ));
     }
     differs
-}
-
-/// A cost to the micro-dollar, as the ledger keeps it.
-fn micro_dollars(cost: f64) -> f64 {
-    (cost * 1e6).round() / 1e6
 }
 
 /// Stores `tree` (the working tree, from [`Loop::worktree_tree`]) as the
@@ -381,7 +377,7 @@ pub fn finish<'a>(
         .is_some_and(|a| a.cost_usd.is_some() || a.tokens.is_some())
     {
         state.caller_spend = Some(CallerSpend {
-            cost_usd: sub.cost_usd.map(micro_dollars),
+            cost_usd: sub.cost_usd,
             tokens: sub.tokens,
         });
     }
@@ -417,7 +413,9 @@ fn decide_round(
     let terms = Terms::of(&history.contract, history.max_rounds)
         .map_err(|e| anyhow::anyhow!("contract field `scope`: {e}"))?;
     let fix_lines = history::fix_lines(&lp.store, history)?;
-    let spent_usd = history.spent_usd + sub.cost_usd.unwrap_or(0.0);
+    let spent_usd = history
+        .spent_usd
+        .saturating_add(sub.cost_usd.unwrap_or_default());
     let spent_tokens = history.spent_tokens.saturating_add(sub.tokens.unwrap_or(0));
     Ok(decide::decide(
         &terms,
@@ -623,14 +621,13 @@ fn draft_row(
     // The judge's call is part of the round's spend.
     let cost = match (sub.cost_usd, asked.and_then(|a| a.cost_usd)) {
         (None, None) => None,
-        (a, b) => Some(a.unwrap_or(0.0) + b.unwrap_or(0.0)),
+        (a, b) => Some(a.unwrap_or_default().saturating_add(b.unwrap_or_default())),
     };
     let tokens = match (sub.tokens, asked.and_then(|a| a.tokens)) {
         (None, None) => None,
-        (a, b) => Some(a.unwrap_or(0) + b.unwrap_or(0)),
+        (a, b) => Some(a.unwrap_or(0).saturating_add(b.unwrap_or(0))),
     };
-    // Sums of float costs drift (0.16999999999999998): a micro-dollar is plenty.
-    draft.cost_usd = cost.map(micro_dollars);
+    draft.cost_usd = cost;
     draft.tokens = tokens;
     draft.snapshot = snapped.snap.commit.clone();
     draft.findings_sha256 = sub

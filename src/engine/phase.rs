@@ -12,6 +12,7 @@ use super::decide::Terms;
 use super::{History, Loop, Recorded, Snapped, Submission};
 
 use crate::exit::hinted;
+use crate::money::Usd;
 
 /// A round begun: its snapshot, its patch and the terms it is decided by.
 pub struct Begun {
@@ -65,7 +66,7 @@ impl Begun {
     pub fn guard(
         &self,
         history: &History,
-        spent: (Option<f64>, Option<u64>),
+        spent: (Option<Usd>, Option<u64>),
         responses: &[crate::findings::responses::Response],
         writer_ran: bool,
     ) -> Guarded {
@@ -73,7 +74,9 @@ impl Begun {
             round: self.round,
             files: &self.snapped.patch.files,
             responses,
-            spent_usd: history.spent_usd + spent.0.unwrap_or(0.0),
+            spent_usd: history
+                .spent_usd
+                .saturating_add(spent.0.unwrap_or_default()),
             spent_tokens: history.spent_tokens.saturating_add(spent.1.unwrap_or(0)),
             writer_ran,
         };

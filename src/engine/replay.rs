@@ -9,6 +9,7 @@ use super::history::{Loop, PATCH_FILE};
 use crate::contract::Contract;
 use crate::findings::Parsed;
 use crate::ledger::Kind;
+use crate::money::Usd;
 use crate::rules::{Guard, Stop};
 
 /// One stored round, decided again.
@@ -66,12 +67,12 @@ pub fn replay(lp: &Loop, history: &History, other: &Contract) -> anyhow::Result<
     let mut registry = Registry::default();
     let mut earlier: Vec<Earlier> = Vec::new();
     let mut fix_lines = crate::patch::fix_lines::FixLines::default();
-    let (mut usd, mut tokens) = (0.0, 0u64);
+    let (mut usd, mut tokens) = (Usd::ZERO, 0u64);
     let mut out = Vec::new();
     let mut stopped = None;
     let mut actual = None;
     for row in &history.rows {
-        usd += row.cost_usd.unwrap_or(0.0);
+        usd = usd.saturating_add(row.cost_usd.unwrap_or_default());
         tokens = tokens.saturating_add(row.tokens.unwrap_or(0));
         match row.kind {
             Kind::Waive => {

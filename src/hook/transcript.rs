@@ -50,7 +50,7 @@ fn claude(lines: impl Iterator<Item = Value>) -> Transcript {
                 let tokens = ["input_tokens", "output_tokens"]
                     .iter()
                     .filter_map(|k| u.get(*k).and_then(Value::as_u64))
-                    .sum();
+                    .fold(0, u64::saturating_add);
                 if usage.insert(id.to_string(), tokens).is_none() {
                     order.push(id.to_string());
                 }
@@ -66,7 +66,7 @@ fn claude(lines: impl Iterator<Item = Value>) -> Transcript {
         }
     }
     Transcript {
-        tokens: (!order.is_empty()).then(|| usage.values().sum()),
+        tokens: (!order.is_empty()).then(|| usage.values().fold(0u64, |a, &b| a.saturating_add(b))),
         requests,
     }
 }
@@ -90,7 +90,7 @@ fn codex(lines: impl Iterator<Item = Value>) -> Transcript {
                         ["input_tokens", "output_tokens"]
                             .iter()
                             .filter_map(|k| total.get(*k).and_then(Value::as_u64))
-                            .sum(),
+                            .fold(0, u64::saturating_add),
                     );
                 }
             }

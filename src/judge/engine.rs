@@ -18,6 +18,7 @@ use super::{
 use crate::agent::preset::{self, Invocation, JudgeCall, Judged};
 use crate::agent::process::{self, Call};
 use crate::contract::{Judge, JudgeEngine};
+use crate::money::Usd;
 
 /// What one consultation came to, as the round's evidence keeps it.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -80,7 +81,7 @@ pub struct Asked {
     pub outcome: Outcome,
     /// What the judge call spent, when its tool says (claude: cost and
     /// tokens; codex: tokens). It counts toward the loop's budget.
-    pub cost_usd: Option<f64>,
+    pub cost_usd: Option<Usd>,
     pub tokens: Option<u64>,
 }
 
@@ -227,7 +228,7 @@ exactly as its instructions say, as probabilities. Reply with JSON only: \
 struct Answered {
     raw: Vec<u8>,
     doc: Value,
-    cost_usd: Option<f64>,
+    cost_usd: Option<Usd>,
     tokens: Option<u64>,
 }
 

@@ -5,6 +5,7 @@ use std::fmt;
 use serde_json::{Map, Value};
 
 use crate::digest::Framed;
+use crate::money::{Problem, Usd};
 
 /// The ledger's columns, in file order. The first thirteen are SPEC §2.2's
 /// required columns; the rest are referee's own.
@@ -134,7 +135,7 @@ pub struct Draft {
     pub rule: String,
     /// RFC 3339 UTC.
     pub at: String,
-    pub cost_usd: Option<f64>,
+    pub cost_usd: Option<Usd>,
     pub tokens: Option<u64>,
     pub snapshot: String,
     pub findings_sha256: String,
@@ -228,7 +229,7 @@ impl Row {
             self.prev_sha256.clone(),
             self.row_sha256.clone(),
             d.kind.as_str().to_string(),
-            d.cost_usd.map(|c| c.to_string()).unwrap_or_default(),
+            d.cost_usd.map(Usd::plain).unwrap_or_default(),
             d.tokens.map(|t| t.to_string()).unwrap_or_default(),
             d.snapshot.clone(),
             d.findings_sha256.clone(),
@@ -271,9 +272,12 @@ impl Row {
         };
         let cost_usd = match text(14) {
             "" => None,
-            cost => match cost.parse::<f64>() {
-                Ok(c) if c.is_finite() && c >= 0.0 => Some(c),
-                _ => return Err(bad(14, "must be a number >= 0 or empty")),
+            cost => match Usd::parse(cost) {
+                Ok(c) => Some(c),
+                Err(e) if e.problem == Problem::TooLarge => {
+                    return Err(bad(14, "must be at most 1000000000 or empty"));
+                }
+                Err(_) => return Err(bad(14, "must be a number >= 0 or empty")),
             },
         };
         let tokens = if text(15).is_empty() {
@@ -385,7 +389,7 @@ mod tests {
         });
         d.verdict = Some(Verdict::Stop);
         d.rule = "round-cap".into();
-        d.cost_usd = Some(0.125);
+        d.cost_usd = Some(Usd::from_micros(125_000));
         d.tokens = Some(1200);
         Row::seal(d, &"0".repeat(64), &"e".repeat(64))
     }
@@ -427,5 +431,22 @@ mod tests {
             Row::from_fields(&f).unwrap_err().to_string(),
             "column `verdict`: must be continue, stop or empty, not `maybe`"
         );
+        let mut f = sample().fields();
+        f[14] = "-0.5".into();
+        assert_eq!(
+            Row::from_fields(&f).unwrap_err().to_string(),
+            "column `cost_usd`: must be a number >= 0 or empty, not `-0.5`"
+        );
+    }
+
+    #[test]
+    fn costs_keep_the_text_rows_were_written_with() {
+        // Whole cents and sub-cent amounts as earlier builds wrote them.
+        for text in ["1", "0.25", "0.7", "2.55", "0.000123", "12.5"] {
+            let mut f = sample().fields();
+            f[14] = text.into();
+            let row = Row::from_fields(&f).unwrap();
+            assert_eq!(row.fields()[14], text);
+        }
     }
 }

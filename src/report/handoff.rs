@@ -10,6 +10,7 @@ use crate::engine::accounting::{FindingStanding, Tracked};
 use crate::engine::{History, Loop, LoopStanding, RevertTo};
 use crate::ledger::Kind;
 use crate::ledger::Row;
+use crate::money::Usd;
 use crate::report::ledger::LedgerFormat;
 use crate::rules::{Guard, Rule, Stop};
 
@@ -48,7 +49,7 @@ pub struct Handoff {
     /// Must-fix findings the reviewer skipped (missing while nothing touched
     /// them): not counted, listed so a person knows.
     pub skipped: Vec<String>,
-    pub spent_usd: f64,
+    pub spent_usd: Usd,
     pub spent_tokens: u64,
     pub decisions: Vec<Decision>,
     /// What the judge said in the last round, quoted.
@@ -264,7 +265,7 @@ pub fn choices(
     ids: &[String],
     revert_to: Option<&RevertTo>,
     out_of_scope: Option<OutOfScope<'_>>,
-    budget_usd: Option<f64>,
+    budget_usd: Option<Usd>,
 ) -> Vec<Choice> {
     let l = loop_name;
     let c = |what: &str, command: String| Choice {
@@ -358,8 +359,8 @@ pub fn choices(
                 || format!("referee contract amend --loop {l} --budget-tokens N --by NAME --reason TEXT"),
                 |usd| {
                     format!(
-                        "referee contract amend --loop {l} --budget-usd {:.2} --by NAME --reason TEXT",
-                        usd * 2.0
+                        "referee contract amend --loop {l} --budget-usd {} --by NAME --reason TEXT",
+                        usd.doubled().decimal()
                     )
                 },
             );
@@ -519,11 +520,8 @@ fn extras(h: &Handoff, code: fn(&str) -> String) -> Vec<String> {
             h.below_floor_open
         ));
     }
-    if h.spent_usd > 0.0 || h.spent_tokens > 0 {
-        out.push(format!(
-            "spent: ${:.2}, {} tokens",
-            h.spent_usd, h.spent_tokens
-        ));
+    if !h.spent_usd.is_zero() || h.spent_tokens > 0 {
+        out.push(format!("spent: {}, {} tokens", h.spent_usd, h.spent_tokens));
     }
     for d in &h.decisions {
         let reason = if d.reason.is_empty() {

@@ -57,8 +57,8 @@ pub fn outcome_cell(row: &Row) -> String {
 
 fn spend_cell(row: &Row) -> String {
     match (row.cost_usd, row.tokens) {
-        (Some(usd), Some(tokens)) => format!("${usd:.2} {tokens}t"),
-        (Some(usd), None) => format!("${usd:.2}"),
+        (Some(usd), Some(tokens)) => format!("{usd} {tokens}t"),
+        (Some(usd), None) => usd.to_string(),
         (None, Some(tokens)) => format!("{tokens}t"),
         (None, None) => String::new(),
     }
@@ -231,20 +231,20 @@ mod tests {
     use super::*;
 
     /// `ledger show --format json`: a pretty array of each row's object,
-    /// whole costs as integers and others as their shortest text, text
+    /// whole costs as integers and others as their exact decimal, text
     /// escaped; `[]` for no rows.
     #[test]
     fn json_is_an_array_of_each_rows_object() {
         use crate::ledger::{Counts, Draft, Verdict};
         assert_eq!(json(&[]), b"[]\n");
-        let rows: Vec<Row> = [Some(1.0), Some(0.1 + 0.2), None]
+        let rows: Vec<Row> = [Some("1"), Some("0.3"), Some("0.000123"), None]
             .into_iter()
             .zip(1..)
             .map(|(cost, round)| {
                 let mut d = Draft::new(Kind::Round, round, "2026-01-02T03:04:05Z");
                 d.counts = Some(Counts::default());
                 d.verdict = Some(Verdict::Continue);
-                d.cost_usd = cost;
+                d.cost_usd = cost.map(|c| c.parse().unwrap());
                 d.reason = "a \"quoted\" reason \u{1b}[2J".into();
                 Row::seal(d, &"0".repeat(64), "")
             })
@@ -257,7 +257,8 @@ mod tests {
         assert!(text.ends_with("\n  }\n]\n"), "{text}");
         for want in [
             "\"cost_usd\": 1,",
-            "\"cost_usd\": 0.30000000000000004,",
+            "\"cost_usd\": 0.3,",
+            "\"cost_usd\": 0.000123,",
             "\"cost_usd\": null,",
             r#""reason": "a \"quoted\" reason \u001b[2J","#,
         ] {

@@ -15,6 +15,7 @@ use crate::agent::process::{Call, Finished};
 use crate::agent::progress::Progress;
 use crate::engine::Recorded;
 use crate::exit::Exit;
+use crate::money::Usd;
 use crate::report::handoff::HandoffFormat;
 
 /// Shows `run`'s progress in one [`Mode`].
@@ -151,10 +152,10 @@ impl Progress for Printer {
         }
     }
 
-    fn tick(&self, round: u32, role: Role, agent: &str, elapsed: Duration, spent: f64) {
+    fn tick(&self, round: u32, role: Role, agent: &str, elapsed: Duration, spent: Usd) {
         if let Some(bar) = self.spinner.borrow().as_ref() {
-            let spent = if spent > 0.0 {
-                format!(" · ${spent:.2} spent")
+            let spent = if !spent.is_zero() {
+                format!(" · {spent} spent")
             } else {
                 String::new()
             };
@@ -192,7 +193,7 @@ impl Progress for Printer {
             Mode::Plain | Mode::Live => {
                 let mut spend = Vec::new();
                 if let Some(c) = cost {
-                    spend.push(format!("${c:.2}"));
+                    spend.push(c.to_string());
                 }
                 if let Some(t) = tokens {
                     spend.push(format!("{t} tokens"));

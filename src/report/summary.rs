@@ -10,6 +10,8 @@ use tabled::builder::Builder;
 use tabled::settings::object::Columns;
 use tabled::settings::{Alignment, Padding, Style};
 
+use crate::money::Usd;
+
 /// Report formats.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
 pub enum ReportFormat {
@@ -37,7 +39,7 @@ pub struct LoopSummary {
     pub status: String,
     pub rule: Option<String>,
     pub must_fix_left: u32,
-    pub spent_usd: f64,
+    pub spent_usd: Usd,
     pub spent_tokens: u64,
     /// `approved by ann`, `rejected by bob`.
     pub decision: Option<String>,
@@ -50,7 +52,7 @@ pub struct LoopSummary {
 pub struct Total {
     pub loops: u32,
     pub rounds: u32,
-    pub spent_usd: f64,
+    pub spent_usd: Usd,
     pub spent_tokens: u64,
 }
 
@@ -62,8 +64,8 @@ pub fn totals(loops: &[LoopSummary]) -> BTreeMap<String, Total> {
         let t = out.entry(key).or_default();
         t.loops += 1;
         t.rounds += l.rounds;
-        t.spent_usd += l.spent_usd;
-        t.spent_tokens += l.spent_tokens;
+        t.spent_usd = t.spent_usd.saturating_add(l.spent_usd);
+        t.spent_tokens = t.spent_tokens.saturating_add(l.spent_tokens);
     }
     out
 }
@@ -84,10 +86,10 @@ pub fn render(loops: &[LoopSummary], format: ReportFormat) -> Vec<u8> {
     }
 }
 
-fn spend(usd: f64, tokens: u64) -> String {
-    match (usd > 0.0, tokens > 0) {
-        (true, true) => format!("${usd:.2} {tokens}t"),
-        (true, false) => format!("${usd:.2}"),
+fn spend(usd: Usd, tokens: u64) -> String {
+    match (!usd.is_zero(), tokens > 0) {
+        (true, true) => format!("{usd} {tokens}t"),
+        (true, false) => usd.to_string(),
         (false, true) => format!("{tokens}t"),
         (false, false) => String::new(),
     }

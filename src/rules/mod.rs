@@ -8,6 +8,7 @@
 use std::fmt;
 
 pub use crate::contract::Guard;
+use crate::money::Usd;
 pub use stop::Stop;
 pub use terms::Terms;
 
@@ -27,7 +28,7 @@ pub struct RoundFacts {
     /// The paths the writer's patch touches outside the contract's scope.
     pub out_of_scope: Vec<String>,
     /// The loop's spend, this round included.
-    pub spent_usd: f64,
+    pub spent_usd: Usd,
     pub spent_tokens: u64,
     /// The writer had its turn and changed nothing: an empty patch.
     pub writer_idle: bool,
@@ -201,10 +202,7 @@ fn budget(terms: &Terms, _: &[RoundFacts], now: &RoundFacts) -> Option<Fired> {
     let why = if let Some(cap) = caps.usd
         && now.spent_usd >= cap
     {
-        format!(
-            "the loop spent ${:.2} of its ${cap:.2} budget",
-            now.spent_usd
-        )
+        format!("the loop spent {} of its {cap} budget", now.spent_usd)
     } else if let Some(cap) = caps.tokens
         && now.spent_tokens >= cap
     {

@@ -1,5 +1,6 @@
 use super::*;
 use crate::contract::Contract;
+use crate::money::Usd;
 
 /// The terms of a contract with `extra` lines and round cap `cap`.
 fn terms(extra: &str, cap: u32) -> Terms {
@@ -371,8 +372,8 @@ fn contract_guards_come_before_the_rules_but_after_clean() {
         out_of_scope: ids(&["docs/x.md"]),
         ..facts
     };
-    let spent = |usd: f64, facts: RoundFacts| RoundFacts {
-        spent_usd: usd,
+    let spent = |usd: &str, facts: RoundFacts| RoundFacts {
+        spent_usd: usd.parse().unwrap(),
         ..facts
     };
     let unreviewed = |facts: RoundFacts| RoundFacts {
@@ -394,32 +395,32 @@ fn contract_guards_come_before_the_rules_but_after_clean() {
         ),
         (
             "scope beats budget",
-            outside(spent(2.0, r(1, 1, 5))),
+            outside(spent("2.0", r(1, 1, 5))),
             budget,
             Some(Stop::Scope),
         ),
         (
             "clean beats budget",
-            spent(2.0, r(1, 0, 5)),
+            spent("2.0", r(1, 0, 5)),
             budget,
             Some(Stop::Rule(Rule::Clean)),
         ),
         (
             "budget beats the other rules",
-            spent(1.0, capped.clone()),
+            spent("1.0", capped.clone()),
             budget,
             Some(Stop::Budget),
         ),
         (
             "under the budget the rules decide",
-            spent(0.99, capped.clone()),
+            spent("0.99", capped.clone()),
             budget,
             Some(Stop::Rule(Rule::Reopened)),
         ),
         (
             "budget beats stalled",
             spent(
-                1.0,
+                "1.0",
                 RoundFacts {
                     writer_idle: true,
                     must_fix_open_before: 1,
@@ -468,11 +469,11 @@ fn contract_guards_come_before_the_rules_but_after_clean() {
         "round 1: the patch touches 2 files outside the scope (`src/**`, `*.md`): `docs/x.md`, `a b/c`"
     );
     assert_eq!(
-        reason(budget, spent(1.5, r(2, 1, 5))),
+        reason(budget, spent("1.5", r(2, 1, 5))),
         "round 2: the loop spent $1.50 of its $1.00 budget"
     );
     assert_eq!(
-        reason(budget, spent(1.5, unreviewed(r(2, 1, 5)))),
+        reason(budget, spent("1.5", unreviewed(r(2, 1, 5)))),
         "round 2: the loop spent $1.50 of its $1.00 budget before the review"
     );
     assert_eq!(
@@ -485,6 +486,34 @@ fn contract_guards_come_before_the_rules_but_after_clean() {
         ),
         "round 2: the loop used 120 of its 100 budget tokens"
     );
+}
+
+/// SPEC §4.1 Exact sums: $0.70 + $0.20 + $0.10 reaches a $1.00 budget
+/// (in floats it is 0.9999999999999999, and a fourth round gets paid).
+#[test]
+fn costs_add_exactly_to_the_budget() {
+    let terms = terms("[budget]\nusd = 1.00", 6);
+    let costs = ["0.70", "0.20", "0.10"].map(|c| c.parse::<Usd>().unwrap());
+    let mut spent = Usd::ZERO;
+    let mut rounds = Vec::new();
+    for (i, cost) in costs.into_iter().enumerate() {
+        spent = spent.saturating_add(cost);
+        rounds.push(RoundFacts {
+            spent_usd: spent,
+            ..r(i as u32 + 1, 1, 5)
+        });
+        let want = (i == 2).then_some(Stop::Budget);
+        assert_eq!(stop(&terms, &rounds), want, "round {}", i + 1);
+    }
+    assert_eq!(
+        evaluate(&terms, &rounds).unwrap().reason,
+        "round 3: the loop spent $1.00 of its $1.00 budget"
+    );
+    let sub_cent = RoundFacts {
+        spent_usd: "0.999999".parse().unwrap(),
+        ..r(3, 1, 5)
+    };
+    assert_eq!(stop(&terms, &[sub_cent]), None, "a micro-dollar short");
 }
 
 #[test]

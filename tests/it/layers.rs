@@ -10,7 +10,7 @@ use std::path::Path;
 /// is off limits too, so no two modules can lean on each other.
 const FLOORS: &[&[&str]] = &[
     &[
-        "text", "digest", "exit", "patch", "redact", "git", "leftover",
+        "text", "digest", "exit", "patch", "redact", "git", "leftover", "money",
     ],
     &["statefs", "findings"],
     &["contract"],

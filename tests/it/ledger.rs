@@ -44,7 +44,7 @@ fn round_draft(round: u32, must_fix: u32, verdict: Verdict, rule: &str) -> Draft
     });
     d.verdict = Some(verdict);
     d.rule = rule.to_string();
-    d.cost_usd = Some(0.25);
+    d.cost_usd = Some("0.25".parse().unwrap());
     d.tokens = Some(1000 * u64::from(round));
     d
 }

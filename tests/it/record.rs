@@ -485,6 +485,114 @@ fn budget_guard_stops_when_spend_reaches_the_cap() {
     );
 }
 
+/// SPEC §4.1 Exact sums: $0.70 + $0.20 + $0.10 reaches a $1.00 budget, so
+/// round 3 stops on `budget` (with float sums it fell 1e-16 short, and a
+/// fourth round was paid for).
+#[test]
+fn costs_add_exactly_to_the_budget() {
+    let repo = Repo::with_loop("l", &["--budget-usd", "1", "--max-rounds", "6"]);
+    for (round, cost) in [(1, "0.7"), (2, "0.2"), (3, "0.1")] {
+        repo.append("src/a.rs", cost);
+        let out = repo
+            .record(&native(&[("F1", "bug")]))
+            .args(&["--cost-usd", cost])
+            .run();
+        if round < 3 {
+            out.assert(10, "");
+        } else {
+            out.assert(20, "budget");
+            assert!(
+                out.stdout
+                    .contains("round 3: the loop spent $1.00 of its $1.00 budget"),
+                "{}",
+                out.stdout
+            );
+        }
+    }
+    let rows = rounds(&repo);
+    let costs: Vec<_> = rows.iter().map(|r| r["cost_usd"].clone()).collect();
+    assert_eq!(costs, [0.7, 0.2, 0.1]);
+    assert_eq!(rows[2]["rule"], "budget");
+    let csv = std::fs::read_to_string(repo.path().join(".referee/ledgers/l.csv")).unwrap();
+    assert!(
+        csv.contains(",round,0.7,") && csv.contains(",round,0.1,"),
+        "{csv}"
+    );
+    let status = repo.referee().args(["status"]).output().unwrap();
+    assert!(
+        text(&status.stdout).contains("budget $1.00 (spent $1.00)"),
+        "{}",
+        text(&status.stdout)
+    );
+}
+
+/// A cost past the micro-dollar rounds to the nearest one; a cost that is
+/// no amount is refused, naming the flag and the value.
+#[test]
+fn costs_are_read_to_the_micro_dollar() {
+    let repo = Repo::with_loop("l", &["--budget-usd", "1"]);
+    repo.append("src/a.rs", "a");
+    for (cost, says) in [
+        ("-0.5", "--cost-usd: must be a number >= 0, not `-0.5`"),
+        ("nan", "--cost-usd: must be a number >= 0, not `nan`"),
+        (
+            "2e9",
+            "--cost-usd: must be at most 1000000000 (a billion US dollars), not `2e9`",
+        ),
+    ] {
+        let out = repo
+            .record(&native(&[("F1", "bug")]))
+            .args(&["--cost-usd", cost])
+            .run();
+        assert_eq!(out.code, 2, "{cost}: {}", out.stderr);
+        assert!(out.stderr.contains(says), "{cost}: {}", out.stderr);
+    }
+    assert!(rounds(&repo).is_empty());
+    let out = repo
+        .record(&native(&[("F1", "bug")]))
+        .args(&["--cost-usd", "0.0000125"])
+        .run();
+    out.assert(10, "");
+    assert_eq!(rounds(&repo)[0]["cost_usd"], 0.000013);
+    let show = repo.referee().args(["ledger", "show"]).output().unwrap();
+    assert!(
+        text(&show.stdout).contains("$0.000013"),
+        "{}",
+        text(&show.stdout)
+    );
+    let amend = |usd: &str| {
+        repo.referee()
+            .args([
+                "contract",
+                "amend",
+                "--budget-usd",
+                usd,
+                "--by",
+                "ann",
+                "--reason",
+                "x",
+            ])
+            .output()
+            .unwrap()
+    };
+    let refused = amend("1.0000001");
+    assert_eq!(refused.status.code(), Some(1));
+    assert!(
+        text(&refused.stderr).contains(
+            "--budget-usd 1.0000001 (1 to the micro-dollar): an amendment only raises the budget, and it is 1 now"
+        ),
+        "{}",
+        text(&refused.stderr)
+    );
+    let raised = amend("1.000001");
+    assert!(raised.status.success(), "{}", text(&raised.stderr));
+    assert!(
+        text(&raised.stdout).contains("budget.usd 1 -> 1.000001"),
+        "{}",
+        text(&raised.stdout)
+    );
+}
+
 #[test]
 fn below_floor_findings_alone_are_clean() {
     let repo = Repo::with_loop("l", &["--floor", "bug"]);

@@ -23,7 +23,7 @@ fn claude_result_gives_cost_tokens_and_responses() {
         "usage":{"input_tokens":100,"output_tokens":20,"cache_read_input_tokens":5000},
         "result":"Done.\n```json\n{\"responses\":[{\"id\":\"F1\",\"status\":\"disputed\",\"note\":\"spec says so\"}]}\n```"}"#;
     let r = interpret(Preset::Claude, Role::Writer, &done(0, out, ""), None, None).unwrap();
-    assert_eq!(r.cost_usd, Some(0.25));
+    assert_eq!(r.cost_usd, Some("0.25".parse().unwrap()));
     assert_eq!(r.tokens, Some(120));
     assert_eq!(r.responses.len(), 1);
     assert_eq!(r.responses[0].note, "spec says so");
@@ -135,7 +135,10 @@ fn command_usage_counts_and_failures_are_named() {
         None,
     )
     .unwrap();
-    assert_eq!((r.cost_usd, r.tokens), (Some(0.5), Some(42)));
+    assert_eq!(
+        (r.cost_usd, r.tokens),
+        (Some("0.5".parse().unwrap()), Some(42))
+    );
     assert_eq!(
         interpret(
             Preset::Command,

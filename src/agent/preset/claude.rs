@@ -8,6 +8,7 @@ use serde_json::Value;
 use super::{Context, Invocation, JudgeCall, Judged, Role, Unit, os};
 use crate::agent::output::{Produced, Reply, json_of, responses_in};
 use crate::contract::Agent;
+use crate::money::Usd;
 
 pub struct Claude;
 
@@ -18,8 +19,8 @@ impl Unit for Claude {
             Role::Writer => {
                 args.extend(os(&["--permission-mode", "acceptEdits"]));
                 if let Some(usd) = ctx.remaining_usd {
-                    let usd = format!("{:.2}", usd.max(0.0));
-                    args.extend(os(&["--max-budget-usd", &usd]));
+                    // Exactly what is left, sub-cent digits included.
+                    args.extend(os(&["--max-budget-usd", &usd.decimal()]));
                 }
             }
             Role::Reviewer => {
@@ -119,13 +120,13 @@ impl Unit for Claude {
 
 /// What a call spent by its result: the cost, and the input and output
 /// tokens.
-fn spend(result: &Value) -> (Option<f64>, Option<u64>) {
-    let cost = result.get("total_cost_usd").and_then(Value::as_f64);
+fn spend(result: &Value) -> (Option<Usd>, Option<u64>) {
+    let cost = result.get("total_cost_usd").and_then(Usd::from_json);
     let usage: Option<u64> = result.get("usage").map(|u| {
         ["input_tokens", "output_tokens"]
             .iter()
             .filter_map(|k| u.get(*k).and_then(Value::as_u64))
-            .sum()
+            .fold(0, u64::saturating_add)
     });
     // `usage` reads all zeros when the budget ran out; the per-model counts
     // still hold the truth.
@@ -138,7 +139,7 @@ fn spend(result: &Value) -> (Option<f64>, Option<u64>) {
                     ["inputTokens", "outputTokens"].map(|k| v.get(k).and_then(Value::as_u64))
                 })
                 .flatten()
-                .sum()
+                .fold(0, u64::saturating_add)
         });
     let tokens = match (usage, per_model) {
         (Some(0) | None, Some(n)) if n > 0 => Some(n),

@@ -44,7 +44,7 @@ impl Unit for Codex {
             match event.get("type").and_then(Value::as_str) {
                 Some("turn.completed") => {
                     completed = true;
-                    tokens += turn_tokens(&event);
+                    tokens = tokens.saturating_add(turn_tokens(&event));
                 }
                 Some("turn.failed") => {
                     let why = event
@@ -165,6 +165,6 @@ fn turn_tokens(event: &Value) -> u64 {
         ["input_tokens", "output_tokens"]
             .iter()
             .filter_map(|k| u.get(*k).and_then(Value::as_u64))
-            .sum()
+            .fold(0, u64::saturating_add)
     })
 }

@@ -10,6 +10,7 @@ use serde_json::Value;
 use super::{Context, Invocation, Role, Unit};
 use crate::agent::output::{Produced, Reply, json_of, responses_in};
 use crate::contract::Agent;
+use crate::money::Usd;
 
 pub struct Command;
 
@@ -26,7 +27,7 @@ impl Unit for Command {
         let printed = out.output_file.unwrap_or(out.stdout);
         let mut reply = Reply::default();
         if let Some(json) = json_of(printed) {
-            reply.cost_usd = json.pointer("/usage/cost_usd").and_then(Value::as_f64);
+            reply.cost_usd = json.pointer("/usage/cost_usd").and_then(Usd::from_json);
             reply.tokens = json.pointer("/usage/tokens").and_then(Value::as_u64);
         }
         match role {

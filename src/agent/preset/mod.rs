@@ -26,6 +26,7 @@ use super::output::{Produced, Reply};
 use super::process::{Call, Finished};
 use crate::contract::{Agent, Preset};
 use crate::findings::{self, FindingsError, Format, Parsed};
+use crate::money::Usd;
 
 /// The unit that runs and reads `preset`.
 pub fn unit(preset: Preset) -> &'static dyn Unit {
@@ -116,7 +117,7 @@ pub struct Context<'a> {
     /// The findings schema, for flags that take it inline.
     pub schema: &'a str,
     /// What is left of the loop's dollar budget, if it has one.
-    pub remaining_usd: Option<f64>,
+    pub remaining_usd: Option<Usd>,
     /// `codex exec review --base <rev>` when the loop did not start at HEAD.
     pub review_base: Option<&'a str>,
 }
@@ -142,7 +143,7 @@ pub struct Judged {
     pub answers: Value,
     /// The model the tool says it ran, when it says.
     pub model: Option<String>,
-    pub cost_usd: Option<f64>,
+    pub cost_usd: Option<Usd>,
     pub tokens: Option<u64>,
 }
 

@@ -21,7 +21,7 @@ fn files() -> Files {
     }
 }
 
-fn call(agent: &Agent, role: Role, usd: Option<f64>) -> Call {
+fn call(agent: &Agent, role: Role, usd: Option<&str>) -> Call {
     let files = files();
     build(
         agent,
@@ -33,7 +33,7 @@ fn call(agent: &Agent, role: Role, usd: Option<f64>) -> Call {
             prompt: "fix it; rm -rf / $(nope)",
             files: &files,
             schema: "{\"type\":\"object\"}",
-            remaining_usd: usd,
+            remaining_usd: usd.map(|u| u.parse().unwrap()),
             review_base: None,
         },
     )
@@ -51,7 +51,7 @@ fn claude_writer_accepts_edits_within_the_remaining_budget() {
         "preset = \"claude\"\nmodel = \"sonnet\"\nmax_turns = 30\nallowed_tools = [\"Read\", \"Edit\"]\nargs = [\"--verbose\"]",
         "writer",
     );
-    let c = call(&a, Role::Writer, Some(1.234));
+    let c = call(&a, Role::Writer, Some("1.234"));
     assert_eq!(
         argv(&c),
         [
@@ -62,7 +62,7 @@ fn claude_writer_accepts_edits_within_the_remaining_budget() {
             "--permission-mode",
             "acceptEdits",
             "--max-budget-usd",
-            "1.23",
+            "1.234",
             "--model",
             "sonnet",
             "--allowedTools",
@@ -73,6 +73,23 @@ fn claude_writer_accepts_edits_within_the_remaining_budget() {
         ]
     );
     assert_eq!(c.stdin.as_deref(), Some(&b"fix it; rm -rf / $(nope)"[..]));
+}
+
+/// What is left of the budget goes to claude exactly: never rounded to a
+/// cent, which would let the call spend up to half a cent more than is left.
+#[test]
+fn claude_writer_is_given_the_remaining_budget_exactly() {
+    let a = agent("preset = \"claude\"", "writer");
+    for (left, shown) in [
+        ("5", "5.00"),
+        ("0.3", "0.30"),
+        ("0.000123", "0.000123"),
+        ("0", "0.00"),
+    ] {
+        let args = argv(&call(&a, Role::Writer, Some(left)));
+        let at = args.iter().position(|a| a == "--max-budget-usd").unwrap();
+        assert_eq!(args[at + 1], shown, "{left}");
+    }
 }
 
 #[test]

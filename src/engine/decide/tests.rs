@@ -9,6 +9,10 @@ fn contract(extra: &str) -> Contract {
     Contract::from_toml(&format!("loop = \"t\"\n{extra}"), "HEAD").unwrap()
 }
 
+fn usd(text: &str) -> Usd {
+    text.parse().unwrap()
+}
+
 fn review(json: &str) -> Parsed {
     parse(json.as_bytes(), Format::Native, "/repo").unwrap()
 }
@@ -32,7 +36,7 @@ struct Case {
     patch: ParsedPatch,
     files: Vec<String>,
     fix_lines: FixLines,
-    spent: (f64, u64),
+    spent: (Usd, u64),
     round: u32,
     responses: Vec<Response>,
     stalled: bool,
@@ -50,7 +54,7 @@ impl Case {
             patch: patch(ADD),
             files: vec!["a.rs".into()],
             fix_lines: FixLines::default(),
-            spent: (0.0, 0),
+            spent: (Usd::ZERO, 0),
             round: 1,
             responses: Vec::new(),
             stalled: false,
@@ -99,7 +103,7 @@ fn scope_guard_stops_before_ingesting_and_names_the_files() {
 #[test]
 fn budget_stops_a_continuing_round_but_not_a_clean_one() {
     let mut case = Case::new("[budget]\nusd = 1.0", Some(ONE_BUG));
-    case.spent = (1.0, 0);
+    case.spent = (usd("1.0"), 0);
     let d = case.decide();
     assert_eq!(d.stop, Some(Stop::Budget));
     assert_eq!(
@@ -109,13 +113,13 @@ fn budget_stops_a_continuing_round_but_not_a_clean_one() {
     assert_eq!(d.counts.opened, 1, "a reviewed round is ingested");
 
     let mut case = Case::new("[budget]\nusd = 1.0", Some(CLEAN));
-    case.spent = (5.0, 0);
+    case.spent = (usd("5.0"), 0);
     assert_eq!(case.decide().stop, Some(Stop::Rule(Rule::Clean)));
 
     let mut case = Case::new("[budget]\ntokens = 100", Some(ONE_BUG));
-    case.spent = (0.0, 99);
+    case.spent = (Usd::ZERO, 99);
     assert_eq!(case.decide().stop, None);
-    case.spent = (0.0, 100);
+    case.spent = (Usd::ZERO, 100);
     assert_eq!(case.decide().stop, Some(Stop::Budget));
 }
 
@@ -210,7 +214,7 @@ fn an_empty_patch_while_findings_are_open_is_stalled() {
         round: 2,
         files: &case.files,
         responses: &case.responses,
-        spent_usd: 0.0,
+        spent_usd: Usd::ZERO,
         spent_tokens: 0,
         writer_ran: true,
     };
@@ -328,14 +332,14 @@ fn the_facts_before_a_review_are_the_registrys_and_the_rounds() {
         round: 2,
         files: &none,
         responses: &disputed,
-        spent_usd: 0.5,
+        spent_usd: usd("0.5"),
         spent_tokens: 70,
         writer_ran: true,
     };
     let facts = before_review(&terms, &registry, &pending);
     assert!(!facts.reviewed);
     assert_eq!((facts.round, facts.must_fix_left), (2, 1));
-    assert_eq!((facts.spent_usd, facts.spent_tokens), (0.5, 70));
+    assert_eq!((facts.spent_usd, facts.spent_tokens), (usd("0.5"), 70));
     assert!(facts.disputed_answered);
     assert!(facts.writer_idle, "the writer ran and changed nothing");
     let files = ["a.rs".to_string()];

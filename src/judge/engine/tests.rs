@@ -87,7 +87,10 @@ fn a_claude_judge_counts_the_per_model_tokens_when_usage_reads_zero() {
     let judged = unit
         .judgement(out.as_bytes(), &Err(std::io::ErrorKind::NotFound.into()))
         .unwrap();
-    assert_eq!((judged.cost_usd, judged.tokens), (Some(0.01), Some(940)));
+    assert_eq!(
+        (judged.cost_usd, judged.tokens),
+        (Some("0.01".parse().unwrap()), Some(940))
+    );
     // Without a model in the contract, the one the tool ran is named.
     let answered = answered_by(
         &judge("engine = \"claude\""),
