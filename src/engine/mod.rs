@@ -456,8 +456,14 @@ fn same_problem_questions(
     if history.contract.judge.is_none() {
         return Vec::new();
     }
+    // A request stays small whatever the review holds: past this many, a
+    // resembling finding stays new (the safe side, SPEC §4.1).
+    const MAX_QUESTIONS: usize = 20;
     let mut out = Vec::new();
     for (i, r) in decision.reported.iter().enumerate() {
+        if out.len() == MAX_QUESTIONS {
+            break;
+        }
         let Some(closed_id) = r.resembles.as_deref().filter(|_| r.state == Seen::New) else {
             continue;
         };
