@@ -13,7 +13,6 @@
 
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::fmt;
-use std::hash::{BuildHasherDefault, Hasher};
 
 use serde::{Deserialize, Serialize};
 
@@ -34,29 +33,8 @@ pub struct FixLines {
     lines: Lines,
 }
 
-/// Lines by their hash. The hashes are sha256 bytes already: the map takes
-/// them as they are (`Spread`), not hashed again.
-type Lines = HashMap<u64, Mark, BuildHasherDefault<Spread>>;
-
-/// The hasher of `Lines`: a `u64` key is its own hash.
-#[derive(Default)]
-struct Spread(u64);
-
-impl Hasher for Spread {
-    fn finish(&self) -> u64 {
-        self.0
-    }
-
-    fn write(&mut self, bytes: &[u8]) {
-        for &b in bytes {
-            self.0 = self.0.rotate_left(8) ^ u64::from(b);
-        }
-    }
-
-    fn write_u64(&mut self, n: u64) {
-        self.0 = n;
-    }
-}
+/// Lines by their hash.
+type Lines = HashMap<u64, Mark>;
 
 /// The latest fix round that changed a line, and the file (an index into
 /// `FixLines::files`) where it did or where the line has moved since.
@@ -87,7 +65,7 @@ struct KeptChange {
 impl From<Kept> for FixLines {
     fn from(kept: Kept) -> FixLines {
         let count = kept.changes.iter().map(|c| c.lines.len()).sum();
-        let mut lines = Lines::with_capacity_and_hasher(count, Default::default());
+        let mut lines = Lines::with_capacity(count);
         for c in kept.changes {
             let mark = Mark {
                 round: c.round,
@@ -311,7 +289,13 @@ impl FixLines {
         {
             Some(i) => i,
             None => {
-                self.files.push(fp.names().map(str::to_string).collect());
+                let mut names: Vec<String> = Vec::new();
+                for name in fp.names() {
+                    if !names.iter().any(|n| n == name) {
+                        names.push(name.to_string());
+                    }
+                }
+                self.files.push(names);
                 self.files.len() - 1
             }
         };

@@ -372,3 +372,54 @@ fn any_bytes_record_and_check_without_panicking() {
         lines.record(round + 2, &p);
     }
 }
+
+#[test]
+fn what_is_kept_is_grouped_by_round_and_file() {
+    let mut lines = FixLines::default();
+    lines.record(
+        2,
+        &parse(one_hunk("f.rs", &[], &["let a = 1;", "let b = 2;", "let c = 3;"]).as_bytes()),
+    );
+    lines.record(
+        3,
+        &parse(one_hunk("g.rs", &["let d = 4;"], &["let e = 5;"]).as_bytes()),
+    );
+    let json: serde_json::Value = serde_json::to_value(&lines).unwrap();
+    let changes = json["changes"].as_array().unwrap();
+    // Round 2's three lines in f.rs; round 3's added and removed line in g.rs.
+    let shape: Vec<(u64, bool, usize)> = changes
+        .iter()
+        .map(|c| {
+            (
+                c["round"].as_u64().unwrap(),
+                c["added"].as_bool().unwrap(),
+                c["lines"].as_array().unwrap().len(),
+            )
+        })
+        .collect();
+    assert_eq!(shape, vec![(2, true, 3), (3, false, 1), (3, true, 1)]);
+    assert_eq!(json["files"], serde_json::json!([["f.rs"], ["g.rs"]]));
+}
+
+#[test]
+fn a_line_left_behind_by_code_moved_within_its_file() {
+    let guard = "    if not path: raise ValueError(\"no path\")";
+    let fix = one_hunk("store.py", &[], &[guard]);
+    let mut old = vec![LOAD[0], guard];
+    old.extend(&LOAD[1..]);
+    // The function moves to the end of the same file, without the guard.
+    let later = format!(
+        "diff --git a/store.py b/store.py\n--- a/store.py\n+++ b/store.py\n@@ -1,7 +1,6 @@\n ctx\n{} middle()\n{}",
+        old.iter().map(|l| format!("-{l}\n")).collect::<String>(),
+        LOAD.iter().map(|l| format!("+{l}\n")).collect::<String>()
+    );
+    let r = reversal(&later, &fix).expect("the guard left behind");
+    assert_eq!(r.moved.as_deref(), Some("store.py"));
+    assert_eq!(
+        r.to_string(),
+        format!(
+            "leaves out a line that round 2 added in `store.py` when the code around it moved: `{}`",
+            guard.trim()
+        )
+    );
+}
