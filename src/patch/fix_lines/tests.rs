@@ -76,8 +76,8 @@ fn reverses_line_table() {
         },
         Case {
             name: "a line the fix added, rewritten into a third form",
-            fix: one_hunk("f.rs", &["a < b"], &["a <= b"]),
-            later: one_hunk("f.rs", &["a <= b"], &["a.le(b)"]),
+            fix: one_hunk("f.rs", &["if limit < count {"], &["if limit <= count {"]),
+            later: one_hunk("f.rs", &["if limit <= count {"], &["if limit.le(&count) {"]),
             reverses: false,
         },
         Case {
@@ -92,14 +92,14 @@ fn reverses_line_table() {
         },
         Case {
             name: "the same change again is not a reversal",
-            fix: one_hunk("f.rs", &["a < b"], &["a <= b"]),
-            later: one_hunk("f.rs", &["a < b"], &["a <= b"]),
+            fix: one_hunk("f.rs", &["if limit < count {"], &["if limit <= count {"]),
+            later: one_hunk("f.rs", &["if limit < count {"], &["if limit <= count {"]),
             reverses: false,
         },
         Case {
             name: "the line back in another file, with no code moved there",
-            fix: one_hunk("f.rs", &["a < b"], &["a <= b"]),
-            later: one_hunk("g.rs", &["a <= b"], &["a < b"]),
+            fix: one_hunk("f.rs", &["if limit < count {"], &["if limit <= count {"]),
+            later: one_hunk("g.rs", &["if limit <= count {"], &["if limit < count {"]),
             reverses: false,
         },
         Case {
@@ -288,10 +288,10 @@ fn a_common_line_in_another_file_is_not_a_reversal() {
 fn the_latest_fix_round_of_a_line_is_the_one_named() {
     let r = after(
         &[
-            &one_hunk("f.rs", &["a < b"], &["a <= b"]),
-            &one_hunk("f.rs", &["a <= b"], &["a.le(b)"]),
+            &one_hunk("f.rs", &["if limit < count {"], &["if limit <= count {"]),
+            &one_hunk("f.rs", &["if limit <= count {"], &["if limit.le(&count) {"]),
         ],
-        &one_hunk("f.rs", &["a.le(b)"], &["a <= b"]),
+        &one_hunk("f.rs", &["if limit.le(&count) {"], &["if limit <= count {"]),
     )
     .expect("round 3's line removed, round 3 put back");
     assert_eq!(r.round, 3);
