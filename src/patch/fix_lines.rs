@@ -209,7 +209,8 @@ impl FixLines {
             // A line the fix added, gone with nothing in its place, or left
             // behind by code that moved.
             let block = changes.blocks.get(occ.block)?;
-            let moved = if block.moved > 0 && block.moved * 2 >= block.lines {
+            // `lines` counts this line: at least half moved is one moved.
+            let moved = if block.moved * 2 >= block.lines {
                 block.moved_to.map(|i| path(&later.files[i]))
             } else if !block.replaces {
                 None

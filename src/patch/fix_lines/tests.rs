@@ -423,3 +423,29 @@ fn a_line_left_behind_by_code_moved_within_its_file() {
         )
     );
 }
+
+#[test]
+fn a_twin_of_a_removed_line_moved_within_its_file_is_not_put_back() {
+    // Round 2 removed one of two copies of a call; the next round moves the
+    // other copy down the file: nothing comes back.
+    let fix = one_hunk("a.py", &["    audit(user)"], &[]);
+    let later = "diff --git a/a.py b/a.py\n--- a/a.py\n+++ b/a.py\n@@ -1,4 +1,4 @@\n ctx\n-    audit(user)\n middle()\n+    audit(user)\n end()\n";
+    assert_eq!(reversal(later, &fix), None);
+}
+
+#[test]
+fn a_fix_line_replaced_in_a_run_where_little_moved_is_an_ordinary_fix() {
+    // Round 2 added the check; the next round rewrites its run: one line of
+    // three moves elsewhere, the check is replaced by a new one.
+    let fix = one_hunk("a.py", &[], &["    check_expiry(token)"]);
+    let later = one_hunk(
+        "a.py",
+        &[
+            "    check_expiry(token)",
+            "    refresh(token)",
+            "    log_use(token)",
+        ],
+        &["    token.ensure_valid()"],
+    ) + &one_hunk("b.py", &[], &["    refresh(token)"]);
+    assert_eq!(reversal(&later, &fix), None);
+}
