@@ -163,13 +163,35 @@ fn an_escalation_prints_the_hand_off_with_the_writers_words() {
         stdout.contains("writer says: disputed: the spec reads exp as inclusive"),
         "{stdout}"
     );
-    // A stopped loop is not run again.
+    // A stopped loop is not run again: on the tree it stopped on, `run`
+    // answers with the stop (and its hand-off), calling no agent.
+    let log = std::fs::read_to_string(f.script.path().join("calls.log")).unwrap();
+    let (code, stdout, _) = f.run(&[]);
+    assert_eq!(code, 20, "{stdout}");
+    assert!(
+        stdout.starts_with(
+            "already done: loop `l` stopped at round 2 on `round-cap`, and the work tree is that round's: no agent was called, nothing appended\n"
+        ),
+        "{stdout}"
+    );
+    assert!(
+        stdout.contains("writer says: disputed: the spec reads exp as inclusive"),
+        "{stdout}"
+    );
+    let again = std::fs::read_to_string(f.script.path().join("calls.log")).unwrap();
+    assert_eq!(again, log, "an agent was called");
+    assert_eq!(f.rounds().len(), 2);
+    // On a changed tree it is refused: new work the stopped loop does not take.
+    f.repo.append("src/auth.rs", "// more");
     let (code, _, stderr) = f.run(&[]);
     assert_eq!(code, 1);
     assert!(
-        stderr.contains("loop `l` stopped at round 2 on `round-cap`"),
+        stderr.contains(
+            "loop `l` stopped at round 2 on `round-cap`, and the work tree changed since: a stopped loop takes no more rounds"
+        ),
         "{stderr}"
     );
+    assert_eq!(f.rounds().len(), 2);
 }
 
 #[test]
