@@ -194,4 +194,10 @@ an error (bad input, a failed agent, I/O); nothing was recorded
 .TP
 \fB2\fR
 a usage error
+.TP
+\fB130\fR
+\fBrun\fR: ended by Ctrl-C (SIGINT), after its agents' processes; nothing was recorded for the round under way
+.TP
+\fB143\fR
+\fBrun\fR: ended by SIGTERM, the same way
 "#;
