@@ -41,7 +41,13 @@ use crate::state::LoopSelect;
 )]
 pub struct Cli {
     /// State folder (default: `.referee/` at the top of the git repository).
-    #[arg(long, global = true, env = "REFEREE_DIR", value_name = "DIR")]
+    #[arg(
+        long,
+        global = true,
+        env = "REFEREE_DIR",
+        hide_env_values = true,
+        value_name = "DIR"
+    )]
     pub dir: Option<PathBuf>,
 
     /// When to color output (`NO_COLOR` set means never, unless `always`).
