@@ -14,6 +14,11 @@ pub enum Exit {
     Continue,
     /// The loop stopped and was escalated.
     Escalated,
+    /// `run` was ended by SIGINT (Ctrl-C), after its agents: 128 + 2, as a
+    /// shell reports a process that signal ended.
+    Interrupted,
+    /// `run` was ended by SIGTERM, after its agents: 128 + 15.
+    Terminated,
 }
 
 impl Exit {
@@ -24,6 +29,18 @@ impl Exit {
             Exit::Usage => 2,
             Exit::Continue => 10,
             Exit::Escalated => 20,
+            Exit::Interrupted => 130,
+            Exit::Terminated => 143,
+        }
+    }
+
+    /// The exit of a process ended by the signal numbered `signal`, for
+    /// the two `run` ends its agents on.
+    pub fn signalled(signal: i32) -> Option<Exit> {
+        match signal {
+            2 => Some(Exit::Interrupted),
+            15 => Some(Exit::Terminated),
+            _ => None,
         }
     }
 }
@@ -100,9 +117,27 @@ mod tests {
             (Exit::Usage, 2),
             (Exit::Continue, 10),
             (Exit::Escalated, 20),
+            (Exit::Interrupted, 130),
+            (Exit::Terminated, 143),
         ];
         for (exit, code) in table {
             assert_eq!(exit.code(), code, "{exit:?}");
         }
+    }
+
+    #[test]
+    fn a_signal_exits_128_plus_its_number() {
+        for signal in [
+            nix::sys::signal::Signal::SIGINT,
+            nix::sys::signal::Signal::SIGTERM,
+        ] {
+            let exit = Exit::signalled(signal as i32).expect("handled");
+            assert_eq!(i32::from(exit.code()), 128 + signal as i32, "{signal}");
+        }
+        assert_eq!(
+            Exit::signalled(nix::sys::signal::Signal::SIGHUP as i32),
+            None
+        );
+        assert_eq!(Exit::signalled(0), None);
     }
 }

@@ -199,9 +199,9 @@ impl State {
             true => crate::git::not_a_work_tree(&self.repo)?,
             false => None,
         };
-        match loops.len() {
-            1 => Ok(loops.remove(0)),
-            0 if let Some(why) = not_work_tree => Err(hinted(
+        match (loops.len(), not_work_tree) {
+            (1, _) => Ok(loops.remove(0)),
+            (0, Some(why)) => Err(hinted(
                 format!(
                     "no loop in `{}`, and `{}` is not inside a git work tree referee can use (it snapshots rounds with git){}",
                     self.root.display(),
@@ -210,7 +210,7 @@ impl State {
                 ),
                 why.hint,
             )),
-            0 => Err(hinted(
+            (0, None) => Err(hinted(
                 format!("no loop in `{}`", self.root.display()),
                 "start one with `referee init --loop NAME`",
             )),

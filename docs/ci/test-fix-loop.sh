@@ -5,7 +5,8 @@
 #   referee-summary.md   the ledger as Markdown (also appended to $GITHUB_STEP_SUMMARY)
 #   referee.sarif        every finding as SARIF 2.1.0, for code scanning
 #   referee-report.txt   the hand-off when the loop escalated
-# and exits 0 when the loop ended done, 20 when it escalated, 1 on an error.
+# and exits 0 when the loop ended done, 20 when it escalated, 1 on an error,
+# 130 or 143 when it was cancelled (SIGINT, SIGTERM).
 #
 # Environment:
 #   REFEREE        the referee binary                 (default: referee)
@@ -39,6 +40,7 @@ fi
 case "$code" in
   0)  echo "referee: the loop ended done" ;;
   20) echo "referee: the loop escalated; see referee-report.txt" >&2 ;;
+  130|143) echo "referee: cancelled (exit $code); nothing was recorded for the round under way" >&2 ;;
   *)  echo "referee: error (exit $code); nothing was recorded for the failed round" >&2 ;;
 esac
 exit "$code"

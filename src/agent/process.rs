@@ -17,7 +17,7 @@ use std::io::{Read, Write};
 use std::os::unix::process::CommandExt;
 use std::path::PathBuf;
 use std::process::{Child, Command, Stdio};
-use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
 use std::sync::mpsc::{self, RecvTimeoutError};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
@@ -446,13 +446,27 @@ impl Reader {
     }
 }
 
-/// A flag set by SIGINT and SIGTERM, for [`run`]'s `interrupt`.
+/// The number of the last SIGINT or SIGTERM an [`interrupt_flag`] caught
+/// (0: none): signals reach the whole process, so this is the process's.
+static SIGNALLED: AtomicUsize = AtomicUsize::new(0);
+
+/// A flag set by SIGINT and SIGTERM, for [`run`]'s `interrupt`; the
+/// signal's number is kept for [`signalled`].
 pub fn interrupt_flag() -> Arc<AtomicBool> {
     let flag = Arc::new(AtomicBool::new(false));
     for signal in [signal_hook::consts::SIGINT, signal_hook::consts::SIGTERM] {
         let _ = signal_hook::flag::register(signal, Arc::clone(&flag));
+        let _ = signal_hook::flag::register_usize(signal, &SIGNALLED, signal as usize);
     }
     flag
+}
+
+/// The number of the SIGINT or SIGTERM an [`interrupt_flag`] caught last.
+pub fn signalled() -> Option<i32> {
+    match SIGNALLED.load(Ordering::SeqCst) {
+        0 => None,
+        n => i32::try_from(n).ok(),
+    }
 }
 
 #[cfg(test)]

@@ -41,7 +41,13 @@ use crate::state::LoopSelect;
 )]
 pub struct Cli {
     /// State folder (default: `.referee/` at the top of the git repository).
-    #[arg(long, global = true, env = "REFEREE_DIR", value_name = "DIR")]
+    #[arg(
+        long,
+        global = true,
+        env = "REFEREE_DIR",
+        hide_env_values = true,
+        value_name = "DIR"
+    )]
     pub dir: Option<PathBuf>,
 
     /// When to color output (`NO_COLOR` set means never, unless `always`).
@@ -59,7 +65,9 @@ pub const EXIT_STATUS: &str = "Exit status:
   20  the loop stopped and was escalated (reopened, flip-flop, diff-growth, round-cap,
       scope, budget, stalled, disputed, judge:*)
   1   an error: bad input, a failed agent, I/O; nothing was recorded
-  2   a usage error";
+  2   a usage error
+  130 run: ended by Ctrl-C (SIGINT), after its agents; nothing recorded for the round under way
+  143 run: ended by SIGTERM, the same way";
 
 #[derive(Debug, Subcommand)]
 pub enum Command {

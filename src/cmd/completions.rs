@@ -34,10 +34,33 @@ pub struct CompletionsArgs {
 
 pub fn run(args: CompletionsArgs) -> anyhow::Result<Exit> {
     let mut script = Vec::new();
-    clap_complete::generate(args.shell, &mut Cli::command(), "referee", &mut script);
+    clap_complete::generate(args.shell, &mut offered(), "referee", &mut script);
     let script = dynamic(args.shell, String::from_utf8_lossy(&script).into_owned());
     super::emit_exact(script.as_bytes())?;
     Ok(Exit::Success)
+}
+
+/// The command line as a completion script offers it: every command but
+/// the hidden ones (`complete`, which the scripts call themselves), which
+/// `clap_complete` would offer too. clap cannot take a subcommand out, so
+/// the top command is put together again around the visible ones.
+fn offered() -> clap::Command {
+    let full = Cli::command();
+    clap::Command::new("referee")
+        .version(env!("CARGO_PKG_VERSION"))
+        .propagate_version(true)
+        .about(full.get_about().cloned().unwrap_or_default())
+        .subcommand_required(full.is_subcommand_required_set())
+        .args(full.get_arguments().cloned())
+        .subcommands(full.get_subcommands().filter(|c| !c.is_hide_set()).cloned())
+}
+
+/// The names of `cmd`'s commands a person is shown: hidden ones left out.
+pub(super) fn shown_commands(cmd: &clap::Command) -> Vec<String> {
+    cmd.get_subcommands()
+        .filter(|c| !c.is_hide_set())
+        .map(|c| format!("`{}`", c.get_name()))
+        .collect()
 }
 
 /// Teaches the generated script to complete loop names after `--loop` and
@@ -153,10 +176,7 @@ pub fn man(args: crate::cmd::completions::ManArgs) -> anyhow::Result<Exit> {
     let mut name = String::from("referee");
     for word in &args.command {
         let Some(sub) = cmd.find_subcommand(word).cloned() else {
-            let known: Vec<String> = cmd
-                .get_subcommands()
-                .map(|c| format!("`{}`", c.get_name()))
-                .collect();
+            let known = shown_commands(&cmd);
             return Err(crate::exit::UsageError(format!(
                 "`{}` has no command `{word}`; its commands: {}",
                 name.replace('-', " "),
@@ -169,7 +189,13 @@ pub fn man(args: crate::cmd::completions::ManArgs) -> anyhow::Result<Exit> {
     }
     // clap names commands with static strings; one page per process.
     let page_name: &'static str = Box::leak(name.clone().into_boxed_str());
-    let cmd = cmd.name(page_name).bin_name(name.replace('-', " "));
+    // The exit codes `--help` lists after the options are the page's EXIT
+    // STATUS section: not printed twice.
+    let cmd = cmd
+        .name(page_name)
+        .bin_name(name.replace('-', " "))
+        .after_help(None::<&str>)
+        .after_long_help(None::<&str>);
     let mut page = Vec::new();
     clap_mangen::Man::new(cmd).render(&mut page)?;
     page.extend_from_slice(EXIT_STATUS_ROFF.as_bytes());
@@ -194,4 +220,10 @@ an error (bad input, a failed agent, I/O); nothing was recorded
 .TP
 \fB2\fR
 a usage error
+.TP
+\fB130\fR
+\fBrun\fR: ended by Ctrl-C (SIGINT), after its agents' processes; nothing was recorded for the round under way
+.TP
+\fB143\fR
+\fBrun\fR: ended by SIGTERM, the same way
 "#;

@@ -1,7 +1,7 @@
 //! `referee init`: writes the loop contract before round 1.
 
 use crate::cmd::create::InitArgs;
-use crate::contract::{Contract, LoopName};
+use crate::contract::{Contract, LoopName, Preset};
 use crate::exit::Exit;
 use crate::state::State;
 
@@ -36,16 +36,31 @@ fn print(
             super::create::short(&contract.base),
         );
         out.push_str("the contract may be edited by hand until round 1 pins it\n");
-        if contract.writer.is_some() && contract.reviewer.is_some() {
-            out.push_str(&format!(
-                "next: `referee run --loop {name} --task TEXT` drives both agents, or `referee record --loop {name} --findings FILE` after each review\n"
-            ));
-        } else {
-            out.push_str(&format!(
-                "next: `referee record --loop {name} --findings FILE` after each review\n"
-            ));
-        }
+        out.push_str(&next_steps(name, contract));
         super::emit(&out)?;
     }
     Ok(())
+}
+
+/// What can drive the loop `contract` describes: `run` needs both agents,
+/// the Stop hook (docs/hooks.md) a reviewer, `record` nothing.
+fn next_steps(name: &LoopName, contract: &Contract) -> String {
+    let record = format!("`referee record --loop {name} --findings FILE` after each review");
+    if contract.reviewer.is_none() {
+        return format!("next: {record}\n");
+    }
+    // The session's agent is the writer: the one the contract names, if
+    // the hook knows it.
+    let hook = match contract.writer.as_ref().map(|w| w.preset) {
+        Some(Preset::Claude) => format!("`referee hook install --agent claude --loop {name}`"),
+        Some(Preset::Codex) => format!("`referee hook install --agent codex --loop {name}`"),
+        _ => format!("`referee hook install --agent claude --loop {name}` (or `--agent codex`)"),
+    };
+    let hook = format!("{hook} referees your own agent session at each stop");
+    match contract.writer {
+        Some(_) => format!(
+            "next: `referee run --loop {name} --task TEXT` drives both agents;\n      {hook};\n      or {record}\n"
+        ),
+        None => format!("next: {hook};\n      or {record}\n"),
+    }
 }

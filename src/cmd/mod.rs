@@ -46,9 +46,17 @@ use util::{
 pub fn main(cli: Cli) -> Exit {
     // Before any agent runs: what an agent orphans comes back to referee.
     crate::agent::process::supervise();
-    match dispatch(cli) {
+    // `run` ends its agents on SIGINT and SIGTERM and records nothing for
+    // the round under way, then exits as a shell expects of a process the
+    // signal ended (128 + its number), whatever it was doing then.
+    let drives = matches!(cli.command, Command::Run(_));
+    let exit = match dispatch(cli) {
         Ok(exit) => exit,
         Err(err) => report_error(&err),
+    };
+    match crate::agent::process::signalled().and_then(Exit::signalled) {
+        Some(signalled) if drives => signalled,
+        _ => exit,
     }
 }
 

@@ -19,7 +19,7 @@ use crate::agent::process;
 use crate::agent::prompt;
 use crate::contract::Agent;
 use crate::engine::phase;
-use crate::engine::{self, History, Loop, Recorded, Submission};
+use crate::engine::{self, History, Loop, LoopStanding, Recorded, Submission};
 use crate::exit::{Exit, Hinted, UsageError, hinted};
 use crate::findings::Finding;
 use crate::report::progress::Printer;
@@ -59,6 +59,15 @@ pub fn run(state: &State, mut args: RunArgs) -> anyhow::Result<Exit> {
         contract_from(state, &mut args, &from)?;
     }
     let lp = super::open_loop(state, &args.select)?;
+    // A loop that stopped on this tree is done: a CI job run again answers
+    // with the stop, needing no agent and appending nothing.
+    let history = History::read(&lp, lp.store.read()?.rows)?;
+    if matches!(history.standing(), LoopStanding::Stopped { .. })
+        && let Some(done) = engine::finished(&lp, &history, &lp.worktree_tree()?)?
+    {
+        let out = Printer::new(args.json, args.quiet);
+        return show(&lp, &history, &out, &done);
+    }
     let contract = lp.contract().clone();
     let (Some(writer), Some(reviewer)) = (contract.writer.clone(), contract.reviewer.clone())
     else {
@@ -146,24 +155,33 @@ pub fn run(state: &State, mut args: RunArgs) -> anyhow::Result<Exit> {
         };
         review_first = false;
         let history = History::read(&lp, lp.store.read()?.rows)?;
-        let view = RoundView {
-            loop_name: lp.name.as_str(),
-            row: &recorded.row,
-            state: &recorded.state,
-            max_rounds: history.max_rounds,
-            already: false,
-            floor: lp.contract().severity_floor,
-            driven: true,
-        };
-        let exit = recorded.exit();
-        out.round(&view, exit)?;
-        if let Some(stop) = &recorded.state.rule {
-            // Every stop but `clean` hands off (SPEC §5.1).
-            let handoff = (*stop != Rule::Clean).then(|| crate::report::handoff::of(&lp, &history));
-            out.end(lp.name.as_str(), &recorded, exit, handoff.as_ref())?;
+        let exit = show(&lp, &history, &out, &recorded)?;
+        if recorded.state.rule.is_some() {
             return Ok(exit);
         }
     }
+}
+
+/// Prints a round `run` recorded (or the round the loop had stopped on),
+/// and the outcome when it stopped; its exit code.
+fn show(lp: &Loop, history: &History, out: &Printer, recorded: &Recorded) -> anyhow::Result<Exit> {
+    let view = RoundView {
+        loop_name: lp.name.as_str(),
+        row: &recorded.row,
+        state: &recorded.state,
+        max_rounds: history.max_rounds,
+        already: recorded.already,
+        floor: lp.contract().severity_floor,
+        driven: true,
+    };
+    let exit = recorded.exit();
+    out.round(&view, exit)?;
+    if let Some(stop) = &recorded.state.rule {
+        // Every stop but `clean` hands off (SPEC §5.1).
+        let handoff = (*stop != Rule::Clean).then(|| crate::report::handoff::of(lp, history));
+        out.end(lp.name.as_str(), recorded, exit, handoff.as_ref())?;
+    }
+    Ok(exit)
 }
 
 /// Refuses to start (or resume) a loop whose agents or judge cannot be

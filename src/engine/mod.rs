@@ -97,10 +97,22 @@ impl Submission {
 pub struct Recorded {
     pub row: Row,
     pub state: RoundState,
-    /// This call appended nothing: the round was recorded before.
-    pub already: bool,
+    /// Whether this call appended the round, or what it found instead.
+    pub already: Already,
     /// The round cap in force.
     pub max_rounds: u32,
+}
+
+/// Whether a call appended its round, or what it found instead.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Already {
+    /// The call appended its round.
+    No,
+    /// The same round was recorded before: a retry, answered as then.
+    Recorded,
+    /// The loop had stopped on this very tree: the call is answered with
+    /// that stop and appends nothing.
+    Done,
 }
 
 impl Recorded {
@@ -129,9 +141,45 @@ pub fn record(lp: &Loop, sub: Submission) -> anyhow::Result<Recorded> {
     if let Some(answered) = retried(lp, &history, &tree, &sub)? {
         return Ok(answered);
     }
+    if let Some(done) = finished(lp, &history, &tree)? {
+        return Ok(done);
+    }
     history.ensure_open(&lp.name)?;
     let snapped = snap(lp, &history, tree)?;
     finish(lp, locked, &mut history, snapped, sub)
+}
+
+/// The answer to a call on a loop that stopped, with the work tree at
+/// `tree`: the stop's round, verdict and exit code when `tree` is the tree
+/// it stopped on (a CI job run again, a reviewer asked again: nothing new
+/// to referee, and nothing is appended); a refusal when the tree changed
+/// since (new work, which a stopped loop does not take). `None` for a loop
+/// that did not stop.
+pub fn finished(lp: &Loop, history: &History, tree: &str) -> anyhow::Result<Option<Recorded>> {
+    let LoopStanding::Stopped { round, rule } = history.standing() else {
+        return Ok(None);
+    };
+    let Some((row, state)) = &history.last else {
+        return Ok(None);
+    };
+    if state.snapshot.tree == tree {
+        return Ok(Some(Recorded {
+            row: row.clone(),
+            state: state.clone(),
+            already: Already::Done,
+            max_rounds: history.max_rounds,
+        }));
+    }
+    let name = &lp.name;
+    Err(hinted(
+        format!(
+            "loop `{name}` stopped at round {round} on `{rule}`, and the work tree changed since: a stopped loop takes no more rounds; nothing was recorded"
+        ),
+        format!(
+            "`referee escalate --loop {name}` prints the hand-off; a human may continue the loop in writing \
+             with `referee contract amend --loop {name} --max-rounds N --by NAME --reason TEXT`, or review the change in a new loop (`referee init --loop NAME`)"
+        ),
+    ))
 }
 
 /// The answer to a call that repeats a round already recorded, if `sub`
@@ -148,7 +196,7 @@ fn retried(
         Some(Recorded {
             row,
             state,
-            already: true,
+            already: Already::Recorded,
             max_rounds: history.max_rounds,
         })
     };
@@ -393,7 +441,7 @@ pub fn finish<'a>(
     Ok(Recorded {
         row,
         state,
-        already: false,
+        already: Already::No,
         max_rounds: history.max_rounds,
     })
 }

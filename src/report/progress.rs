@@ -100,11 +100,17 @@ impl Printer {
             Mode::Json => self.json_line(json!({
                 "event": "end", "loop": name, "round": recorded.row.round,
                 "rule": recorded.state.rule, "reason": recorded.state.reason, "exit": exit.code(),
+                "already_done": recorded.already == crate::engine::Already::Done,
             })),
             _ => {
                 if self.mode == Mode::Quiet {
+                    let already = if recorded.already == crate::engine::Already::Done {
+                        "already done: "
+                    } else {
+                        ""
+                    };
                     out(&format!(
-                        "loop `{}` stopped at round {} on `{}`: {}\n",
+                        "{already}loop `{}` stopped at round {} on `{}`: {}\n",
                         name,
                         recorded.row.round,
                         recorded

@@ -3,9 +3,9 @@
 
 use serde_json::{Value, json};
 
-use crate::engine::RoundState;
 use crate::engine::accounting::FindingStanding;
 use crate::engine::decide::Seen;
+use crate::engine::{Already, RoundState};
 use crate::findings::Severity;
 use crate::ledger::Row;
 
@@ -15,7 +15,7 @@ pub struct RoundView<'a> {
     pub row: &'a Row,
     pub state: &'a RoundState,
     pub max_rounds: u32,
-    pub already: bool,
+    pub already: Already,
     pub floor: Severity,
     /// `run` drives the loop: the next step is the referee's, not the caller's.
     pub driven: bool,
@@ -24,11 +24,23 @@ pub struct RoundView<'a> {
 /// The human form.
 pub fn text(v: &RoundView<'_>) -> String {
     let mut out = String::new();
-    if v.already {
-        out.push_str(&format!(
+    match v.already {
+        Already::No => {}
+        Already::Recorded => out.push_str(&format!(
             "already recorded as round {}: nothing appended (the same tree and review, or the same idempotency key)\n",
             v.row.round
-        ));
+        )),
+        Already::Done => out.push_str(&format!(
+            "already done: loop `{}` stopped at round {} on `{}`, and the work tree is that round's: {}\n",
+            v.loop_name,
+            v.row.round,
+            v.state.rule.as_ref().map(|r| r.name()).unwrap_or_default(),
+            if v.driven {
+                "no agent was called, nothing appended"
+            } else {
+                "this review was not recorded, nothing appended"
+            }
+        )),
     }
     let outcome = match &v.state.rule {
         Some(rule) => format!("stop: {rule}"),
@@ -158,7 +170,8 @@ pub fn json(v: &RoundView<'_>, exit: i32) -> Value {
     if let Value::Object(map) = &mut value {
         let extra = json!({
             "loop": v.loop_name,
-            "already_recorded": v.already,
+            "already_recorded": v.already == Already::Recorded,
+            "already_done": v.already == Already::Done,
             "exit": exit,
             "max_rounds": v.max_rounds,
             "reviewed": v.state.reviewed,

@@ -55,6 +55,9 @@ fn recipe(repo: &Repo, work: &Path) -> (i32, String) {
         .current_dir(repo.path())
         .envs(GIT_ENV.iter().copied())
         .env("REFEREE_NOW", NOW)
+        .env("REFEREE_STATE_DIR", repo.state_dir())
+        .env_remove("REFEREE_DIR")
+        .env("NO_COLOR", "1")
         .env("REFEREE", assert_cmd::cargo::cargo_bin("referee"))
         .env("CONTRACT", work.join("contract.toml"))
         .env("OUT", work.join("out"))
@@ -130,4 +133,117 @@ fn the_recipe_exits_20_and_writes_the_hand_off_when_the_loop_escalates() {
     let placed = &results[0]["locations"][0]["physicalLocation"];
     assert_eq!(placed["artifactLocation"]["uri"], "test_calc.py", "{sarif}");
     assert_eq!(placed["region"]["startLine"], 4, "{sarif}");
+}
+
+/// The loop's ledger, byte for byte.
+fn ledger(repo: &Repo) -> Vec<u8> {
+    std::fs::read(repo.join(".referee/ledgers/ci-fix.csv")).unwrap()
+}
+
+/// How many times the fake writer was called.
+fn writer_calls(work: &Path) -> usize {
+    std::fs::read_to_string(work.join("calls.log"))
+        .unwrap_or_default()
+        .lines()
+        .filter(|l| l.starts_with("call writer"))
+        .count()
+}
+
+#[test]
+fn the_recipe_run_again_on_a_clean_loop_is_already_done() {
+    if !pytest_available() {
+        return;
+    }
+    let (repo, work) = project();
+    std::fs::write(
+        work.path().join("writer-1.sh"),
+        "printf 'def add(a, b):\\n    return a + b\\n' > calc.py\n",
+    )
+    .unwrap();
+    let (code, log) = recipe(&repo, work.path());
+    assert_eq!(code, 0, "{log}");
+    let before = ledger(&repo);
+    assert_eq!(writer_calls(work.path()), 1);
+    // The job run again on the same tree: the stop, no agent, nothing appended.
+    let (code, log) = recipe(&repo, work.path());
+    assert_eq!(code, 0, "{log}");
+    assert!(
+        log.contains(
+            "already done: loop `ci-fix` stopped at round 1 on `clean`, and the work tree is that round's: no agent was called, nothing appended"
+        ),
+        "{log}"
+    );
+    assert!(
+        log.contains("round 1 of 2 · loop `ci-fix` · stop: clean"),
+        "{log}"
+    );
+    assert!(log.contains("referee: the loop ended done"), "{log}");
+    assert_eq!(ledger(&repo), before, "the ledger changed");
+    assert_eq!(writer_calls(work.path()), 1, "the writer was called again");
+    // The receipts are written again all the same.
+    let summary = std::fs::read_to_string(work.path().join("out/referee-summary.md")).unwrap();
+    assert!(summary.contains("stop: clean"), "{summary}");
+    // `--json` says so too.
+    let out = repo.run(&["run", "--loop", "ci-fix", "--json"]);
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    let events: Vec<Value> = out
+        .stdout
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    assert_eq!(events.len(), 2, "{}", out.stdout);
+    assert_eq!(events[0]["event"], "round");
+    assert_eq!(events[0]["already_done"], true);
+    assert_eq!(events[0]["already_recorded"], false);
+    assert_eq!(events[1]["event"], "end");
+    assert_eq!(events[1]["already_done"], true);
+    assert_eq!(events[1]["rule"], "clean");
+    assert_eq!(events[1]["exit"], 0);
+    assert_eq!(ledger(&repo), before, "the ledger changed");
+
+    // New work after the stop is no re-run: refused, as before.
+    repo.append("calc.py", "# more");
+    let out = repo.run(&["run", "--loop", "ci-fix"]);
+    assert_eq!(out.code, 1, "{}{}", out.stdout, out.stderr);
+    assert!(
+        out.stderr.contains(
+            "loop `ci-fix` stopped at round 1 on `clean`, and the work tree changed since: a stopped loop takes no more rounds; nothing was recorded"
+        ),
+        "{}",
+        out.stderr
+    );
+    assert_eq!(ledger(&repo), before, "the ledger changed");
+    assert_eq!(writer_calls(work.path()), 1, "the writer was called again");
+}
+
+#[test]
+fn the_recipe_run_again_on_an_escalated_loop_exits_20_with_the_hand_off() {
+    if !pytest_available() {
+        return;
+    }
+    let (repo, work) = project();
+    std::fs::write(
+        work.path().join("writer-1.sh"),
+        "echo '# looked at it' >> calc.py\n",
+    )
+    .unwrap();
+    std::fs::write(
+        work.path().join("writer-2.sh"),
+        "echo '# still looking' >> calc.py\n",
+    )
+    .unwrap();
+    let (code, log) = recipe(&repo, work.path());
+    assert_eq!(code, 20, "{log}");
+    let before = ledger(&repo);
+    std::fs::remove_file(work.path().join("out/referee-report.txt")).unwrap();
+    let (code, log) = recipe(&repo, work.path());
+    assert_eq!(code, 20, "{log}");
+    assert!(
+        log.contains("already done: loop `ci-fix` stopped at round 2 on `round-cap`"),
+        "{log}"
+    );
+    assert_eq!(ledger(&repo), before, "the ledger changed");
+    assert_eq!(writer_calls(work.path()), 2, "the writer was called again");
+    let report = std::fs::read_to_string(work.path().join("out/referee-report.txt")).unwrap();
+    assert!(report.contains("on `round-cap`"), "{report}");
 }

@@ -311,3 +311,152 @@ fn completions_offer_loop_names_and_finding_ids() {
         );
     }
 }
+
+#[test]
+fn help_names_the_dir_variable_without_a_value() {
+    let repo = Repo::new();
+    for set in [None, Some("/somewhere/else")] {
+        let mut cmd = repo.referee();
+        cmd.arg("--help");
+        if let Some(dir) = set {
+            cmd.env("REFEREE_DIR", dir);
+        }
+        let help = text(&cmd.output().unwrap().stdout);
+        // Wrapped or not, the variable is named and no value follows it.
+        let flat = help.split_whitespace().collect::<Vec<_>>().join(" ");
+        assert!(flat.contains("[env: REFEREE_DIR]"), "{set:?}: {help}");
+        assert!(!help.contains("REFEREE_DIR="), "{set:?}: {help}");
+        assert!(!help.contains("/somewhere/else"), "{set:?}: {help}");
+    }
+}
+
+#[test]
+fn the_hidden_complete_command_is_offered_nowhere() {
+    let repo = Repo::new();
+    for shell in ["bash", "zsh", "fish", "powershell", "elvish"] {
+        let out = repo
+            .referee()
+            .args(["completions", shell])
+            .output()
+            .unwrap();
+        let script = text(&out.stdout);
+        for offered in [
+            "What the completion scripts ask for",
+            "subcmd__complete",
+            "referee;complete",
+        ] {
+            assert!(
+                !script.contains(offered),
+                "{shell} offers `complete`: {offered}"
+            );
+        }
+        // The visible commands are still offered.
+        assert!(script.contains("approval"), "{shell}");
+    }
+    let bash = text(
+        &repo
+            .referee()
+            .args(["completions", "bash"])
+            .output()
+            .unwrap()
+            .stdout,
+    );
+    let top = bash
+        .lines()
+        .find(|l| l.contains("opts=\"-h -V --dir --color --help --version init "))
+        .expect("the top-level word list");
+    assert!(!top.contains(" complete "), "{top}");
+    assert!(top.contains(" completions man "), "{top}");
+    // The dynamic completions still ask it.
+    assert!(bash.contains("referee complete loops"));
+    let out = repo.referee().args(["man", "nope"]).output().unwrap();
+    let err = text(&out.stderr);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(err.contains("`completions`, `man`"), "{err}");
+    assert!(!err.contains("`complete`"), "{err}");
+}
+
+#[test]
+fn a_man_page_lists_the_exit_codes_once() {
+    let repo = Repo::new();
+    for command in ["run", "record"] {
+        let page = text(
+            &repo
+                .referee()
+                .args(["man", command])
+                .output()
+                .unwrap()
+                .stdout,
+        );
+        assert_eq!(
+            page.matches("the loop stopped and was escalated").count(),
+            1,
+            "{command}: {page}"
+        );
+        assert!(!page.contains("Exit status:"), "{command}: {page}");
+        assert!(page.contains(".SH \"EXIT STATUS\""), "{command}");
+        assert!(
+            page.contains("\\fB130\\fR") && page.contains("\\fB143\\fR"),
+            "{command}"
+        );
+        // `--help` keeps them, after the options.
+        let help = text(
+            &repo
+                .referee()
+                .args([command, "--help"])
+                .output()
+                .unwrap()
+                .stdout,
+        );
+        assert!(
+            help.contains("Exit status:\n  0   the loop ended done"),
+            "{help}"
+        );
+        assert!(
+            help.contains("  130 run: ended by Ctrl-C (SIGINT)"),
+            "{help}"
+        );
+    }
+}
+
+#[test]
+fn init_suggests_what_can_drive_the_loop_it_wrote() {
+    let repo = Repo::new();
+    let next = |args: &[&str]| {
+        let out = repo.referee().arg("init").args(args).output().unwrap();
+        assert_eq!(
+            out.status.code(),
+            Some(0),
+            "{args:?}: {}",
+            text(&out.stderr)
+        );
+        let stdout = text(&out.stdout);
+        stdout[stdout.find("next: ").expect("a next step")..].to_string()
+    };
+    // A reviewer alone: the Stop hook of the person's own session, or record.
+    assert_eq!(
+        next(&["--loop", "a", "--reviewer", "codex"]),
+        "next: `referee hook install --agent claude --loop a` (or `--agent codex`) referees your own agent session at each stop;\n      or `referee record --loop a --findings FILE` after each review\n"
+    );
+    // Both agents: run, the hook for the writer's CLI, or record.
+    assert_eq!(
+        next(&["--loop", "b", "--writer", "codex", "--reviewer", "claude"]),
+        "next: `referee run --loop b --task TEXT` drives both agents;\n      `referee hook install --agent codex --loop b` referees your own agent session at each stop;\n      or `referee record --loop b --findings FILE` after each review\n"
+    );
+    // No reviewer: only record (the hook and run need one).
+    assert_eq!(
+        next(&["--loop", "c", "--writer", "claude"]),
+        "next: `referee record --loop c --findings FILE` after each review\n"
+    );
+    // Each suggested command line parses.
+    for line in [
+        &["hook", "install", "--agent", "claude", "--loop", "a"][..],
+        &["record", "--loop", "a", "--findings", "FILE"],
+        &["run", "--loop", "b", "--task", "TEXT"],
+    ] {
+        let parsed = <referee::cmd::cli::Cli as clap::Parser>::try_parse_from(
+            std::iter::once("referee").chain(line.iter().copied()),
+        );
+        assert!(parsed.is_ok(), "{line:?}");
+    }
+}

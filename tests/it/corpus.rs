@@ -361,16 +361,19 @@ fn play(name: &str, lp: &Loop) -> Result<Played, String> {
                 round.note
             ),
         };
-        // A stopped loop takes no more rounds, and nothing after the stop
-        // was recorded.
-        let (after, _, _) = referee(
+        // A stopped loop takes no more rounds: another review of the tree
+        // it stopped on is answered with the stop, and nothing after the
+        // stop was recorded.
+        let (after, again, _) = referee(
             &repo,
             &["record", "--loop", name, "--findings", "-", "--json"],
             r#"{"findings": []}"#,
         );
-        if after != 1 {
+        let again: Value = serde_json::from_str(&again).unwrap_or_default();
+        let answered = again["already_done"] == true || again["already_recorded"] == true;
+        if after != code || !answered || again["round"].as_u64() != Some(n as u64) {
             return Err(format!(
-                "round {n}: stopped on `{}`, yet a further record exited {after}",
+                "round {n}: stopped on `{}` (exit {code}), yet a further record exited {after}: {again}",
                 stop.rule
             ));
         }

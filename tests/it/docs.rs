@@ -221,3 +221,46 @@ fn the_word_splitter_keeps_quotes_and_stops_at_operators() {
         ["referee", "init", "--scope", "src/**"]
     );
 }
+
+/// What a person installing referee reads first agrees with Cargo.toml: the
+/// README installs from the `repository` URL, the license files are there,
+/// and the Rust the README asks for is the `rust-version`.
+#[test]
+fn the_package_metadata_agrees_with_the_readme() {
+    let root = PathBuf::from(env!("CARGO_MANIFEST_DIR"));
+    let manifest: toml::Table =
+        toml::from_str(&std::fs::read_to_string(root.join("Cargo.toml")).unwrap()).unwrap();
+    let package = manifest["package"].as_table().unwrap();
+    let field = |name: &str| {
+        package
+            .get(name)
+            .and_then(|v| v.as_str())
+            .unwrap_or_else(|| panic!("Cargo.toml has no `package.{name}`"))
+            .to_string()
+    };
+    assert!(!field("description").is_empty());
+    assert_eq!(field("license"), "MIT OR Apache-2.0");
+    for file in ["LICENSE-MIT", "LICENSE-APACHE"] {
+        assert!(root.join(file).is_file(), "{file}");
+    }
+    let readme = std::fs::read_to_string(root.join("README.md")).unwrap();
+    let repository = field("repository");
+    assert!(
+        readme.contains(&format!(
+            "cargo install --locked --git {repository} referee"
+        )),
+        "the README installs from another URL than `repository` ({repository})"
+    );
+    let rust = field("rust-version");
+    assert!(
+        readme.contains(&format!("It needs Rust {rust} or later")),
+        "the README asks for another Rust than `rust-version` ({rust})"
+    );
+    // Edition 2024 needs 1.85 at least.
+    let minor: u32 = rust
+        .strip_prefix("1.")
+        .and_then(|m| m.split('.').next())
+        .and_then(|m| m.parse().ok())
+        .unwrap_or_else(|| panic!("rust-version `{rust}`"));
+    assert!(minor >= 85, "{rust}");
+}

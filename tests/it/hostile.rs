@@ -338,7 +338,7 @@ fn sigterm_ends_run_and_the_child_that_left_its_session_at_once() {
     kill(Pid::from_raw(run.id() as i32), Signal::SIGTERM).unwrap();
     let ran = watch(run);
     eprintln!("`run` returned {:?} after SIGTERM", ran.elapsed);
-    assert_eq!(ran.code, Some(1), "{}{}", ran.stdout, ran.stderr);
+    assert_eq!(ran.code, Some(143), "{}{}", ran.stdout, ran.stderr);
     assert!(
         ran.stderr.contains(
             "round 1: writer `command` interrupted; it and every process it started were killed"

@@ -727,6 +727,76 @@ fn a_retried_record_appends_nothing_and_answers_the_same() {
 }
 
 #[test]
+fn another_review_of_the_tree_a_loop_stopped_on_is_answered_with_the_stop() {
+    // What a CI job run again sends: the same tree, a review whose bytes
+    // differ (a report's timestamps, a reviewer's wording).
+    let ledger = |repo: &Repo| std::fs::read(repo.join(".referee/ledgers/l.csv")).unwrap();
+    let repo = Repo::with_loop("l", &[]);
+    repo.append("src/a.rs", "a");
+    repo.record(r#"{"findings": []}"#).run().assert(0, "clean");
+    let before = ledger(&repo);
+    let again = repo.record("{\"findings\": [ ]}\n").run();
+    assert_eq!(again.code, 0, "{}{}", again.stdout, again.stderr);
+    assert!(
+        again.stdout.starts_with(
+            "already done: loop `l` stopped at round 1 on `clean`, and the work tree is that round's: this review was not recorded, nothing appended\n"
+        ),
+        "{}",
+        again.stdout
+    );
+    assert!(
+        again
+            .stdout
+            .contains("done: round 1: no must-fix finding is open")
+    );
+    assert_eq!(ledger(&repo), before);
+
+    // An escalated stop answers with its code and its hand-off.
+    let repo = Repo::with_loop("l", &["--max-rounds", "1"]);
+    repo.append("src/a.rs", "a");
+    repo.record(&native(&[("F1", "bug")]))
+        .run()
+        .assert(20, "round-cap");
+    let before = ledger(&repo);
+    let again = repo
+        .record(&native(&[("F1", "bug"), ("F2", "bug")]))
+        .args(&["--json"])
+        .run();
+    assert_eq!(again.code, 20, "{}{}", again.stdout, again.stderr);
+    let json: Value = serde_json::from_str(&again.stdout).unwrap();
+    assert_eq!(
+        (
+            json["already_done"].as_bool(),
+            json["already_recorded"].as_bool(),
+            json["round"].as_u64(),
+            json["rule"].as_str(),
+            json["exit"].as_i64()
+        ),
+        (
+            Some(true),
+            Some(false),
+            Some(1),
+            Some("round-cap"),
+            Some(20)
+        )
+    );
+    assert_eq!(ledger(&repo), before);
+
+    // New work is a new round, which a stopped loop does not take.
+    repo.append("src/a.rs", "b");
+    let out = repo.record(&native(&[("F1", "bug")])).run();
+    assert_eq!(out.code, 1);
+    assert!(
+        out.stderr.contains(
+            "loop `l` stopped at round 1 on `round-cap`, and the work tree changed since: a stopped loop takes no more rounds; nothing was recorded"
+        ),
+        "{}",
+        out.stderr
+    );
+    assert_eq!(ledger(&repo), before);
+}
+
+#[test]
 fn record_json_has_the_columns_and_the_findings_with_states() {
     let repo = Repo::with_loop("l", &[]);
     repo.append("src/a.rs", "a");

@@ -163,13 +163,35 @@ fn an_escalation_prints_the_hand_off_with_the_writers_words() {
         stdout.contains("writer says: disputed: the spec reads exp as inclusive"),
         "{stdout}"
     );
-    // A stopped loop is not run again.
+    // A stopped loop is not run again: on the tree it stopped on, `run`
+    // answers with the stop (and its hand-off), calling no agent.
+    let log = std::fs::read_to_string(f.script.path().join("calls.log")).unwrap();
+    let (code, stdout, _) = f.run(&[]);
+    assert_eq!(code, 20, "{stdout}");
+    assert!(
+        stdout.starts_with(
+            "already done: loop `l` stopped at round 2 on `round-cap`, and the work tree is that round's: no agent was called, nothing appended\n"
+        ),
+        "{stdout}"
+    );
+    assert!(
+        stdout.contains("writer says: disputed: the spec reads exp as inclusive"),
+        "{stdout}"
+    );
+    let again = std::fs::read_to_string(f.script.path().join("calls.log")).unwrap();
+    assert_eq!(again, log, "an agent was called");
+    assert_eq!(f.rounds().len(), 2);
+    // On a changed tree it is refused: new work the stopped loop does not take.
+    f.repo.append("src/auth.rs", "// more");
     let (code, _, stderr) = f.run(&[]);
     assert_eq!(code, 1);
     assert!(
-        stderr.contains("loop `l` stopped at round 2 on `round-cap`"),
+        stderr.contains(
+            "loop `l` stopped at round 2 on `round-cap`, and the work tree changed since: a stopped loop takes no more rounds"
+        ),
         "{stderr}"
     );
+    assert_eq!(f.rounds().len(), 2);
 }
 
 #[test]
@@ -431,8 +453,9 @@ fn json_lines_report_every_event() {
     assert_eq!(events[5]["exit"], 0);
 }
 
-#[test]
-fn ctrl_c_stops_the_agents_and_records_nothing() {
+/// `run` with a writer that sleeps, sent `signal` by pid once the writer
+/// has started: its exit code and stderr.
+fn signalled_run(signal: nix::sys::signal::Signal) -> (Option<i32>, String) {
     let f = Fake::new("", "", "");
     f.file("writer-1.sh", "sleep 60\n");
     let child = f
@@ -449,18 +472,39 @@ fn ctrl_c_stops_the_agents_and_records_nothing() {
         std::thread::sleep(std::time::Duration::from_millis(50));
     }
     let pid = nix::unistd::Pid::from_raw(child.id() as i32);
-    nix::sys::signal::kill(pid, nix::sys::signal::Signal::SIGINT).unwrap();
+    nix::sys::signal::kill(pid, signal).unwrap();
     let out = child.wait_with_output().unwrap();
-    assert_eq!(out.status.code(), Some(1));
+    assert!(start.elapsed() < std::time::Duration::from_secs(30));
+    assert!(f.rounds().is_empty(), "{signal}: a round was recorded");
+    (out.status.code(), text(&out.stderr))
+}
+
+#[test]
+fn ctrl_c_stops_the_agents_records_nothing_and_exits_130() {
+    let (code, stderr) = signalled_run(nix::sys::signal::Signal::SIGINT);
+    assert_eq!(code, Some(130), "{stderr}");
     assert!(
-        text(&out.stderr).contains(
+        stderr.contains(
             "round 1: writer `command` interrupted; it and every process it started were killed"
         ),
-        "{}",
-        text(&out.stderr)
+        "{stderr}"
     );
-    assert!(start.elapsed() < std::time::Duration::from_secs(30));
-    assert!(f.rounds().is_empty());
+    assert!(
+        stderr.contains("hint: `referee run --loop l` starts round 1 again"),
+        "{stderr}"
+    );
+}
+
+#[test]
+fn sigterm_stops_the_agents_records_nothing_and_exits_143() {
+    let (code, stderr) = signalled_run(nix::sys::signal::Signal::SIGTERM);
+    assert_eq!(code, Some(143), "{stderr}");
+    assert!(
+        stderr.contains(
+            "round 1: writer `command` interrupted; it and every process it started were killed"
+        ),
+        "{stderr}"
+    );
 }
 
 #[test]

@@ -409,7 +409,7 @@ fn recorded_last(history: &History) -> anyhow::Result<Recorded> {
     Ok(Recorded {
         row,
         state,
-        already: true,
+        already: crate::engine::Already::Recorded,
         max_rounds: history.max_rounds,
     })
 }
