@@ -117,6 +117,8 @@ pub enum Command {
     Complete(CompleteArgs),
     /// Print a manual page (roff) to stdout: `referee man record | man -l -`.
     Man(ManArgs),
+    /// Print a user guide built into referee (`referee docs contract`); none: the list.
+    Docs(super::docs::DocsArgs),
     /// Install the agent skill into a repository.
     #[command(subcommand)]
     Skill(SkillCommand),

@@ -24,7 +24,7 @@ pub fn ask(state: &State, args: LoopArgs) -> anyhow::Result<Exit> {
                 "contract `{}` has no `[judge]` section",
                 super::shown(&lp.loaded.path)
             ),
-            "docs/judge.md shows one",
+            "`referee docs judge` shows one",
         ));
     };
     let Some((row, last)) = history.last.clone() else {

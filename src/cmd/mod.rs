@@ -17,6 +17,7 @@ mod completions;
 mod contract;
 mod create;
 mod decide;
+mod docs;
 mod doctor;
 mod escalate;
 mod findings;
@@ -97,6 +98,7 @@ fn dispatch(cli: Cli) -> anyhow::Result<Exit> {
         Command::Judge(JudgeCommand::Ask(args)) => judge::ask(&State::locate(dir)?, args),
         Command::Completions(args) => completions::run(args),
         Command::Man(args) => completions::man(args),
+        Command::Docs(args) => docs::run(args),
         Command::Complete(args) => completions::complete(dir, args),
         Command::Skill(SkillCommand::Install(args)) => skill::install(dir, args),
         Command::Hook(HookCommand::Stop(args)) => Ok(hook::stop(dir, args)),

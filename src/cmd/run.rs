@@ -82,7 +82,7 @@ pub fn run(state: &State, mut args: RunArgs) -> anyhow::Result<Exit> {
                 super::shown(&lp.loaded.path)
             ),
             format!(
-                "before round 1, add the sections by hand (docs/presets.md) or write the contract again: `referee init --loop {} --writer claude --reviewer codex --force`; or drive the loop yourself with `referee record`",
+                "before round 1, add the sections by hand (`referee docs presets`) or write the contract again: `referee init --loop {} --writer claude --reviewer codex --force`; or drive the loop yourself with `referee record`",
                 lp.name
             ),
         ));

@@ -71,7 +71,7 @@ impl From<FieldError> for ContractError {
             Problem::Unknown { allowed } => ContractError::Unknown { field, allowed },
             Problem::Missing => ContractError::Missing {
                 field,
-                allowed: "see docs/contract.md".to_string(),
+                allowed: "see `referee docs contract`".to_string(),
             },
         }
     }

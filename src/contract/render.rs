@@ -19,7 +19,7 @@ pub fn to_toml(contract: &Contract) -> String {
         &mut out,
         "# `referee contract amend` may raise the round cap, in writing.",
     );
-    line(&mut out, "# Fields: docs/contract.md");
+    line(&mut out, "# Fields: `referee docs contract`");
     let written = toml::Value::try_from(c).expect("a contract is a TOML table");
     for (key, note) in SETTINGS {
         // A setting left unset, serialized as nothing, is written as nothing.
@@ -68,7 +68,7 @@ pub fn to_toml(contract: &Contract) -> String {
         out.push('\n');
         line(
             &mut out,
-            "# prompt templates that replace the built-in ones (docs/presets.md)",
+            "# prompt templates that replace the built-in ones (`referee docs presets`)",
         );
         line(&mut out, "[prompt]");
         opt(&mut out, "writer", c.prompt.writer.as_deref());

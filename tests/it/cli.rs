@@ -460,3 +460,71 @@ fn init_suggests_what_can_drive_the_loop_it_wrote() {
         assert!(parsed.is_ok(), "{line:?}");
     }
 }
+
+/// The guides are built in: a hint or a contract comment points at
+/// `referee docs TOPIC`, never at a `docs/` file an installed referee lacks.
+#[test]
+fn the_guides_are_built_in_and_every_pointer_names_one() {
+    let repo = Repo::new();
+    let list = repo.referee().args(["docs"]).output().unwrap();
+    assert!(list.status.success());
+    let list = String::from_utf8_lossy(&list.stdout).to_string();
+    assert!(list.contains("contract    The loop contract"), "{list}");
+    let page = repo.referee().args(["docs", "contract"]).output().unwrap();
+    assert!(String::from_utf8_lossy(&page.stdout).starts_with("# The loop contract"));
+    let none = repo.referee().args(["docs", "nope"]).output().unwrap();
+    assert_eq!(none.status.code(), Some(2));
+    assert!(
+        String::from_utf8_lossy(&none.stderr)
+            .contains("no guide `nope`; the guides: guide, contract")
+    );
+    // Every pointer in the sources names a guide; no user-facing string
+    // names a `docs/` file.
+    let root = std::path::PathBuf::from(env!("CARGO_MANIFEST_DIR"));
+    let mut stack = vec![root.join("src")];
+    while let Some(dir) = stack.pop() {
+        for entry in std::fs::read_dir(&dir).unwrap() {
+            let path = entry.unwrap().path();
+            if path.is_dir() {
+                stack.push(path);
+                continue;
+            }
+            if path.extension().is_none_or(|e| e != "rs") || path.ends_with("tests.rs") {
+                continue;
+            }
+            let text = std::fs::read_to_string(&path).unwrap();
+            for (n, line) in text.lines().enumerate() {
+                let code = line.trim_start();
+                // A file's own tests follow its `#[cfg(test)]`.
+                if code.starts_with("#[cfg(test)]") {
+                    break;
+                }
+                if code.starts_with("//") {
+                    continue;
+                }
+                if let Some(at) = code.find("referee docs ") {
+                    let topic: String = code[at + 13..]
+                        .chars()
+                        .take_while(|c| c.is_ascii_alphanumeric() || *c == '-')
+                        .collect();
+                    if topic != "TOPIC" && !topic.is_empty() {
+                        assert!(
+                            list.contains(&format!("  {topic} ")),
+                            "{}:{}: `referee docs {topic}` is no guide",
+                            path.display(),
+                            n + 1
+                        );
+                    }
+                }
+                let names_file =
+                    code.contains("\"") && code.contains("docs/") && code.contains(".md");
+                assert!(
+                    !names_file || code.contains("include_str!"),
+                    "{}:{}: a user-facing string names a docs/ file: {code}",
+                    path.display(),
+                    n + 1
+                );
+            }
+        }
+    }
+}
