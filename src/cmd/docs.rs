@@ -2,6 +2,8 @@
 //! hint or a contract comment can point at something an installed referee
 //! has (`cargo install` brings no `docs/` folder).
 
+use std::io::Write;
+
 use clap::Args;
 
 use crate::exit::{Exit, UsageError};
@@ -44,12 +46,14 @@ pub fn run(args: DocsArgs) -> anyhow::Result<Exit> {
         for (name, text) in TOPICS {
             out.push_str(&format!("  {name:<11} {}\n", title(text)));
         }
-        print!("{out}");
+        std::io::stdout().lock().write_all(out.as_bytes())?;
         return Ok(Exit::Success);
     };
     match TOPICS.iter().find(|(name, _)| *name == topic) {
         Some((_, text)) => {
-            print!("{text}");
+            // A pager or `head` may close the pipe early: an error, which
+            // `cmd` answers quietly, not a panic.
+            std::io::stdout().lock().write_all(text.as_bytes())?;
             Ok(Exit::Success)
         }
         None => {

@@ -528,3 +528,25 @@ fn the_guides_are_built_in_and_every_pointer_names_one() {
         }
     }
 }
+
+/// `referee docs rules | head`: the reader closes the pipe after a few
+/// lines, and referee ends quietly, not with a panic.
+#[test]
+fn a_guide_piped_into_head_ends_quietly() {
+    use std::io::Read;
+    let bin = assert_cmd::cargo::cargo_bin("referee");
+    let mut child = std::process::Command::new(bin)
+        .args(["docs", "rules"])
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut first = [0u8; 64];
+    child.stdout.take().unwrap().read_exact(&mut first).unwrap();
+    // The read end is dropped here: rules.md is larger than a pipe holds.
+    let out = child.wait_with_output().unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(!stderr.contains("panicked"), "{stderr}");
+    assert_eq!(out.status.code(), Some(0), "{stderr}");
+    assert!(first.starts_with(b"# Stop rules"));
+}
