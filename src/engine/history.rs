@@ -78,7 +78,9 @@ pub const STATE_FILE: &str = "state.json";
 /// The evidence file holding the round's patch.
 pub const PATCH_FILE: &str = "patch.diff";
 /// The evidence file holding what the fix rounds changed (`FixLines`).
-pub const FIX_LINES_FILE: &str = "fix-lines.json";
+pub const FIX_LINES_FILE: &str = "fix-lines.bin";
+/// The same in JSON, as the first loops to keep it stored it.
+const FIX_LINES_JSON: &str = "fix-lines.json";
 
 /// A round's snapshot, as stored.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -318,16 +320,18 @@ pub fn fix_lines(store: &Store, history: &History) -> anyhow::Result<FixLines> {
     let Some((row, _)) = &history.last else {
         return Ok(FixLines::default());
     };
-    match read_checked(store, row, FIX_LINES_FILE)? {
-        Some(bytes) => serde_json::from_slice(&bytes).map_err(|e| {
-            let path = store.evidence_dir(row.round).join(FIX_LINES_FILE);
-            anyhow::anyhow!(
-                "`{}` is not what the fix rounds changed: {e}",
-                path.display()
-            )
-        }),
-        None => fix_lines_from_patches(store, &history.rows),
+    for name in [FIX_LINES_FILE, FIX_LINES_JSON] {
+        if let Some(bytes) = read_checked(store, row, name)? {
+            return FixLines::from_bytes(&bytes).map_err(|e| {
+                let path = store.evidence_dir(row.round).join(name);
+                anyhow::anyhow!(
+                    "`{}` is not what the fix rounds changed: {e}",
+                    path.display()
+                )
+            });
+        }
     }
+    fix_lines_from_patches(store, &history.rows)
 }
 
 /// What the fix rounds of `rows` changed, read from their patches: for a

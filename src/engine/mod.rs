@@ -728,12 +728,10 @@ fn stage_evidence(
         }
         evidence.add("judge.json", &redacted_json(&asked.outcome)?)?;
     }
-    // Machine state, read back every round: compact (`jq .` pretty-prints it).
+    // Machine state, read back every round: compact (`jq .` pretty-prints
+    // state.json; fix-lines.bin is opaque hashes, docs/ledger.md).
     if let Some(lines) = &state.fix_lines {
-        evidence.write(FIX_LINES_FILE, |out| {
-            serde_json::to_writer(&mut *out, lines)?;
-            out.write_all(b"\n")
-        })?;
+        evidence.write(FIX_LINES_FILE, |out| out.write_all(&lines.to_bytes()))?;
     }
     evidence.write(STATE_FILE, |out| {
         serde_json::to_writer(&mut *out, state)?;

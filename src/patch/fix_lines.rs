@@ -11,7 +11,7 @@
 //! across the whole patch: a line moved, within a file or to another one,
 //! counts neither way. Pure; never panics, whatever the patch.
 
-use std::collections::{BTreeMap, BTreeSet, HashMap};
+use std::collections::{BTreeMap, BTreeSet, HashMap, HashSet};
 use std::fmt;
 
 use serde::{Deserialize, Serialize};
@@ -23,89 +23,171 @@ use super::{FilePatch, Line, ParsedPatch, content_key};
 const MOVED_LINES: usize = 2;
 
 /// The fix rounds' changes, line by line.
+///
+/// Held as it is stored: a line's hash (the first 8 bytes of the sha256 of
+/// the line without whitespace: no code text is kept) sits in the one
+/// change that is its latest. A round reads the whole of it once, looks up
+/// only its own patch's lines in one pass, and writes it back, with no
+/// index to build or sort: a 100-round loop of 500-line rewrites keeps
+/// some 50,000 lines, and building a map of them, or reading them as JSON
+/// numbers or hex, cost a round more than the rest of what it does
+/// (docs/performance.md, section 6).
 #[derive(Debug, Clone, Default, PartialEq, Eq, Deserialize)]
-#[serde(from = "Kept")]
 pub struct FixLines {
     /// Each file a fix round changed, by every name it has had.
     files: Vec<Vec<String>>,
-    /// A line's content (the first 8 bytes of the sha256 of the line
-    /// without whitespace: no code text is kept) → its latest change.
-    lines: Lines,
+    /// One per round, kind and file, in the order first made.
+    changes: Vec<Change>,
 }
 
-/// Lines by their hash.
-type Lines = HashMap<u64, Mark>;
-
-/// The latest fix round that changed a line, and the file (an index into
-/// `FixLines::files`) where it did or where the line has moved since.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-struct Mark {
-    round: u32,
-    added: bool,
-    file: u32,
-}
-
-/// `FixLines` as stored: the lines grouped by their change, so that a
-/// line costs its hash alone (a 100-round loop of 1,000-line patches keeps
-/// some 50,000 lines).
-#[derive(Serialize, Deserialize)]
-struct Kept {
-    files: Vec<Vec<String>>,
-    changes: Vec<KeptChange>,
-}
-
-#[derive(Serialize, Deserialize)]
-struct KeptChange {
+/// The lines whose latest change was `round` adding (or removing) them in
+/// file `file` (an index into `FixLines::files`), or moving them there
+/// since.
+#[derive(Debug, Clone, PartialEq, Eq, Deserialize)]
+struct Change {
     round: u32,
     added: bool,
     file: u32,
     lines: Vec<u64>,
 }
 
-impl From<Kept> for FixLines {
-    fn from(kept: Kept) -> FixLines {
-        let count = kept.changes.iter().map(|c| c.lines.len()).sum();
-        let mut lines = Lines::with_capacity(count);
-        for c in kept.changes {
-            let mark = Mark {
-                round: c.round,
-                added: c.added,
-                file: c.file,
-            };
-            lines.extend(c.lines.into_iter().map(|l| (l, mark)));
-        }
-        FixLines {
-            files: kept.files,
-            lines,
+/// A line's latest change, as looked up.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+struct Mark {
+    round: u32,
+    added: bool,
+    file: u32,
+}
+
+impl Change {
+    fn mark(&self) -> Mark {
+        Mark {
+            round: self.round,
+            added: self.added,
+            file: self.file,
         }
     }
 }
 
-impl Serialize for FixLines {
-    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
-        let mut all: Vec<((u32, bool, u32), u64)> = self
-            .lines
-            .iter()
-            .map(|(&line, m)| ((m.round, m.added, m.file), line))
-            .collect();
-        all.sort_unstable();
-        let mut changes: Vec<KeptChange> = Vec::new();
-        for ((round, added, file), line) in all {
-            match changes.last_mut() {
-                Some(c) if (c.round, c.added, c.file) == (round, added, file) => c.lines.push(line),
-                _ => changes.push(KeptChange {
-                    round,
-                    added,
-                    file,
-                    lines: vec![line],
-                }),
+/// The first line of the stored form.
+const MAGIC: &[u8] = b"referee fix-lines 1\n";
+
+/// The stored form's second line: the files and the changes, each with
+/// how many of the hashes that follow are its.
+#[derive(Serialize, Deserialize)]
+struct Header {
+    files: Vec<Vec<String>>,
+    changes: Vec<HeaderChange>,
+}
+
+#[derive(Serialize, Deserialize)]
+struct HeaderChange {
+    round: u32,
+    added: bool,
+    file: u32,
+    lines: usize,
+}
+
+/// Why stored bytes are not what the fix rounds changed.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Unreadable(String);
+
+impl fmt::Display for Unreadable {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
+impl std::error::Error for Unreadable {}
+
+impl FixLines {
+    /// The stored form: `MAGIC`, a line of JSON (the files, and each
+    /// change with its count of lines), then every change's lines in turn,
+    /// 8 bytes each, big-endian. Binary because the lines are opaque
+    /// hashes: read and written as they lie, where JSON numbers or hex
+    /// took a round longer than the rest of it.
+    pub fn to_bytes(&self) -> Vec<u8> {
+        let header = Header {
+            files: self.files.clone(),
+            changes: self
+                .changes
+                .iter()
+                .map(|c| HeaderChange {
+                    round: c.round,
+                    added: c.added,
+                    file: c.file,
+                    lines: c.lines.len(),
+                })
+                .collect(),
+        };
+        let count: usize = self.changes.iter().map(|c| c.lines.len()).sum();
+        let mut out = Vec::with_capacity(MAGIC.len() + 256 + count * 8);
+        out.extend_from_slice(MAGIC);
+        // Compact JSON escapes every newline, so the header is one line.
+        if serde_json::to_writer(&mut out, &header).is_err() {
+            out.truncate(MAGIC.len());
+            out.extend_from_slice(br#"{"files":[],"changes":[]}"#);
+        }
+        out.push(b'\n');
+        for change in &self.changes {
+            for line in &change.lines {
+                out.extend_from_slice(&line.to_be_bytes());
             }
         }
-        Kept {
-            files: self.files.clone(),
-            changes,
+        out
+    }
+
+    /// Reads [`FixLines::to_bytes`]'s form, or the JSON the first loops to
+    /// keep the fix lines stored (`{"files":…,"changes":[{…,"lines":[…]}]}`).
+    pub fn from_bytes(bytes: &[u8]) -> Result<FixLines, Unreadable> {
+        let Some(rest) = bytes.strip_prefix(MAGIC) else {
+            return serde_json::from_slice(bytes).map_err(|e| {
+                Unreadable(format!("neither referee's fix lines nor their JSON: {e}"))
+            });
+        };
+        let end = rest
+            .iter()
+            .position(|&b| b == b'\n')
+            .ok_or_else(|| Unreadable("its header line has no end".into()))?;
+        let header: Header = serde_json::from_slice(&rest[..end])
+            .map_err(|e| Unreadable(format!("its header line: {e}")))?;
+        let mut hashes = rest[end + 1..].chunks_exact(8);
+        if !hashes.remainder().is_empty() {
+            return Err(Unreadable(format!(
+                "{} bytes of line hashes, not a multiple of 8",
+                rest.len() - end - 1
+            )));
         }
-        .serialize(serializer)
+        let stored = hashes.len();
+        let mut changes = Vec::with_capacity(header.changes.len());
+        for c in header.changes {
+            if c.lines > hashes.len() {
+                return Err(Unreadable(format!(
+                    "its header counts more lines than the {stored} it holds"
+                )));
+            }
+            let lines = hashes
+                .by_ref()
+                .take(c.lines)
+                .map(|h| u64::from_be_bytes(h.try_into().unwrap_or_default()))
+                .collect();
+            changes.push(Change {
+                round: c.round,
+                added: c.added,
+                file: c.file,
+                lines,
+            });
+        }
+        if hashes.len() != 0 {
+            return Err(Unreadable(format!(
+                "it holds {stored} line hashes, {} more than its header counts",
+                hashes.len()
+            )));
+        }
+        Ok(FixLines {
+            files: header.files,
+            changes,
+        })
     }
 }
 
@@ -155,7 +237,24 @@ impl fmt::Display for LineReversal {
 
 impl FixLines {
     pub fn is_empty(&self) -> bool {
-        self.lines.is_empty()
+        self.changes.is_empty()
+    }
+
+    /// The latest change of each of `wanted`'s lines that has one: one
+    /// pass over what is kept (a later change of a line wins, should a
+    /// file ever hold two).
+    fn marks(&self, wanted: impl IntoIterator<Item = u64>) -> HashMap<u64, Mark> {
+        let wanted: HashSet<u64> = wanted.into_iter().collect();
+        let mut found = HashMap::new();
+        if wanted.is_empty() {
+            return found;
+        }
+        for change in &self.changes {
+            for line in change.lines.iter().filter(|l| wanted.contains(l)) {
+                found.insert(*line, change.mark());
+            }
+        }
+        found
     }
 
     /// The first line of `later` that reverses a recorded fix round's
@@ -163,11 +262,12 @@ impl FixLines {
     /// taken out (a fix rewritten back into what it replaced tells both;
     /// the line put back tells it plainest).
     pub fn reversal(&self, later: &ParsedPatch) -> Option<LineReversal> {
-        if self.lines.is_empty() {
+        if self.changes.is_empty() {
             return None;
         }
         let changes = Changes::of(later);
-        let check = |occ: &Occurrence<'_>| self.reverses(later, &changes, occ);
+        let marks = self.marks(changes.keys.values().map(|c| c.hash));
+        let check = |occ: &Occurrence<'_>| self.reverses(later, &changes, &marks, occ);
         let (back, out): (Vec<_>, Vec<_>) = changes.occurrences.iter().partition(|o| o.added);
         back.into_iter()
             .find_map(check)
@@ -179,10 +279,11 @@ impl FixLines {
         &self,
         later: &ParsedPatch,
         changes: &Changes<'_>,
+        marks: &HashMap<u64, Mark>,
         occ: &Occurrence<'_>,
     ) -> Option<LineReversal> {
         let change = changes.keys.get(&occ.key)?;
-        let mark = self.lines.get(&change.hash)?;
+        let mark = marks.get(&change.hash)?;
         let (round, added) = (&mark.round, &mark.added);
         let file = &later.files[occ.file];
         let shown = || String::from_utf8_lossy(occ.text).trim().to_string();
@@ -244,12 +345,15 @@ impl FixLines {
             }
         }
         let changes = Changes::of(patch);
+        let moved = changes.keys.values().filter(|c| c.net == 0);
+        let known = self.marks(moved.map(|c| c.hash));
+        let mut latest: HashMap<u64, Mark> = HashMap::new();
         for change in changes.keys.values() {
             let (added, file) = match change.net {
                 // Moved: a line that left a mark's file for another one
                 // lives there now.
                 0 => {
-                    let Some(mark) = self.lines.get(&change.hash).copied() else {
+                    let Some(mark) = known.get(&change.hash).copied() else {
                         continue;
                     };
                     let left = change
@@ -260,7 +364,7 @@ impl FixLines {
                         continue;
                     };
                     let file = self.file_index(&patch.files[to]);
-                    self.lines.insert(change.hash, Mark { file, ..mark });
+                    latest.insert(change.hash, Mark { file, ..mark });
                     continue;
                 }
                 net if net > 0 => (true, change.added_in.iter().next()),
@@ -270,7 +374,39 @@ impl FixLines {
                 continue;
             };
             let file = self.file_index(&patch.files[file]);
-            self.lines.insert(change.hash, Mark { round, added, file });
+            latest.insert(change.hash, Mark { round, added, file });
+        }
+        self.update(latest);
+    }
+
+    /// Makes `latest` the changes of its lines: each leaves the change it
+    /// was in and joins the one of its mark (a new one at the end).
+    fn update(&mut self, latest: HashMap<u64, Mark>) {
+        if latest.is_empty() {
+            return;
+        }
+        for change in &mut self.changes {
+            change.lines.retain(|l| !latest.contains_key(l));
+        }
+        self.changes.retain(|c| !c.lines.is_empty());
+        let mut by_mark: BTreeMap<Mark, Vec<u64>> = BTreeMap::new();
+        for (line, mark) in latest {
+            by_mark.entry(mark).or_default().push(line);
+        }
+        for (mark, mut lines) in by_mark {
+            lines.sort_unstable();
+            match self.changes.iter_mut().find(|c| c.mark() == mark) {
+                Some(change) => {
+                    change.lines.extend(lines);
+                    change.lines.sort_unstable();
+                }
+                None => self.changes.push(Change {
+                    round: mark.round,
+                    added: mark.added,
+                    file: mark.file,
+                    lines,
+                }),
+            }
         }
     }
 

@@ -311,9 +311,10 @@ fn what_is_kept_holds_no_code_text_and_reads_back() {
             .as_bytes(),
         ),
     );
-    let json = serde_json::to_string(&lines).unwrap();
-    assert!(!json.contains("sk-live") && !json.contains("env"), "{json}");
-    let back: FixLines = serde_json::from_str(&json).unwrap();
+    let bytes = lines.to_bytes();
+    let text = String::from_utf8_lossy(&bytes);
+    assert!(!text.contains("sk-live") && !text.contains("env"), "{text}");
+    let back = FixLines::from_bytes(&bytes).unwrap();
     assert_eq!(back, lines);
     assert!(
         back.reversal(&parse(
@@ -384,21 +385,79 @@ fn what_is_kept_is_grouped_by_round_and_file() {
         3,
         &parse(one_hunk("g.rs", &["let d = 4;"], &["let e = 5;"]).as_bytes()),
     );
-    let json: serde_json::Value = serde_json::to_value(&lines).unwrap();
-    let changes = json["changes"].as_array().unwrap();
-    // Round 2's three lines in f.rs; round 3's added and removed line in g.rs.
-    let shape: Vec<(u64, bool, usize)> = changes
+    let bytes = lines.to_bytes();
+    let header_end = bytes.iter().position(|&b| b == b'\n').unwrap() + 1;
+    let header_len = bytes[header_end..]
         .iter()
-        .map(|c| {
-            (
-                c["round"].as_u64().unwrap(),
-                c["added"].as_bool().unwrap(),
-                c["lines"].as_array().unwrap().len(),
-            )
+        .position(|&b| b == b'\n')
+        .unwrap();
+    let json: serde_json::Value =
+        serde_json::from_slice(&bytes[header_end..header_end + header_len]).unwrap();
+    // Round 2's three lines in f.rs; round 3's removed and added line in g.rs.
+    assert_eq!(
+        json,
+        serde_json::json!({
+            "files": [["f.rs"], ["g.rs"]],
+            "changes": [
+                {"round": 2, "added": true, "file": 0, "lines": 3},
+                {"round": 3, "added": false, "file": 1, "lines": 1},
+                {"round": 3, "added": true, "file": 1, "lines": 1},
+            ],
         })
-        .collect();
-    assert_eq!(shape, vec![(2, true, 3), (3, false, 1), (3, true, 1)]);
-    assert_eq!(json["files"], serde_json::json!([["f.rs"], ["g.rs"]]));
+    );
+    // Then the five hashes, 8 bytes each.
+    assert_eq!(bytes.len(), header_end + header_len + 1 + 5 * 8);
+    assert!(bytes.starts_with(b"referee fix-lines 1\n"));
+}
+
+#[test]
+fn the_first_loops_json_reads_as_the_same_lines() {
+    let mut lines = FixLines::default();
+    lines.record(
+        2,
+        &parse(one_hunk("f.rs", &["let a = 1;"], &["let b = 2;"]).as_bytes()),
+    );
+    let bytes = lines.to_bytes();
+    let start = bytes.len() - 16;
+    let hash =
+        |i: usize| u64::from_be_bytes(bytes[start + 8 * i..start + 8 * i + 8].try_into().unwrap());
+    let json = format!(
+        r#"{{"files":[["f.rs"]],"changes":[{{"round":2,"added":false,"file":0,"lines":[{}]}},{{"round":2,"added":true,"file":0,"lines":[{}]}}]}}"#,
+        hash(0),
+        hash(1)
+    );
+    assert_eq!(FixLines::from_bytes(json.as_bytes()).unwrap(), lines);
+}
+
+#[test]
+fn stored_bytes_that_do_not_add_up_are_refused_by_what_is_wrong() {
+    let mut lines = FixLines::default();
+    lines.record(
+        2,
+        &parse(one_hunk("f.rs", &["let a = 1;"], &["let b = 2;"]).as_bytes()),
+    );
+    let bytes = lines.to_bytes();
+    let err = |b: &[u8]| FixLines::from_bytes(b).unwrap_err().to_string();
+    assert!(
+        err(&bytes[..bytes.len() - 3]).contains("not a multiple of 8"),
+        "{}",
+        err(&bytes[..bytes.len() - 3])
+    );
+    assert!(err(&bytes[..bytes.len() - 8]).contains("counts more lines than the 1 it holds"));
+    let mut more = bytes.clone();
+    more.extend_from_slice(&[0; 8]);
+    assert!(
+        err(&more).contains("3 line hashes, 1 more than its header counts"),
+        "{}",
+        err(&more)
+    );
+    assert!(err(b"referee fix-lines 1\n{\"files\":[]").contains("header line has no end"));
+    assert!(err(b"referee fix-lines 1\n{\"files\":1}\n").contains("its header line"));
+    assert!(err(b"\x00\x01").contains("neither referee's fix lines nor their JSON"));
+    // Any cut of the bytes is refused or read; none panics.
+    for end in 0..bytes.len() {
+        let _ = FixLines::from_bytes(&bytes[..end]);
+    }
 }
 
 #[test]
