@@ -206,8 +206,9 @@ fn publish_is_refused_when_the_ref_moved_under_it() {
 
 /// A snapshot of `repo` whose index cache names, for `path`, a blob
 /// the store lacks (kept by `skip-worktree` with no file in the work
-/// tree, so the listing leaves it): it must fail, naming the blob, never
-/// be stored as a tree.
+/// tree, so the listing leaves it, as a blob `git gc` pruned would be): it
+/// starts over without the cache, and its tree is the work tree's, never
+/// one naming the missing blob. The cache it leaves works.
 fn snapshot_with_a_missing_blob(repo: &Repo, path: &str) {
     let from = repo.git(&["rev-parse", "HEAD"]).trim().to_string();
     let ghost = "1234567890123456789012345678901234567890";
@@ -223,6 +224,7 @@ fn snapshot_with_a_missing_blob(repo: &Repo, path: &str) {
             .output()
             .expect("git");
         assert!(out.status.success(), "{out:?}");
+        String::from_utf8_lossy(&out.stdout).into_owned()
     };
     in_cache(&["read-tree", "HEAD"]);
     in_cache(&[
@@ -232,26 +234,33 @@ fn snapshot_with_a_missing_blob(repo: &Repo, path: &str) {
         &format!("100644,{ghost},{path}"),
     ]);
     in_cache(&["update-index", "--skip-worktree", path]);
+    repo.write("new.txt", "a change\n");
     let scope = Scope {
         own: Some(&own),
         ..scope(EXCLUDE, None)
     };
-    let err = with_patch(repo.path(), &scope, &from).expect_err("a snapshot naming a missing blob");
-    assert!(err.to_string().contains(ghost), "{err}");
+    let (tree, _) = with_patch(repo.path(), &scope, &from).expect("a snapshot without the cache");
+    assert_eq!(tree, worktree(repo.path(), EXCLUDE).expect("with no cache"));
+    let listed = repo.ls_tree(&tree);
+    assert!(listed.iter().any(|p| p == "new.txt") && !listed.iter().any(|p| p == path));
+    assert!(!in_cache(&["ls-files", "--stage"]).contains(ghost));
+    let (again, _) = with_patch(repo.path(), &scope, &from).expect("the cache left works");
+    assert_eq!(again, tree);
 }
 
 #[test]
-fn a_missing_blob_the_patch_needs_fails_the_snapshot() {
+fn a_cache_naming_a_missing_blob_starts_the_snapshot_over() {
     snapshot_with_a_missing_blob(&Repo::new(), "ghost.txt");
 }
 
 #[test]
-fn a_missing_blob_of_a_binary_file_fails_the_snapshot() {
-    // The patch no longer prints a binary file's bytes (no `--binary`),
-    // and `-diff` makes a file binary without looking at them. Git
-    // still reads the blob, and so still fails on a missing one.
+fn a_cache_naming_a_missing_blob_of_a_binary_file_starts_over_too() {
+    // `-diff` makes a file binary without git looking at its bytes; the
+    // tree is still written, and checked, whole.
     let repo = Repo::new();
     repo.write(".gitattributes", "*.bin -diff\n");
+    repo.git(&["add", ".gitattributes"]);
+    repo.git(&["commit", "-q", "-m", "attributes"]);
     snapshot_with_a_missing_blob(&repo, "ghost.bin");
 }
 

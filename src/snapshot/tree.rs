@@ -52,7 +52,22 @@ fn tree_at(
         None => seed(git, scope.base, &exclude)?,
     }
     add_changes(git, scope, &exclude, pin, depth)?;
-    let tree = object_id(&git.run(["write-tree"])?.stdout, "write-tree")?;
+    let tree = match git.run(["write-tree"]) {
+        Ok(out) => out,
+        // The cache names an object the store lacks (pruned by `git gc`
+        // after a round that was never recorded, or a repository put back
+        // from a copy while the cache went on): it is only a shortcut, so
+        // the snapshot starts over as a loop's first does, reading every
+        // file. What fails then is the work tree's own.
+        Err(_) if cache.is_some() => {
+            let _ = std::fs::remove_file(&index);
+            seed(git, scope.base, &exclude)?;
+            add_changes(git, scope, &exclude, pin, depth)?;
+            git.run(["write-tree"])?
+        }
+        Err(e) => return Err(e.into()),
+    };
+    let tree = object_id(&tree.stdout, "write-tree")?;
     if let Some(own) = scope.own {
         index::keep_as_cache(&index, &own.cache(sub));
     }
