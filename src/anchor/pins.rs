@@ -27,10 +27,13 @@ pub struct Pins {
     state_dir: PathBuf,
 }
 
-/// `frozen.json`: each install's files, repo-relative.
+/// `frozen.json`: each install's files, and each loop's input files inside
+/// the work tree (`record --findings`, `--responses`), repo-relative.
 #[derive(Debug, Default, serde::Serialize, serde::Deserialize)]
 struct Frozen {
     by: BTreeMap<String, Vec<String>>,
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    inputs: BTreeMap<String, Vec<String>>,
 }
 
 impl Pins {
@@ -112,12 +115,37 @@ impl Pins {
         Ok(())
     }
 
-    /// Every frozen file, repo-relative, sorted, once each.
-    pub fn frozen(&self) -> Result<Vec<String>, AnchorError> {
-        let mut files: Vec<String> = self.read()?.by.into_values().flatten().collect();
+    /// The files loop `name`'s snapshots take from its base: every
+    /// install's, and the loop's own input files (never another loop's: a
+    /// `record` of one loop hides nothing from another's snapshots).
+    pub fn frozen_for(&self, name: &str) -> Result<Vec<String>, AnchorError> {
+        let mut frozen = self.read()?;
+        let mut files: Vec<String> = frozen.by.into_values().flatten().collect();
+        files.extend(frozen.inputs.remove(name).unwrap_or_default());
         files.sort();
         files.dedup();
         Ok(files)
+    }
+
+    /// Adds `files` to loop `name`'s input files; returns those it did not
+    /// hold yet.
+    pub fn add_inputs(&self, name: &str, files: &[String]) -> Result<Vec<String>, AnchorError> {
+        let mut frozen = self.read()?;
+        let held = frozen.inputs.entry(name.to_string()).or_default();
+        let mut added: Vec<String> = files
+            .iter()
+            .filter(|f| plain(f) && !held.contains(f))
+            .cloned()
+            .collect();
+        added.sort();
+        added.dedup();
+        if added.is_empty() {
+            return Ok(added);
+        }
+        held.extend(added.iter().cloned());
+        held.sort();
+        self.write(&frozen)?;
+        Ok(added)
     }
 
     /// Sets the files install `by` froze (none: it froze nothing now).
@@ -133,8 +161,12 @@ impl Pins {
         } else {
             frozen.by.insert(by.to_string(), files);
         }
+        self.write(&frozen)
+    }
+
+    fn write(&self, frozen: &Frozen) -> Result<(), AnchorError> {
         self.create()?;
-        let bytes = serde_json::to_vec_pretty(&frozen).map_err(|e| AnchorError::Bad {
+        let bytes = serde_json::to_vec_pretty(frozen).map_err(|e| AnchorError::Bad {
             path: self.file(FROZEN),
             what: format!("cannot write: {e}"),
         })?;
@@ -156,7 +188,7 @@ impl Pins {
             path: path.clone(),
             what: format!("is not a freeze list referee wrote ({e})"),
         })?;
-        for files in frozen.by.values_mut() {
+        for files in frozen.by.values_mut().chain(frozen.inputs.values_mut()) {
             files.retain(|f| plain(f));
         }
         Ok(frozen)

@@ -2,7 +2,7 @@
 //! the writer's responses, hands them to the engine, prints the row and the
 //! verdict (and the hand-off when the loop escalates), exits 10/0/20.
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
 use anyhow::Context;
 use clap::Args;
@@ -58,7 +58,7 @@ pub fn run(state: &State, args: RecordArgs) -> anyhow::Result<Exit> {
         Ok(cost) => cost,
         Err(e) => return Err(UsageError(format!("--cost-usd: {e}")).into()),
     };
-    let lp = super::open_loop(state, &args.select)?;
+    let mut lp = super::open_loop(state, &args.select)?;
     super::refuse_if_driven(&lp, "recording a round by hand")?;
     // A loop a Stop hook drives is recorded by the hook alone (SPEC §8.1):
     // else its writer, before the hook first saw (and registered) it, could
@@ -96,6 +96,7 @@ pub fn run(state: &State, args: RecordArgs) -> anyhow::Result<Exit> {
         }
         None => Vec::new(),
     };
+    leave_out_inputs(&mut lp, &pins, &args)?;
     let recorded = engine::record(
         &lp,
         Submission {
@@ -112,6 +113,60 @@ pub fn run(state: &State, args: RecordArgs) -> anyhow::Result<Exit> {
     )?;
     print(&lp, &recorded, args.json)?;
     Ok(recorded.exit())
+}
+
+/// Leaves this call's input files (`--findings`, `--responses`) out of the
+/// loop's snapshots when they lie inside the work tree: the reviewer's
+/// output is not the writer's work, and a file of it the snapshot took
+/// would be part of the round's patch (and, with a scope, outside it). Each
+/// is pinned in the anchor for this loop alone, taken as the base has it
+/// from then on, and named once.
+fn leave_out_inputs(
+    lp: &mut engine::Loop,
+    pins: &crate::anchor::pins::Pins,
+    args: &RecordArgs,
+) -> anyhow::Result<()> {
+    let findings = Some(Path::new(&args.findings)).filter(|_| args.findings != "-");
+    let inside: Vec<String> = [findings, args.responses.as_deref()]
+        .into_iter()
+        .flatten()
+        .filter_map(|path| inside_work_tree(lp, path))
+        .collect();
+    if inside.is_empty() {
+        return Ok(());
+    }
+    let added = pins.add_inputs(lp.name.as_str(), &inside)?;
+    for path in &added {
+        eprintln!(
+            "note: `{path}` is inside the work tree: loop `{}`'s snapshots leave it out from now on (as its base has it), so it is never part of the writer's patch",
+            lp.name
+        );
+    }
+    lp.frozen.extend(added);
+    lp.frozen.sort();
+    lp.frozen.dedup();
+    Ok(())
+}
+
+/// The repo-relative path of the file `path` names when it lies in `lp`'s
+/// work tree, outside `.git/` and the folders snapshots leave out. The
+/// folder is resolved, not the name: a link in the work tree is named as
+/// itself.
+fn inside_work_tree(lp: &engine::Loop, path: &Path) -> Option<String> {
+    let name = path.file_name()?;
+    let parent = path.parent().filter(|p| !p.as_os_str().is_empty());
+    let dir = std::fs::canonicalize(parent.unwrap_or(Path::new("."))).ok()?;
+    let repo = std::fs::canonicalize(&lp.repo).ok()?;
+    let full = dir.join(name);
+    let rel = full.strip_prefix(&repo).ok()?.to_str()?;
+    let under = |folder: &str| {
+        let folder = folder.trim_matches('/');
+        rel == folder || rel.strip_prefix(folder).is_some_and(|r| r.starts_with('/'))
+    };
+    if rel.is_empty() || under(".git") || lp.exclude.iter().any(|d| under(d)) {
+        return None;
+    }
+    Some(rel.to_string())
 }
 
 /// Prints a recorded round: JSON, or the human lines and, when the loop

@@ -140,6 +140,10 @@ pub(super) fn open_loop(state: &State, select: &crate::state::LoopSelect) -> any
     let store = crate::ledger::Store::new(paths.ledger.clone(), paths.dir.clone(), &loaded.sha256)
         .anchored(anchor.clone());
     let own = crate::snapshot::Own::open(&state.repo, &anchor)?;
+    // From the pins a person's installs wrote (and this loop's own `record`
+    // inputs), never from `.referee/`.
+    let frozen =
+        crate::anchor::pins::Pins::of(&state.repo, &state.root)?.frozen_for(name.as_str())?;
     let lp = Loop {
         name,
         paths,
@@ -147,8 +151,7 @@ pub(super) fn open_loop(state: &State, select: &crate::state::LoopSelect) -> any
         store,
         repo: state.repo.clone(),
         exclude: state.inside_repo().into_iter().collect(),
-        // From the pins a person's installs wrote, never from `.referee/`.
-        frozen: crate::anchor::pins::Pins::of(&state.repo, &state.root)?.frozen()?,
+        frozen,
         anchor,
         own: Some(own),
     };

@@ -1488,3 +1488,62 @@ fn an_earlier_patch_emptied_by_the_writer_hides_no_reversal() {
         .unwrap();
     assert!(!verify.status.success());
 }
+
+#[test]
+fn a_review_file_inside_the_work_tree_is_never_part_of_the_patch() {
+    // A reviewer's output kept in the repository (a CI job's `report.xml`,
+    // a skill's `review.json`) would be a file the writer added: outside
+    // the scope it ended the loop on `scope` at round 1.
+    let repo = Repo::with_loop("l", &["--scope", "src/**"]);
+    repo.init_loop("other", &[]);
+    repo.append("src/a.rs", "fn a() {}");
+    repo.write("review.json", &native(&[("F1", "bug")]));
+    let out = repo
+        .call(&["record", "--loop", "l", "--findings", "review.json"])
+        .run();
+    out.assert(10, "");
+    assert!(
+        out.stderr.contains(
+            "note: `review.json` is inside the work tree: loop `l`'s snapshots leave it out from now on (as its base has it), so it is never part of the writer's patch"
+        ),
+        "{}",
+        out.stderr
+    );
+    // Round 2 reads a review of another name, in a folder: both stay out,
+    // and the first is named no more.
+    repo.append("src/a.rs", "fn b() {}");
+    repo.write("reviews/2.json", r#"{"findings": []}"#);
+    let out = repo
+        .call(&["record", "--loop", "l", "--findings", "reviews/2.json"])
+        .run();
+    out.assert(0, "clean");
+    assert!(
+        out.stderr
+            .contains("`reviews/2.json` is inside the work tree")
+    );
+    assert!(!out.stderr.contains("`review.json`"), "{}", out.stderr);
+    for round in [1, 2] {
+        let patch = repo.read(&format!(".referee/ledgers/l/round-{round}/patch.diff"));
+        assert!(patch.contains("src/a.rs"), "{patch}");
+        assert!(!patch.contains("review"), "round {round}: {patch}");
+    }
+    // The approved tree is the work tree's, with the reviews left out.
+    repo.call(&["approve", "--loop", "l", "--by", "me"])
+        .run()
+        .assert(0, "");
+    repo.call(&["approval", "check", "--loop", "l"])
+        .run()
+        .assert(0, "");
+    // Another loop's snapshots are its own: a `record` of `l` hides
+    // nothing from them.
+    let out = repo
+        .record(r#"{"findings": []}"#)
+        .args(&["--loop", "other"])
+        .run();
+    out.assert(0, "clean");
+    let patch = repo.read(".referee/ledgers/other/round-1/patch.diff");
+    assert!(
+        patch.contains("review.json") && patch.contains("reviews/2.json"),
+        "{patch}"
+    );
+}
