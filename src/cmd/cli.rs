@@ -119,6 +119,9 @@ pub enum Command {
     Man(ManArgs),
     /// Print a user guide built into referee (`referee docs contract`); none: the list.
     Docs(super::docs::DocsArgs),
+    /// Print the JSON Schema of native findings, as agent CLIs take it
+    /// (`codex exec --output-schema FILE`, `claude --json-schema "$(referee schema)"`).
+    Schema,
     /// Install the agent skill into a repository.
     #[command(subcommand)]
     Skill(SkillCommand),

@@ -66,3 +66,13 @@ pub fn run(args: DocsArgs) -> anyhow::Result<Exit> {
         }
     }
 }
+
+/// `referee schema`: the findings schema the presets hand the agent CLIs
+/// (compact, without `$schema` and `$id`), so that a skill or script calls
+/// a reviewer the way the presets do, with no file of the repository's.
+pub fn schema() -> anyhow::Result<Exit> {
+    let mut text = crate::agent::prompt::schema_for_agents();
+    text.push('\n');
+    std::io::stdout().lock().write_all(text.as_bytes())?;
+    Ok(Exit::Success)
+}

@@ -99,6 +99,7 @@ fn dispatch(cli: Cli) -> anyhow::Result<Exit> {
         Command::Completions(args) => completions::run(args),
         Command::Man(args) => completions::man(args),
         Command::Docs(args) => docs::run(args),
+        Command::Schema => docs::schema(),
         Command::Complete(args) => completions::complete(dir, args),
         Command::Skill(SkillCommand::Install(args)) => skill::install(dir, args),
         Command::Hook(HookCommand::Stop(args)) => Ok(hook::stop(dir, args)),

@@ -149,7 +149,7 @@ fn parse_claude(text: &str) -> Result<Drafts, FindingsError> {
         return Err(FindingsError::NotProven {
             format: Format::Native,
             message: "the claude result has no `structured_output`: no structured review".into(),
-            hint: "run claude with `--json-schema contracts/findings.schema.json`".into(),
+            hint: "run claude with `--json-schema \"$(referee schema)\"`".into(),
         });
     };
     let document: Document = serde_json::from_value(output).map_err(|err| {
