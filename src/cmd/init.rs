@@ -8,7 +8,56 @@ use crate::state::State;
 pub fn run(state: &State, args: InitArgs) -> anyhow::Result<Exit> {
     let (name, path, contract, text) = super::create::write(state, &args)?;
     print(&name, &path, &contract, &text, args.json)?;
+    if let Some(note) = uncommitted_note(state, &name) {
+        eprint!("{note}");
+    }
     Ok(Exit::Success)
+}
+
+/// What `init` says when the work tree holds changes no commit has: round
+/// 1's patch is measured from the base, so they count as the writer's work
+/// (and a scope stop would ask to set them aside). `None` for a clean tree,
+/// or when git cannot say.
+fn uncommitted_note(state: &State, name: &LoopName) -> Option<String> {
+    let out = crate::git::Git::at(&state.repo)
+        .run([
+            "status",
+            "--porcelain=v1",
+            "-z",
+            "--untracked-files=all",
+            "--no-renames",
+        ])
+        .ok()?;
+    let skip = state.inside_repo();
+    let pinned = crate::anchor::pins::Pins::of(&state.repo, &state.root)
+        .and_then(|p| p.frozen_for(name.as_str()))
+        .unwrap_or_default();
+    let files: Vec<String> = out
+        .stdout
+        .split(|&b| b == 0)
+        .filter(|entry| entry.len() > 3)
+        .map(|entry| String::from_utf8_lossy(&entry[3..]).into_owned())
+        .filter(|path| {
+            let under = |dir: &str| path == dir || path.starts_with(&format!("{dir}/"));
+            !skip.as_deref().is_some_and(under) && !pinned.contains(path)
+        })
+        .collect();
+    if files.is_empty() {
+        return None;
+    }
+    let mut shown: Vec<String> = files.iter().take(3).map(|f| format!("`{f}`")).collect();
+    if files.len() > 3 {
+        shown.push(format!("{} more", files.len() - 3));
+    }
+    let count = files.len();
+    let files_word = if count == 1 { "file" } else { "files" };
+    Some(format!(
+        "note: {count} {files_word} in the work tree differ from the last commit ({}): round 1's patch counts them as the writer's work\n\
+         hint: to start the loop from them, commit them (`git add -A && git commit -m wip`) and `referee init --loop {name} --force` again; \
+         to keep them out of it, set them aside before round 1: `git stash push --include-untracked -- ':(exclude){state_dir}'`\n",
+        shown.join(", "),
+        state_dir = skip.as_deref().unwrap_or(".referee")
+    ))
 }
 
 fn print(

@@ -200,6 +200,7 @@ pub fn build(name: &str, history: &History, said: &HashMap<String, String>) -> H
             &open_ids,
             last.and_then(|s| s.revert_to.as_ref()),
             last.map(|s| OutOfScope {
+                round: s.round,
                 from: &s.from,
                 files: &s.out_of_scope,
                 added: &s.out_of_scope_added,
@@ -242,6 +243,8 @@ pub fn build(name: &str, history: &History, said: &HashMap<String, String>) -> H
 
 /// What the last round touched outside the scope, for [`choices`].
 pub struct OutOfScope<'a> {
+    /// The round that touched them.
+    pub round: u32,
     /// The commit (or tree) the round's patch starts from.
     pub from: &'a str,
     pub files: &'a [String],
@@ -324,7 +327,8 @@ pub fn choices(
         }
         Stop::Scope => {
             // Back to where the round began: files `from` has are
-            // restored from it, files the writer added are removed.
+            // restored from it, files the writer added are removed (set
+            // aside, at round 1).
             if let Some(scope) = out_of_scope {
                 let words = |added: bool| {
                     scope
@@ -335,21 +339,32 @@ pub fn choices(
                         .collect::<Vec<_>>()
                 };
                 let (had, added) = (words(false), words(true));
-                if !had.is_empty() {
+                if scope.round == 1 {
+                    // Round 1's patch starts at the base: what it shows may
+                    // be the person's work from before `init`, which
+                    // `restore` and `rm` would throw away. A stash keeps it.
+                    let all: Vec<String> = had.into_iter().chain(added).collect();
                     out.push(c(
-                        "undo the changes outside the scope",
-                        format!(
-                            "git restore --source={} -- {}",
-                            crate::text::shell_word(scope.from),
-                            had.join(" ")
-                        ),
+                        "set the changes outside the scope aside (at round 1 they may be yours from before `init`; `git stash pop` brings them back)",
+                        format!("git stash push --include-untracked -- {}", all.join(" ")),
                     ));
-                }
-                if !added.is_empty() {
-                    out.push(c(
-                        "remove the files it added outside the scope",
-                        format!("rm -- {}", added.join(" ")),
-                    ));
+                } else {
+                    if !had.is_empty() {
+                        out.push(c(
+                            "undo the changes outside the scope",
+                            format!(
+                                "git restore --source={} -- {}",
+                                crate::text::shell_word(scope.from),
+                                had.join(" ")
+                            ),
+                        ));
+                    }
+                    if !added.is_empty() {
+                        out.push(c(
+                            "remove the files it added outside the scope",
+                            format!("rm -- {}", added.join(" ")),
+                        ));
+                    }
                 }
             }
             out.push(fresh.clone());

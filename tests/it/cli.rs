@@ -550,3 +550,42 @@ fn a_guide_piped_into_head_ends_quietly() {
     assert_eq!(out.status.code(), Some(0), "{stderr}");
     assert!(first.starts_with(b"# Stop rules"));
 }
+
+/// `init` on a work tree with uncommitted changes says that round 1 will
+/// count them, and how to start from them or set them aside; the stash it
+/// offers keeps the new contract.
+#[test]
+fn init_on_a_dirty_tree_says_what_round_one_will_count() {
+    let repo = Repo::new();
+    let clean = repo.run(&["init", "--loop", "a"]);
+    assert_eq!(clean.code, 0, "{}", clean.stderr);
+    assert!(!clean.stderr.contains("note:"), "{}", clean.stderr);
+    repo.append("README.md", "mine");
+    repo.write("draft.md", "my notes\n");
+    let out = repo.run(&["init", "--loop", "b"]);
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    assert!(
+        out.stderr.contains(
+            "note: 2 files in the work tree differ from the last commit (`README.md`, `draft.md`): round 1's patch counts them as the writer's work"
+        ),
+        "{}",
+        out.stderr
+    );
+    let stash = out
+        .stderr
+        .split("set them aside before round 1: `")
+        .nth(1)
+        .and_then(|rest| rest.split('`').next())
+        .expect("a stash command");
+    let ran = std::process::Command::new("bash")
+        .args(["-c", stash])
+        .current_dir(repo.path())
+        .envs(crate::common::GIT_ENV.iter().copied())
+        .output()
+        .expect("bash");
+    assert!(ran.status.success(), "{stash}: {}", text(&ran.stderr));
+    assert!(repo.path().join(".referee/contracts/b.toml").is_file());
+    assert!(!repo.path().join("draft.md").exists());
+    let again = repo.run(&["init", "--loop", "c"]);
+    assert!(!again.stderr.contains("note:"), "{}", again.stderr);
+}

@@ -351,38 +351,17 @@ fn scope_guard_ends_the_round_unreviewed() {
     );
 }
 
-/// The scope stop's suggested commands put the tree back as the round
-/// found it when pasted into a shell: the changed file restored from the
-/// round's start, the added ones removed; a writer's file name is one
-/// quoted word that runs nothing.
-#[test]
-fn the_scope_stop_suggests_commands_that_undo_it() {
-    let repo = Repo::with_loop("l", &["--scope", "src/**"]);
-    repo.append("src/a.rs", "a");
-    repo.append("README.md", "changed");
-    let hostile = "notes $(touch pwned); x.md";
-    repo.write(hostile, "x\n");
-    repo.write("docs/new\nline.md", "y\n");
-    let out = repo.record(&native(&[("F1", "bug")])).run();
-    out.assert(20, "scope");
-    let base = repo.git(&["rev-parse", "HEAD"]);
-    let restore = format!("git restore --source={} -- README.md", base.trim());
-    assert!(out.stdout.contains(&restore), "{}", out.stdout);
-    assert!(
-        out.stdout
-            .contains(r#"rm -- $'docs/new\nline.md' 'notes $(touch pwned); x.md'"#),
-        "{}",
-        out.stdout
-    );
-    let commands: Vec<&str> = out
-        .stdout
+/// The commands a scope stop suggests for what lies outside the scope,
+/// run in bash as pasted.
+fn run_scope_commands(repo: &Repo, stdout: &str) -> usize {
+    let commands: Vec<&str> = stdout
         .lines()
+        .filter(|l| l.starts_with("  "))
         .filter_map(|l| l.split_once(": `"))
         .filter(|(what, _)| what.contains("outside the scope"))
         .filter_map(|(_, cmd)| cmd.strip_suffix('`'))
         .collect();
-    assert_eq!(commands.len(), 2, "{}", out.stdout);
-    for command in commands {
+    for command in &commands {
         let ran = std::process::Command::new("bash")
             .args(["-c", command])
             .current_dir(repo.path())
@@ -391,11 +370,71 @@ fn the_scope_stop_suggests_commands_that_undo_it() {
             .expect("bash");
         assert!(ran.status.success(), "{command}: {}", text(&ran.stderr));
     }
+    commands.len()
+}
+
+/// A later round's scope stop: the suggested commands put the tree back as
+/// the round found it when pasted into a shell: the changed file restored
+/// from the round's start, the added ones removed; a writer's file name is
+/// one quoted word that runs nothing.
+#[test]
+fn the_scope_stop_suggests_commands_that_undo_it() {
+    let repo = Repo::with_loop("l", &["--scope", "src/**"]);
+    repo.append("src/a.rs", "a");
+    repo.record(&native(&[("F1", "bug")])).run().assert(10, "");
+    repo.append("src/a.rs", "b");
+    repo.append("README.md", "changed");
+    let hostile = "notes $(touch pwned); x.md";
+    repo.write(hostile, "x\n");
+    repo.write("docs/new\nline.md", "y\n");
+    let out = repo.record(&native(&[("F1", "bug")])).run();
+    out.assert(20, "scope");
+    let round_1 = repo.git(&["rev-parse", "refs/referee/l/round-1"]);
+    let restore = format!("git restore --source={} -- README.md", round_1.trim());
+    assert!(out.stdout.contains(&restore), "{}", out.stdout);
+    assert!(
+        out.stdout
+            .contains(r#"rm -- $'docs/new\nline.md' 'notes $(touch pwned); x.md'"#),
+        "{}",
+        out.stdout
+    );
+    assert_eq!(run_scope_commands(&repo, &out.stdout), 2, "{}", out.stdout);
     assert!(!repo.path().join("pwned").exists());
     assert_eq!(repo.read("README.md"), "hello\n");
     assert!(!repo.path().join(hostile).exists());
     assert!(!repo.path().join("docs/new\nline.md").exists());
+    assert!(repo.read("src/a.rs").ends_with("b\n"));
+}
+
+/// At round 1 the patch starts at the base, so what lies outside the scope
+/// may be the person's own work from before `init`: the stop sets it
+/// aside in a stash, never `restore` or `rm`, and `git stash pop` brings
+/// it back.
+#[test]
+fn the_scope_stop_at_round_one_sets_the_changes_aside() {
+    let repo = Repo::with_loop("l", &["--scope", "src/**"]);
+    repo.append("src/a.rs", "a");
+    repo.append("README.md", "changed");
+    let hostile = "notes $(touch pwned); x.md";
+    repo.write(hostile, "x\n");
+    let out = repo.record(&native(&[("F1", "bug")])).run();
+    out.assert(20, "scope");
+    assert!(
+        out.stdout.contains(
+            r#"git stash push --include-untracked -- README.md 'notes $(touch pwned); x.md'"#
+        ),
+        "{}",
+        out.stdout
+    );
+    assert!(!out.stdout.contains("git restore") && !out.stdout.contains("rm --"));
+    assert_eq!(run_scope_commands(&repo, &out.stdout), 1, "{}", out.stdout);
+    assert!(!repo.path().join("pwned").exists());
+    assert_eq!(repo.read("README.md"), "hello\n");
+    assert!(!repo.path().join(hostile).exists());
     assert!(repo.path().join("src/a.rs").exists());
+    repo.git(&["stash", "pop", "-q"]);
+    assert!(repo.read("README.md").contains("changed"));
+    assert_eq!(repo.read(hostile), "x\n");
 }
 
 /// A patch line with two tabs (a Makefile recipe, Go code) is no file:
