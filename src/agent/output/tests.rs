@@ -226,3 +226,70 @@ fn a_failed_gemini_names_the_error_it_printed_on_stderr() {
         "exited with status 55: Gemini CLI is not running in a trusted directory."
     );
 }
+
+#[test]
+fn a_failed_claude_or_codex_says_why_in_words() {
+    // claude 2.1 with no login: exit 1, its result document on stdout.
+    let stdout = r#"{"type":"result","subtype":"success","is_error":true,"duration_ms":41,"result":"Not logged in · Please run /login","session_id":"6d0f","total_cost_usd":0}"#;
+    assert_eq!(
+        interpret(
+            Preset::Claude,
+            Role::Writer,
+            &done(1, stdout, ""),
+            None,
+            None
+        )
+        .unwrap_err(),
+        "exited with status 1: claude is not logged in (it said \"Not logged in · Please run /login\"); run `claude /login` (or set `ANTHROPIC_API_KEY`)"
+    );
+    // Any other reason as claude said it, on one line, not the raw JSON.
+    let other = r#"{"type":"result","subtype":"success","is_error":true,"result":"API Error: 529\n{\"type\":\"overloaded_error\"}"}"#;
+    assert_eq!(
+        interpret(
+            Preset::Claude,
+            Role::Reviewer,
+            &done(1, other, ""),
+            None,
+            None
+        )
+        .unwrap_err(),
+        "exited with status 1: API Error: 529 {\"type\":\"overloaded_error\"}"
+    );
+    // codex: the last failure on its event stream, else its `Error:` line.
+    let events = "{\"type\":\"thread.started\"}\n{\"type\":\"error\",\"message\":\"Reconnecting... 1/5\"}\n{\"type\":\"turn.failed\",\"error\":{\"message\":\"unexpected status 401 Unauthorized: Missing bearer\"}}\n";
+    assert_eq!(
+        interpret(
+            Preset::Codex,
+            Role::Reviewer,
+            &done(1, events, ""),
+            None,
+            None
+        )
+        .unwrap_err(),
+        "exited with status 1: codex was refused its credentials (it said \"unexpected status 401 Unauthorized: Missing bearer\"); run `codex login` (or set `OPENAI_API_KEY`)"
+    );
+    let stderr = "2026-12-02T10:00:00Z WARN something\nError: Not logged in\n";
+    assert_eq!(
+        interpret(
+            Preset::Codex,
+            Role::Writer,
+            &done(1, "", stderr),
+            None,
+            None
+        )
+        .unwrap_err(),
+        "exited with status 1: codex is not logged in (it said \"Not logged in\"); run `codex login` (or set `OPENAI_API_KEY`)"
+    );
+    // Nothing it said to read: its first line, as before.
+    assert_eq!(
+        interpret(
+            Preset::Codex,
+            Role::Writer,
+            &done(2, "", "usage: codex exec\n"),
+            None,
+            None
+        )
+        .unwrap_err(),
+        "exited with status 2: usage: codex exec"
+    );
+}

@@ -7,7 +7,8 @@ use serde_json::Value;
 
 use super::{Context, Invocation, JudgeCall, Judged, Role, Unit, os};
 use crate::agent::output::{Produced, Reply, json_of, responses_in};
-use crate::contract::Agent;
+use crate::agent::process::Finished;
+use crate::contract::{Agent, Preset};
 use crate::money::Usd;
 
 pub struct Claude;
@@ -46,6 +47,19 @@ impl Unit for Claude {
             last: Vec::new(),
             stdin: Some(ctx.prompt.as_bytes().to_vec()),
         }
+    }
+
+    fn failure(&self, finished: &Finished) -> Option<String> {
+        // A failed `claude -p --output-format json` still prints its result
+        // document, with the reason as `result` ("Not logged in · Please run
+        // /login") and `is_error`.
+        let json = json_of(&finished.stdout.bytes)?;
+        let said = json
+            .get("result")
+            .and_then(Value::as_str)
+            .filter(|r| !r.trim().is_empty())
+            .or_else(|| json.get("subtype").and_then(Value::as_str))?;
+        Some(super::in_words(Preset::Claude, said))
     }
 
     fn read(&self, role: Role, out: &Produced<'_>) -> Result<Reply, String> {

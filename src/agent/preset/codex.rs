@@ -8,7 +8,8 @@ use serde_json::Value;
 
 use super::{Context, Invocation, JudgeCall, Judged, Role, Unit, os};
 use crate::agent::output::{Produced, Reply, responses_in, strip_fences};
-use crate::contract::Agent;
+use crate::agent::process::Finished;
+use crate::contract::{Agent, Preset};
 
 pub struct Codex;
 
@@ -33,6 +34,34 @@ impl Unit for Codex {
             last: os(&["-"]),
             stdin: Some(ctx.prompt.as_bytes().to_vec()),
         }
+    }
+
+    fn failure(&self, finished: &Finished) -> Option<String> {
+        // `codex exec --json` reports why on its event stream (the last
+        // `turn.failed` or `error`); without one, its `Error: …` on stderr.
+        let from_events = events(&finished.stdout.bytes)
+            .filter(|e| {
+                matches!(
+                    e.get("type").and_then(Value::as_str),
+                    Some("turn.failed" | "error")
+                )
+            })
+            .filter_map(|e| {
+                e.pointer("/error/message")
+                    .or_else(|| e.get("message"))
+                    .and_then(Value::as_str)
+                    .map(str::to_string)
+            })
+            .last();
+        let from_stderr = || {
+            String::from_utf8_lossy(&finished.stderr.bytes)
+                .lines()
+                .rev()
+                .map(str::trim)
+                .find_map(|l| l.strip_prefix("Error:").map(|e| e.trim().to_string()))
+        };
+        let said = from_events.or_else(from_stderr)?;
+        Some(super::in_words(Preset::Codex, &said))
     }
 
     fn read(&self, role: Role, out: &Produced<'_>) -> Result<Reply, String> {

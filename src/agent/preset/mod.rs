@@ -85,6 +85,30 @@ pub trait Unit: Sync {
     }
 }
 
+/// What an agent CLI said when it failed, in words a person acts on: a
+/// login it lacks named with the command that gives it, anything else as
+/// it said it, on one line and cut at 200 characters.
+pub(crate) fn in_words(tool: Preset, said: &str) -> String {
+    let said: String = crate::text::one_line(said.trim())
+        .chars()
+        .take(200)
+        .collect();
+    let lower = said.to_lowercase();
+    let login = match tool {
+        Preset::Claude => "`claude /login` (or set `ANTHROPIC_API_KEY`)",
+        Preset::Codex => "`codex login` (or set `OPENAI_API_KEY`)",
+        _ => return said,
+    };
+    let name = tool.as_str();
+    if lower.contains("not logged in") || lower.contains("please run /login") {
+        return format!("{name} is not logged in (it said \"{said}\"); run {login}");
+    }
+    if lower.contains("invalid api key") || lower.contains("401 unauthorized") {
+        return format!("{name} was refused its credentials (it said \"{said}\"); run {login}");
+    }
+    said
+}
+
 /// Which side of the loop a call plays (the contract's).
 pub use crate::contract::Role;
 
