@@ -1,5 +1,5 @@
 //! Who may do what (SPEC §8.1): only the referee records a driven loop's
-//! rounds, only a person waives, rejects, approves, amends, restores,
+//! rounds, only a person waives, rejects, approves, amends, resumes, restores,
 //! repairs or re-initialises. A driver registers the agent process tree it
 //! referees (`run` itself, a subreaper, so its writer's orphans stay below
 //! it; the Stop hook the agent that called it) in the per-user state folder,
@@ -220,7 +220,7 @@ pub fn refuse_inside_agent(command: &str) -> anyhow::Result<()> {
     };
     Err(hinted(
         format!(
-            "`referee {command}` was run from inside {} (pid {}) of loop `{}`: only the referee records a refereed loop's rounds, and only a person waives, rejects, approves, amends, restores, repairs or starts a loop; nothing was done",
+            "`referee {command}` was run from inside {} (pid {}) of loop `{}`: only the referee records a refereed loop's rounds, and only a person waives, rejects, approves, amends, resumes, restores, repairs or starts a loop; nothing was done",
             agent.what, agent.pid, agent.loop_name
         ),
         "a person runs it from their own shell, outside the agent's session",

@@ -91,6 +91,11 @@ pub enum Command {
     /// Show or amend the loop contract.
     #[command(subcommand)]
     Contract(ContractCommand),
+    /// Continue a stopped loop, in writing (the round cap raised when it is used up).
+    #[command(
+        after_help = "Exit status:\n  0  resumed\n  1  not resumed: the loop runs, has not started, or stopped on its budget\n  2  usage error"
+    )]
+    Resume(super::contract::ResumeArgs),
     /// Waive one finding: a binding human ruling, appended to the ledger.
     Waive(WaiveArgs),
     /// Every finding of the loop with its history.

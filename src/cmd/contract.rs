@@ -218,6 +218,7 @@ pub fn amend(state: &State, args: AmendArgs) -> anyhow::Result<Exit> {
         )
         .into());
     }
+    let continues = stopped_standing(&rows);
     let mut appended = Vec::new();
     for (field, _, to) in &changes {
         let mut draft = Draft::new(Kind::Amend, last.round, &at);
@@ -237,18 +238,25 @@ pub fn amend(state: &State, args: AmendArgs) -> anyhow::Result<Exit> {
             json[field] =
                 serde_json::json!({"from": from.parse::<f64>().ok(), "to": to.parse::<f64>().ok()});
         }
+        json["continues"] = serde_json::Value::Bool(continues.is_some());
         super::emit_json(&json)?;
     } else {
         let what: Vec<String> = changes
             .iter()
             .map(|(field, from, to)| format!("{field} {from} -> {to}"))
             .collect();
-        let out = format!(
+        let mut out = format!(
             "amended loop `{}`: {}, by {by} (ledger row after round {})\n",
             files.name,
             what.join(", "),
             last.round
         );
+        if let Some(stopped) = &continues {
+            out.push_str(&format!(
+                "the loop had {stopped}: the amendment continues it, and round {} is next\n",
+                last.round + 1
+            ));
+        }
         super::emit(&out)?;
     }
     Ok(Exit::Success)
@@ -298,5 +306,160 @@ pub fn restore(state: &State, args: LoopArgs) -> anyhow::Result<Exit> {
         pinned.get(..12).unwrap_or(&pinned)
     );
     super::emit(&text)?;
+    Ok(Exit::Success)
+}
+
+/// How a loop ended when its rows `rows` stopped it (`stopped at round 2
+/// on `flip-flop``, `been rejected by ana after round 2`); `None` while it
+/// runs or has not started. Reads the rows alone.
+fn stopped_standing(rows: &[Row]) -> Option<String> {
+    use crate::engine::history::{LoopStanding, standing_of};
+    match standing_of(rows) {
+        LoopStanding::Stopped { round, rule } => {
+            Some(format!("stopped at round {round} on `{rule}`"))
+        }
+        LoopStanding::Rejected { round, by } => {
+            Some(format!("been rejected by {by} after round {round}"))
+        }
+        LoopStanding::Fresh | LoopStanding::Running { .. } => None,
+    }
+}
+
+/// `referee resume`.
+#[derive(Debug, Args)]
+pub struct ResumeArgs {
+    #[command(flatten)]
+    pub select: LoopSelect,
+    /// The round cap to continue under, when the loop has used its rounds
+    /// (default: two more than it has run).
+    #[arg(long, allow_negative_numbers = true, value_name = "N")]
+    pub max_rounds: Option<i64>,
+    /// Who resumes it.
+    #[arg(long, value_name = "NAME")]
+    pub by: String,
+    /// Why, in writing.
+    #[arg(long, value_name = "TEXT")]
+    pub reason: String,
+    /// Print JSON.
+    #[arg(long)]
+    pub json: bool,
+}
+
+/// `referee resume`: a stopped (or rejected) loop continues, in writing: an
+/// amendment row `resume` after its last round, with the round cap raised
+/// first when the loop has no round left. A budget stop is continued by
+/// raising the budget (`contract amend`), which says so.
+pub fn resume(state: &State, args: ResumeArgs) -> anyhow::Result<Exit> {
+    use crate::engine::history::{History, LoopStanding};
+    let by = super::person_words(&args.by);
+    let reason = super::person_words(&args.reason);
+    if by.is_empty() {
+        return Err(UsageError("--by: name the person who resumes the loop".into()).into());
+    }
+    if reason.is_empty() {
+        return Err(UsageError("--reason: a loop is resumed in writing; say why".into()).into());
+    }
+    let lp = super::open_loop(state, &args.select)?;
+    super::refuse_if_driven(&lp, "resuming it")?;
+    let name = lp.name.clone();
+    let at = super::now()?;
+    let mut locked = lp.store.lock()?;
+    let rows = locked.rows()?;
+    let history = History::read(&lp, rows)?;
+    let (round, stopped) = match history.standing() {
+        LoopStanding::Stopped { round, rule } => {
+            if rule == crate::rules::Stop::Budget {
+                return Err(hinted(
+                    format!(
+                        "loop `{name}` stopped at round {round} on `budget`: it continues when its budget is raised"
+                    ),
+                    format!(
+                        "`referee contract amend --loop {name} --budget-usd X --by NAME --reason TEXT` (or `--budget-tokens N`) raises it and continues the loop"
+                    ),
+                ));
+            }
+            (round, format!("stopped at round {round} on `{rule}`"))
+        }
+        LoopStanding::Rejected { round, by } => {
+            (round, format!("rejected by {by} after round {round}"))
+        }
+        LoopStanding::Fresh => {
+            return Err(hinted(
+                format!("loop `{name}` has not started: there is nothing to resume"),
+                format!("`referee record --loop {name} --findings FILE` records round 1"),
+            ));
+        }
+        LoopStanding::Running { round } => {
+            return Err(hinted(
+                format!(
+                    "loop `{name}` is running (round {round} of {} recorded): there is nothing to resume",
+                    history.max_rounds
+                ),
+                format!("`referee status --loop {name}` says what it waits for"),
+            ));
+        }
+    };
+    let cap = history.max_rounds;
+    let raised = match args.max_rounds {
+        Some(n) => {
+            let limit = i64::from(MAX_ROUNDS_LIMIT);
+            if !(1..=limit).contains(&n) {
+                return Err(UsageError(format!(
+                    "--max-rounds: must be a whole number 1..={limit}, not `{n}`"
+                ))
+                .into());
+            }
+            let n = n as u32;
+            if n <= round {
+                return Err(UsageError(format!(
+                    "--max-rounds {n}: the loop has run {round} rounds; to continue, the cap must be above {round}"
+                ))
+                .into());
+            }
+            (n > cap).then_some(n)
+        }
+        None if round >= cap => Some((round + 2).min(MAX_ROUNDS_LIMIT)),
+        None => None,
+    };
+    if round >= MAX_ROUNDS_LIMIT {
+        anyhow::bail!(
+            "loop `{name}` has run {round} rounds, the most a contract allows: it cannot continue; start a new loop (`referee init --loop NAME`)"
+        );
+    }
+    let mut appended = Vec::new();
+    if let Some(n) = raised {
+        let mut draft = Draft::new(Kind::Amend, round, &at);
+        draft.subject = format!("max_rounds={n}");
+        draft.by = by.clone();
+        draft.reason = reason.clone();
+        appended.push(locked.append(draft, None)?);
+    }
+    let mut draft = Draft::new(Kind::Amend, round, &at);
+    draft.subject = "resume".into();
+    draft.by = by.clone();
+    draft.reason = reason;
+    appended.push(locked.append(draft, None)?);
+    drop(locked);
+    let max_rounds = raised.unwrap_or(cap);
+    if args.json {
+        let json = serde_json::json!({
+            "loop": name.as_str(),
+            "resumed_after": round,
+            "was": stopped,
+            "next_round": round + 1,
+            "max_rounds": {"from": cap, "to": max_rounds},
+            "rows": appended.iter().map(Row::to_json).collect::<Vec<_>>(),
+        });
+        super::emit_json(&json)?;
+    } else {
+        let cap_note = match raised {
+            Some(n) => format!(", with the round cap raised {cap} -> {n}"),
+            None => String::new(),
+        };
+        super::emit(&format!(
+            "resumed loop `{name}` ({stopped}) by {by}{cap_note}: round {} of {max_rounds} is next\n",
+            round + 1
+        ))?;
+    }
     Ok(Exit::Success)
 }

@@ -124,7 +124,7 @@ fn decide(state: &State, args: DecisionArgs, kind: Kind) -> anyhow::Result<Exit>
             ));
         } else {
             out.push_str(&format!(
-                "the loop takes no more rounds until the contract is amended: `referee contract amend --loop {} --max-rounds N --by NAME --reason TEXT`\n",
+                "the loop takes no more rounds until a person resumes it: `referee resume --loop {} --by NAME --reason TEXT`\n",
                 lp.name
             ));
         }

@@ -51,13 +51,16 @@ fn uncommitted_note(state: &State, name: &LoopName) -> Option<String> {
     }
     let count = files.len();
     let files_word = if count == 1 { "file" } else { "files" };
-    Some(format!(
-        "note: {count} {files_word} in the work tree differ from the last commit ({}): round 1's patch counts them as the writer's work\n\
-         hint: to start the loop from them, commit them (`git add -A && git commit -m wip`) and `referee init --loop {name} --force` again; \
-         to keep them out of it, set them aside before round 1: `git stash push --include-untracked -- ':(exclude){state_dir}'`\n",
-        shown.join(", "),
-        state_dir = skip.as_deref().unwrap_or(".referee")
-    ))
+    let note = format!(
+        "note: {count} {files_word} in the work tree differ from the last commit ({}): round 1's patch counts them as the writer's work",
+        shown.join(", ")
+    );
+    let hint = format!(
+        "to start the loop from them, commit them (`git add -A && git commit -m wip`) and `referee init --loop {name} --force` again; \
+         to keep them out of it, set them aside before round 1: `git stash push --include-untracked -- ':(exclude){}'`",
+        skip.as_deref().unwrap_or(".referee")
+    );
+    Some(crate::report::error::with_hints(&note, &[hint]) + "\n")
 }
 
 fn print(

@@ -86,6 +86,7 @@ fn dispatch(cli: Cli) -> anyhow::Result<Exit> {
         Command::Contract(ContractCommand::Restore(args)) => {
             contract::restore(&State::locate(dir)?, args)
         }
+        Command::Resume(args) => contract::resume(&State::locate(dir)?, args),
         Command::Waive(args) => waive::run(&State::locate(dir)?, args),
         Command::Findings(args) => findings::run(&State::locate(dir)?, args),
         Command::Replay(args) => replay::run(&State::locate(dir)?, args),
@@ -111,13 +112,14 @@ fn dispatch(cli: Cli) -> anyhow::Result<Exit> {
 
 /// The commands [`persons_command`] names, as typed after `referee`: the
 /// Bash commands `hook install` asks Claude Code to deny the writer.
-const PERSONS_COMMANDS: [&str; 12] = [
+const PERSONS_COMMANDS: [&str; 13] = [
     "init",
     "run",
     "record",
     "ledger repair",
     "contract amend",
     "contract restore",
+    "resume",
     "waive",
     "approve",
     "reject",
@@ -136,6 +138,7 @@ fn persons_command(command: &Command) -> Option<&'static str> {
         Command::Ledger(LedgerCommand::Repair(_)) => "ledger repair",
         Command::Contract(ContractCommand::Amend(_)) => "contract amend",
         Command::Contract(ContractCommand::Restore(_)) => "contract restore",
+        Command::Resume(_) => "resume",
         Command::Waive(_) => "waive",
         Command::Approve(_) => "approve",
         Command::Reject(_) => "reject",
@@ -177,7 +180,7 @@ mod tests {
     /// by `persons_command` as the name it is listed under.
     #[test]
     fn the_persons_commands_are_the_ones_refused_from_inside_an_agent() {
-        let lines: [&[&str]; 12] = [
+        let lines: [&[&str]; 13] = [
             &["init"],
             &["run"],
             &["record", "--findings", "f"],
@@ -193,6 +196,7 @@ mod tests {
                 "r",
             ],
             &["contract", "restore"],
+            &["resume", "--by", "a", "--reason", "r"],
             &["waive", "F1", "--by", "a", "--reason", "r"],
             &["approve", "--by", "a"],
             &["reject", "--by", "a"],

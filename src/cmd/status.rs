@@ -167,7 +167,7 @@ pub fn run(state: &State, args: LoopArgs) -> anyhow::Result<Exit> {
             format!("a person takes over: `referee escalate --loop {name}`")
         }
         LoopStanding::Rejected { .. } => format!(
-            "rejected; to continue, amend in writing: `referee contract amend --loop {name} --max-rounds N --by NAME --reason TEXT`"
+            "rejected; to continue, resume it in writing: `referee resume --loop {name} --by NAME --reason TEXT`"
         ),
     };
 

@@ -263,29 +263,7 @@ impl History {
 
     /// Where the loop stands: the last of its round, decision and amend rows decides.
     pub fn standing(&self) -> LoopStanding {
-        for row in self.rows.iter().rev() {
-            match row.kind {
-                Kind::Amend => break,
-                Kind::Reject => {
-                    return LoopStanding::Rejected {
-                        round: row.round,
-                        by: row.by.clone(),
-                    };
-                }
-                Kind::Round if row.verdict == Some(Verdict::Stop) => {
-                    return LoopStanding::Stopped {
-                        round: row.round,
-                        rule: crate::rules::Stop::parse(&row.rule),
-                    };
-                }
-                Kind::Round => break,
-                Kind::Waive | Kind::Approve => {}
-            }
-        }
-        match self.round() {
-            0 => LoopStanding::Fresh,
-            round => LoopStanding::Running { round },
-        }
+        standing_of(&self.rows)
     }
 
     /// Refuses another round of a stopped or rejected loop.
@@ -298,7 +276,7 @@ impl History {
                 ),
                 format!(
                     "`referee escalate --loop {name}` prints the hand-off; a human may continue it in writing \
-                 with `referee contract amend --loop {name} --max-rounds N --by NAME --reason TEXT`"
+                 with `referee resume --loop {name} --by NAME --reason TEXT`"
                 ),
             )),
             LoopStanding::Rejected { round, by } => Err(hinted(
@@ -306,7 +284,7 @@ impl History {
                     "loop `{name}` was rejected by {by} after round {round}: it takes no more rounds until the contract is amended"
                 ),
                 format!(
-                    "`referee contract amend --loop {name} --max-rounds N --by NAME --reason TEXT`"
+                    "`referee resume --loop {name} --by NAME --reason TEXT` continues it, in writing"
                 ),
             )),
         }
@@ -668,4 +646,37 @@ pub fn effective_contract(contract: &Contract, rows: &[Row]) -> Contract {
         }
     }
     c
+}
+
+/// Where a loop with ledger rows `rows` stands: the last of its round,
+/// decision and amend rows decides. Reads the rows alone.
+pub fn standing_of(rows: &[Row]) -> LoopStanding {
+    for row in rows.iter().rev() {
+        match row.kind {
+            Kind::Amend => break,
+            Kind::Reject => {
+                return LoopStanding::Rejected {
+                    round: row.round,
+                    by: row.by.clone(),
+                };
+            }
+            Kind::Round if row.verdict == Some(Verdict::Stop) => {
+                return LoopStanding::Stopped {
+                    round: row.round,
+                    rule: crate::rules::Stop::parse(&row.rule),
+                };
+            }
+            Kind::Round => break,
+            Kind::Waive | Kind::Approve => {}
+        }
+    }
+    let round = rows
+        .iter()
+        .rev()
+        .find(|r| r.kind == Kind::Round)
+        .map_or(0, |r| r.round);
+    match round {
+        0 => LoopStanding::Fresh,
+        round => LoopStanding::Running { round },
+    }
 }

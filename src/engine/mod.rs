@@ -177,7 +177,7 @@ pub fn finished(lp: &Loop, history: &History, tree: &str) -> anyhow::Result<Opti
         ),
         format!(
             "`referee escalate --loop {name}` prints the hand-off; a human may continue the loop in writing \
-             with `referee contract amend --loop {name} --max-rounds N --by NAME --reason TEXT`, or review the change in a new loop (`referee init --loop NAME`)"
+             with `referee resume --loop {name} --by NAME --reason TEXT`, or review the change in a new loop (`referee init --loop NAME`)"
         ),
     ))
 }

@@ -278,7 +278,7 @@ pub fn choices(
     let more = max_rounds + 2;
     let amend = c(
         "give the writer more rounds, in writing",
-        format!("referee contract amend --loop {l} --max-rounds {more} --by NAME --reason TEXT"),
+        format!("referee resume --loop {l} --max-rounds {more} --by NAME --reason TEXT"),
     );
     let waive = ids.first().map(|id| {
         c(

@@ -1,7 +1,7 @@
 //! `referee init` and `referee contract show`: every field round-trips, every
 //! bad value is named, nothing falls back silently.
 
-use crate::common::{Repo, text};
+use crate::common::{Repo, native, text};
 
 #[test]
 fn init_then_show_round_trips_every_field() {
@@ -612,4 +612,120 @@ fn retrying_a_stopped_round_after_an_amendment_says_what_to_do() {
         .write_stdin(bug)
         .assert()
         .code(10);
+}
+
+/// `resume` continues a stopped loop in writing: the cap raised when the
+/// loop used its rounds, a `resume` row either way; it refuses a loop
+/// that runs, has not started, or stopped on its budget (raising the
+/// budget continues that one, and `amend` says so).
+#[test]
+fn resume_continues_a_stopped_loop_in_writing() {
+    let repo = Repo::new();
+    let resume = |extra: &[&str]| {
+        let mut args = vec!["resume", "--by", "ana", "--reason", "one more try"];
+        args.extend_from_slice(extra);
+        repo.run(&args)
+    };
+    let fresh = Repo::new();
+    fresh.run(&["init", "--loop", "l"]);
+    let out = fresh.run(&["resume", "--by", "ana", "--reason", "x"]);
+    assert_eq!(out.code, 1, "{}", out.stderr);
+    assert!(
+        out.stderr
+            .contains("loop `l` has not started: there is nothing to resume"),
+        "{}",
+        out.stderr
+    );
+
+    repo.run(&["init", "--loop", "l", "--max-rounds", "2"]);
+    let bug = native(&[("F1", "bug")]);
+    repo.append("src/a.rs", "one");
+    repo.record(&bug).run().assert(10, "");
+    let out = resume(&[]);
+    assert_eq!(out.code, 1, "{}", out.stderr);
+    assert!(
+        out.stderr
+            .contains("loop `l` is running (round 1 of 2 recorded)"),
+        "{}",
+        out.stderr
+    );
+    repo.append("src/a.rs", "two");
+    repo.record(&bug).run().assert(20, "round-cap");
+    let too_low = resume(&["--max-rounds", "2"]);
+    assert_eq!(too_low.code, 2, "{}", too_low.stderr);
+    let out = resume(&[]);
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    assert_eq!(
+        out.stdout,
+        "resumed loop `l` (stopped at round 2 on `round-cap`) by ana, with the round cap raised 2 -> 4: round 3 of 4 is next\n"
+    );
+    let rows = repo.ledger_json();
+    let amends: Vec<(&str, &str)> = rows
+        .iter()
+        .filter(|r| r["kind"] == "amend")
+        .map(|r| (r["subject"].as_str().unwrap(), r["by"].as_str().unwrap()))
+        .collect();
+    assert_eq!(amends, [("max_rounds=4", "ana"), ("resume", "ana")]);
+    repo.append("src/a.rs", "three");
+    repo.record(r#"{"findings": []}"#).run().assert(0, "clean");
+    // A stop with rounds left continues under the same cap.
+    let out = repo.run(&["resume", "--by", "ana", "--reason", "look again", "--json"]);
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    let json: serde_json::Value = serde_json::from_str(&out.stdout).unwrap();
+    assert_eq!(json["next_round"], 4);
+    assert_eq!(json["max_rounds"], serde_json::json!({"from": 4, "to": 4}));
+    assert_eq!(json["rows"].as_array().map(Vec::len), Some(1));
+    repo.append("src/a.rs", "four");
+    repo.record(r#"{"findings": []}"#).run().assert(0, "clean");
+
+    // A budget stop continues when the budget is raised, and `amend` says
+    // that it continues the loop.
+    let spent = Repo::new();
+    spent.run(&[
+        "init",
+        "--loop",
+        "l",
+        "--budget-usd",
+        "1",
+        "--max-rounds",
+        "5",
+    ]);
+    spent.append("src/a.rs", "one");
+    spent
+        .record(&bug)
+        .args(&["--cost-usd", "1"])
+        .run()
+        .assert(20, "budget");
+    let out = spent.run(&["resume", "--by", "ana", "--reason", "x"]);
+    assert_eq!(out.code, 1, "{}", out.stderr);
+    assert!(
+        out.stderr
+            .contains("stopped at round 1 on `budget`: it continues when its budget is raised"),
+        "{}",
+        out.stderr
+    );
+    assert!(
+        out.stderr
+            .contains("referee contract amend --loop l --budget-usd X"),
+        "{}",
+        out.stderr
+    );
+    let out = spent.run(&[
+        "contract",
+        "amend",
+        "--budget-usd",
+        "3",
+        "--by",
+        "ana",
+        "--reason",
+        "worth it",
+    ]);
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    assert!(
+        out.stdout.contains("the loop had stopped at round 1 on `budget`: the amendment continues it, and round 2 is next"),
+        "{}",
+        out.stdout
+    );
+    spent.append("src/a.rs", "two");
+    spent.record(&bug).run().assert(10, "");
 }

@@ -43,13 +43,14 @@ fn project() -> (Repo, tempfile::TempDir) {
     (repo, home)
 }
 
-const PERSONS: [&str; 12] = [
+const PERSONS: [&str; 13] = [
     "init",
     "run",
     "record",
     "ledger repair",
     "contract amend",
     "contract restore",
+    "resume",
     "waive",
     "approve",
     "reject",
@@ -101,7 +102,7 @@ fn install_writes_the_deny_rules_and_uninstall_takes_out_exactly_those() {
     let original = "{\n  \"permissions\": {\n    \"deny\": [\"Bash(rm -rf:*)\"]\n  },\n  \"model\": \"opus\"\n}\n";
     repo.write(".claude/settings.json", original);
     let (_, out) = install_claude(&repo, home.path());
-    assert!(out.contains("`permissions.deny` holds 18 rules"), "{out}");
+    assert!(out.contains("`permissions.deny` holds 19 rules"), "{out}");
     assert!(
         out.contains("no sandbox: under `bypassPermissions`"),
         "{out}"

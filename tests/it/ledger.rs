@@ -370,7 +370,8 @@ fn amend_raises_the_cap_in_writing_and_refuses_anything_else() {
         .success();
     assert_eq!(
         text(&out.get_output().stdout),
-        "amended loop `l`: max_rounds 3 -> 5, by ann (ledger row after round 2)\n"
+        "amended loop `l`: max_rounds 3 -> 5, by ann (ledger row after round 2)\n\
+         the loop had stopped at round 2 on `round-cap`: the amendment continues it, and round 3 is next\n"
     );
     let rows = store.read().unwrap().rows;
     assert_eq!(rows.len(), 3);

@@ -228,7 +228,7 @@ fn round_cap_escalates_the_leftovers() {
     assert!(out.stdout.contains("what you can do:"), "{}", out.stdout);
     assert!(
         out.stdout.contains(
-            "give the writer more rounds, in writing: `referee contract amend --loop l --max-rounds 4 --by NAME --reason TEXT`"
+            "give the writer more rounds, in writing: `referee resume --loop l --max-rounds 4 --by NAME --reason TEXT`"
         ),
         "{}",
         out.stdout
@@ -509,7 +509,10 @@ fn budget_guard_stops_when_spend_reaches_the_cap() {
         ])
         .assert()
         .success()
-        .stdout("amended loop `l`: budget.usd 1 -> 2, by ann (ledger row after round 2)\n");
+        .stdout(
+            "amended loop `l`: budget.usd 1 -> 2, by ann (ledger row after round 2)\n\
+             the loop had stopped at round 2 on `budget`: the amendment continues it, and round 3 is next\n",
+        );
     repo.append("src/a.rs", "c");
     let out = repo
         .record(r#"{"findings":[]}"#)

@@ -138,7 +138,8 @@ fn an_agent_the_hook_referees_cannot_record_or_waive() {
             "#!/bin/sh\n\
              \"{REFEREE}\" hook stop --agent claude < '{d}/payload.json' > '{d}/answer.json'\n\
              \"{REFEREE}\" record --findings '{d}/clean.json' > '{d}/record.log' 2>&1; echo rc=$? >> '{d}/record.log'\n\
-             \"{REFEREE}\" waive F1 --by lead --reason x > '{d}/waive.log' 2>&1; echo rc=$? >> '{d}/waive.log'\n",
+             \"{REFEREE}\" waive F1 --by lead --reason x > '{d}/waive.log' 2>&1; echo rc=$? >> '{d}/waive.log'\n\
+             \"{REFEREE}\" resume --by lead --reason x > '{d}/resume.log' 2>&1; echo rc=$? >> '{d}/resume.log'\n",
             d = dir.display()
         ),
     )
@@ -158,6 +159,12 @@ fn an_agent_the_hook_referees_cannot_record_or_waive() {
     let waive = read(dir, "waive.log");
     assert!(waive.contains("only a person waives"), "{waive}");
     assert!(waive.trim_end().ends_with("rc=1"), "{waive}");
+    let resume = read(dir, "resume.log");
+    assert!(
+        resume.contains("`referee resume` was run from inside"),
+        "{resume}"
+    );
+    assert!(resume.trim_end().ends_with("rc=1"), "{resume}");
     assert_eq!(f.rows(), 1);
 
     // Run by the test itself, the hook registers no agent: the test's own
