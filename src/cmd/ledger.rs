@@ -223,6 +223,27 @@ fn snapshots_hold(
 pub fn repair(state: &State, args: LoopArgs) -> anyhow::Result<Exit> {
     let (name, store) = store_of(state, &args.select)?;
     let removed = store.repair()?;
+    // A torn last line is all repair removes: a committed row that no
+    // longer verifies is said, with the way back, never "nothing to repair".
+    if let Err(e) = store.verify_seeing(|_, _| {}) {
+        let hint = e.hint().unwrap_or_else(|| {
+            format!(
+                "put the committed ledger back with `git checkout -- {}` (or from a copy)",
+                super::shown(store.path())
+            )
+        });
+        let torn = if removed.is_some() {
+            " (a torn last line was removed)"
+        } else {
+            ""
+        };
+        return Err(hinted(
+            format!(
+                "{e}: `referee ledger repair` removes only a torn last line, never a committed row{torn}"
+            ),
+            hint,
+        ));
+    }
     if args.json {
         let json = match &removed {
             Some(bytes) => serde_json::json!({"loop": name.as_str(), "removed_bytes": bytes.len(),

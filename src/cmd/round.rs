@@ -39,11 +39,17 @@ impl RunLock {
         lp.anchor.create()?;
         match run_lock::RunLock::take(&lp.anchor, Holder::Run) {
             Ok(lock) => Ok(Self::taken(lp, lock)),
-            Err(NotTaken::Held(d)) => anyhow::bail!(
-                "loop `{}` is being driven by {}; nothing was done",
-                lp.name,
-                super::describe(&d)
-            ),
+            Err(NotTaken::Held(d)) => Err(crate::exit::hinted(
+                format!(
+                    "loop `{}` is being driven by {}; nothing was done",
+                    lp.name,
+                    super::describe(&d)
+                ),
+                format!(
+                    "`referee status --loop {}` shows its round; wait for it to stop, or end it (Ctrl-C where it runs, or `kill {}`)",
+                    lp.name, d.pid
+                ),
+            )),
             Err(NotTaken::Error(e)) => Err(e.into()),
         }
     }

@@ -71,7 +71,16 @@ impl StoreError {
                 .get_ref()
                 .and_then(|inner| inner.downcast_ref::<Hinted>())
                 .and_then(|hinted| hinted.hints.first().cloned()),
-            StoreError::Chain { cause, .. } => cause.hint(),
+            // A row that no longer reads or hashes as written was edited:
+            // the committed file comes back from git.
+            StoreError::Chain { path, cause } => cause.hint().or_else(|| {
+                matches!(cause, ChainError::Row { .. } | ChainError::Header { .. }).then(|| {
+                    format!(
+                        "a ledger is never edited: put the committed one back with `git checkout -- {}` (or from a copy); `referee ledger verify --json` says what each check found",
+                        statefs::shown(path)
+                    )
+                })
+            }),
             StoreError::Evidence { .. } => None,
             StoreError::Fs(err) => err.hint(),
             StoreError::Broken { path, .. } => Some(format!(

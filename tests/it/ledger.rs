@@ -572,3 +572,46 @@ fn show_of_a_ledger_with_a_bad_row_prints_only_the_error() {
         );
     }
 }
+
+/// An edited row: `verify` and `repair` say how to get the committed
+/// ledger back, and `repair` never answers "nothing to repair" for it.
+#[test]
+fn an_edited_ledger_is_named_with_the_way_back() {
+    let repo = Repo::with_loop("l", &[]);
+    repo.append("src/a.rs", "one");
+    repo.record(&crate::common::native(&[("F1", "bug")]))
+        .run()
+        .assert(10, "");
+    let ledger = repo.read(".referee/ledgers/l.csv");
+    repo.write(
+        ".referee/ledgers/l.csv",
+        &ledger.replacen(",continue,", ",stop,", 1),
+    );
+    let restore =
+        "put the committed one back with `git checkout -- .referee/ledgers/l.csv` (or from a copy)";
+    let verify = repo.run(&["ledger", "verify"]);
+    assert_eq!(verify.code, 1, "{}", verify.stderr);
+    assert!(
+        verify.stderr.contains("(the row was edited)"),
+        "{}",
+        verify.stderr
+    );
+    assert!(verify.stderr.contains(restore), "{}", verify.stderr);
+    let repair = repo.run(&["ledger", "repair"]);
+    assert_eq!(repair.code, 1, "{}", repair.stderr);
+    assert!(
+        repair.stderr.contains(
+            "`referee ledger repair` removes only a torn last line, never a committed row"
+        ),
+        "{}",
+        repair.stderr
+    );
+    assert!(repair.stderr.contains(restore), "{}", repair.stderr);
+    assert!(!repair.stdout.contains("nothing to repair"));
+    // Put back, the ledger verifies again.
+    repo.write(".referee/ledgers/l.csv", &ledger);
+    assert_eq!(repo.run(&["ledger", "verify"]).code, 0);
+    let repair = repo.run(&["ledger", "repair"]);
+    assert_eq!(repair.code, 0, "{}", repair.stderr);
+    assert!(repair.stdout.contains("nothing to repair"));
+}

@@ -629,6 +629,29 @@ fn record_and_status_know_a_run_drives_the_loop() {
         "{err}"
     );
     assert!(err.contains("round 1: the writer is working"), "{err}");
+    // A second `run` is refused the same way, with how to end the first.
+    let second = f
+        .repo
+        .referee()
+        .args(["run", "--task", "t"])
+        .output()
+        .unwrap();
+    assert_eq!(second.status.code(), Some(1));
+    let err = text(&second.stderr);
+    assert!(
+        err.contains(&format!(
+            "is being driven by `referee run` (pid {}",
+            run.id()
+        )),
+        "{err}"
+    );
+    assert!(
+        err.contains(&format!(
+            "wait for it to stop, or end it (Ctrl-C where it runs, or `kill {}`)",
+            run.id()
+        )),
+        "{err}"
+    );
     let status = text(&f.repo.referee().arg("status").output().unwrap().stdout);
     assert!(status.contains("driven now by `referee run`"), "{status}");
     assert!(
