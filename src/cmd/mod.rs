@@ -51,9 +51,12 @@ pub fn main(cli: Cli) -> Exit {
     // the round under way, then exits as a shell expects of a process the
     // signal ended (128 + its number), whatever it was doing then.
     let drives = matches!(cli.command, Command::Run(_));
+    // `--format` is the input's for `parse` and `record`, the output's elsewhere.
+    let format_is_output = !matches!(cli.command, Command::Parse(_) | Command::Record(_));
+    let json = asks_json(std::env::args_os().skip(1), format_is_output);
     let exit = match dispatch(cli) {
         Ok(exit) => exit,
-        Err(err) => report_error(&err),
+        Err(err) => report_error(&err, json),
     };
     match crate::agent::process::signalled().and_then(Exit::signalled) {
         Some(signalled) if drives => signalled,
@@ -149,8 +152,23 @@ fn persons_command(command: &Command) -> Option<&'static str> {
     })
 }
 
-/// Prints `error: ...` with the cause chain; a broken pipe exits quietly.
-fn report_error(err: &anyhow::Error) -> Exit {
+/// Whether the command line asks for JSON (`--json`, or `--format json`
+/// where `--format` is the output's, before any `--`): then an error is
+/// JSON on stdout too, where the caller reads.
+fn asks_json(args: impl Iterator<Item = std::ffi::OsString>, format_is_output: bool) -> bool {
+    let args: Vec<std::ffi::OsString> = args.take_while(|a| a != "--").collect();
+    args.iter().any(|a| a == "--json")
+        || (format_is_output
+            && (args.iter().any(|a| a == "--format=json")
+                || args
+                    .windows(2)
+                    .any(|w| w[0] == "--format" && w[1] == "json")))
+}
+
+/// Prints `error: ...` with the cause chain (and, for a command asked for
+/// JSON that printed nothing yet, `{"error": {"message", "hints", "exit"}}`
+/// on stdout); a broken pipe exits quietly.
+fn report_error(err: &anyhow::Error, json: bool) -> Exit {
     let broken_pipe = err.chain().any(|cause| {
         cause
             .downcast_ref::<std::io::Error>()
@@ -163,11 +181,20 @@ fn report_error(err: &anyhow::Error) -> Exit {
     let message = crate::report::terminal::escape(&render(err)).into_owned();
     let mut stderr = std::io::stderr().lock();
     let _ = writeln!(stderr, "error: {message}");
-    if err.chain().any(|cause| cause.is::<UsageError>()) {
+    let exit = if err.chain().any(|cause| cause.is::<UsageError>()) {
         Exit::Usage
     } else {
         Exit::Error
+    };
+    if json && !util::emitted() {
+        let doc = serde_json::json!({"error": {
+            "message": format!("{err:#}"),
+            "hints": crate::report::error::hints(err),
+            "exit": exit.code(),
+        }});
+        let _ = writeln!(std::io::stdout().lock(), "{doc}");
     }
+    exit
 }
 
 #[cfg(test)]

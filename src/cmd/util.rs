@@ -22,9 +22,19 @@ pub(super) fn emit(text: &str) -> anyhow::Result<()> {
     emit_exact(crate::report::style::for_people(text).as_bytes())
 }
 
+/// Whether this process wrote its answer to stdout: a command that printed
+/// its own JSON account of a failure (`ledger verify --json`) gets no
+/// second document after it.
+static EMITTED: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
+
+pub(super) fn emitted() -> bool {
+    EMITTED.load(std::sync::atomic::Ordering::Relaxed)
+}
+
 /// Writes a document for programs (JSON, CSV, SARIF, shell scripts, man
 /// pages) byte for byte: its own format escapes what it must.
 pub(super) fn emit_exact(bytes: &[u8]) -> anyhow::Result<()> {
+    EMITTED.store(true, std::sync::atomic::Ordering::Relaxed);
     let mut out = std::io::stdout().lock();
     out.write_all(bytes)?;
     out.flush()?;

@@ -589,3 +589,44 @@ fn init_on_a_dirty_tree_says_what_round_one_will_count() {
     let again = repo.run(&["init", "--loop", "c"]);
     assert!(!again.stderr.contains("note:"), "{}", again.stderr);
 }
+
+/// A command asked for JSON answers an error in JSON on stdout too (the
+/// `error:` line stays on stderr): a script or skill reads one stream.
+#[test]
+fn an_error_is_json_on_stdout_when_json_was_asked() {
+    let repo = Repo::with_loop("l", &[]);
+    repo.append("src/a.rs", "one");
+    repo.record(r#"{"findings": []}"#).run().assert(0, "clean");
+    for args in [
+        &["approval", "check", "--json"][..],
+        &["status", "--loop", "zz", "--json"],
+        &["ledger", "show", "--loop", "zz", "--format", "json"],
+        &["escalate", "--loop", "zz", "--format=json"],
+    ] {
+        let out = repo.run(args);
+        assert_eq!(out.code, 1, "{args:?}: {}", out.stderr);
+        let doc: serde_json::Value = serde_json::from_str(&out.stdout)
+            .unwrap_or_else(|e| panic!("{args:?}: {e}: {:?}", out.stdout));
+        let message = doc["error"]["message"].as_str().unwrap();
+        assert!(
+            out.stderr.starts_with(&format!("error: {message}")),
+            "{args:?}: {}",
+            out.stderr
+        );
+        assert_eq!(doc["error"]["exit"], 1);
+        assert!(doc["error"]["hints"].is_array());
+    }
+    let out = repo.run(&["approval", "check", "--json"]);
+    let doc: serde_json::Value = serde_json::from_str(&out.stdout).unwrap();
+    assert_eq!(doc["error"]["message"], "loop `l` has no approval");
+    assert_eq!(
+        doc["error"]["hints"],
+        serde_json::json!(["a person approves with `referee approve --loop l --by NAME`"])
+    );
+    // Without it, stdout stays empty; `record --format` names the input.
+    let out = repo.run(&["status", "--loop", "zz"]);
+    assert_eq!((out.code, out.stdout.as_str()), (1, ""));
+    let out = repo.record("{").args(&["--format", "native"]).run();
+    assert_eq!(out.code, 1, "{}", out.stderr);
+    assert_eq!(out.stdout, "");
+}
