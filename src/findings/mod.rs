@@ -258,16 +258,27 @@ pub fn parse(input: &[u8], format: Format, repo_root: &str) -> Result<Parsed, Fi
     if text.trim().is_empty() {
         return Err(FindingsError::Empty);
     }
-    let format = match format {
+    let detected = format == Format::Auto;
+    let mut format = match format {
         Format::Auto => detect::detect(text),
         other => other,
     };
-    let drafts = match format {
-        Format::Native | Format::Auto => native::parse(text)?,
-        Format::Tagged => tagged::parse(text)?,
-        Format::Sarif => sarif::parse(text)?,
-        Format::Junit => junit::parse(text)?,
-        Format::Codex => codex::parse(text)?,
+    // Prose around one fenced ```json block of findings (a chat model's
+    // habit) is that block, read as native JSON, when the prose tags none.
+    let fenced = match format {
+        Format::Tagged if detected => fenced_findings(text)?,
+        _ => None,
+    };
+    if fenced.is_some() {
+        format = Format::Native;
+    }
+    let drafts = match (format, fenced) {
+        (_, Some(drafts)) => drafts,
+        (Format::Native | Format::Auto, None) => native::parse(text)?,
+        (Format::Tagged, None) => tagged::parse(text)?,
+        (Format::Sarif, None) => sarif::parse(text)?,
+        (Format::Junit, None) => junit::parse(text)?,
+        (Format::Codex, None) => codex::parse(text)?,
     };
     let findings = finish(drafts.findings, format, repo_root)?;
     Ok(Parsed {
@@ -275,6 +286,76 @@ pub fn parse(input: &[u8], format: Format, repo_root: &str) -> Result<Parsed, Fi
         findings,
         resolved: drafts.resolved,
     })
+}
+
+/// The findings of text that is prose around fenced ```json blocks: `None`
+/// when no block holds a JSON object with `findings`; the one block's,
+/// read as native JSON, when the prose around it tags no finding; an error
+/// naming the blocks otherwise (two blocks, a block that does not read, or
+/// tagged findings beside one): never one half of a review in silence.
+fn fenced_findings(text: &str) -> Result<Option<Drafts>, FindingsError> {
+    // Each fenced block: its first line, whether its language may be JSON,
+    // its text. Lines outside every block are the prose.
+    let mut blocks: Vec<(usize, String)> = Vec::new();
+    let mut prose = String::new();
+    let mut open: Option<(usize, bool, String)> = None;
+    for (i, line) in text.lines().enumerate() {
+        let fence = line.trim_start().strip_prefix("```");
+        match (&mut open, fence) {
+            (None, Some(lang)) => {
+                let json = matches!(lang.trim(), "json" | "JSON" | "");
+                open = Some((i + 1, json, String::new()));
+            }
+            (Some(_), Some(rest)) if rest.trim().is_empty() => {
+                if let Some((at, true, body)) = open.take() {
+                    blocks.push((at, body));
+                }
+            }
+            (Some((_, _, body)), _) => {
+                body.push_str(line);
+                body.push('\n');
+            }
+            (None, None) => {
+                prose.push_str(line);
+                prose.push('\n');
+            }
+        }
+    }
+    let of_findings: Vec<&(usize, String)> = blocks
+        .iter()
+        .filter(|(_, body)| body.trim_start().starts_with('{') && body.contains("\"findings\""))
+        .collect();
+    let [(at, body)] = of_findings.as_slice() else {
+        if of_findings.len() > 1 {
+            let lines: Vec<String> = of_findings.iter().map(|(at, _)| at.to_string()).collect();
+            return Err(FindingsError::NotProven {
+                format: Format::Tagged,
+                message: format!(
+                    "{} fenced ```json blocks of findings (at lines {}): which one is the review is not said",
+                    of_findings.len(),
+                    lines.join(", ")
+                ),
+                hint: "give the reviewer's findings as one JSON document (`referee schema` prints its schema)".into(),
+            });
+        }
+        return Ok(None);
+    };
+    let drafts = native::parse(body).map_err(|err| FindingsError::Invalid {
+        format: Format::Native,
+        at: format!("the ```json block at line {at}"),
+        message: err.to_string(),
+        hint: err.hint(),
+    })?;
+    if tagged::parse(&prose).is_ok_and(|tagged| !tagged.findings.is_empty()) {
+        return Err(FindingsError::NotProven {
+            format: Format::Tagged,
+            message: format!(
+                "a fenced ```json block of findings (at line {at}) and tagged findings around it: which is the review is not said"
+            ),
+            hint: "give the findings one way: the JSON block alone, or tagged lines alone".into(),
+        });
+    }
+    Ok(Some(drafts))
 }
 
 /// Normalizes paths, computes fingerprints and ids, and keeps ids unique.

@@ -211,3 +211,48 @@ fn utf16_with_a_byte_order_mark_reads_as_its_text() {
             .is_empty()
     );
 }
+
+#[test]
+fn prose_around_one_fenced_json_block_is_that_block() {
+    let block = r#"{"findings":[{"id":"F1","severity":"bug","title":"expiry is exclusive","file":"src/a.rs","line":3,"body":"use >="}]}"#;
+    let reply = format!(
+        "Here is my review.\n\n```json\n{block}\n```\n\nThanks, and `a` is fine:\n```python\nx = 1\n```\n"
+    );
+    let parsed = parse(reply.as_bytes(), Format::Auto, "/repo").unwrap();
+    assert_eq!(parsed.source_format, Format::Native);
+    assert_eq!(parsed.findings.len(), 1);
+    assert_eq!(parsed.findings[0].title, "expiry is exclusive");
+    // A block that does not read is named by its line.
+    let broken = "Review:\n```json\n{\"findings\": [{\"severity\": \"bug\"}]}\n```\n";
+    let err = parse(broken.as_bytes(), Format::Auto, "/repo")
+        .unwrap_err()
+        .to_string();
+    assert!(
+        err.starts_with("native json: the ```json block at line 2: "),
+        "{err}"
+    );
+    // Two blocks, or tagged findings beside one: refused, never half read.
+    let two = format!("```json\n{block}\n```\nand\n```json\n{block}\n```\n");
+    let err = parse(two.as_bytes(), Format::Auto, "/repo")
+        .unwrap_err()
+        .to_string();
+    assert!(
+        err.contains("2 fenced ```json blocks of findings (at lines 1, 5)"),
+        "{err}"
+    );
+    let both = format!("[bug] src/b.rs:1: another\n```json\n{block}\n```\n");
+    let err = parse(both.as_bytes(), Format::Auto, "/repo")
+        .unwrap_err()
+        .to_string();
+    assert!(err.contains("and tagged findings around it"), "{err}");
+    // A block of other JSON leaves tagged text as it was.
+    let other = "[clean]\n```json\n{\"ok\": true}\n```\n";
+    assert_eq!(
+        parse(other.as_bytes(), Format::Auto, "/repo")
+            .unwrap()
+            .source_format,
+        Format::Tagged
+    );
+    // Asked for tagged text, it is tagged text.
+    assert!(parse(reply.as_bytes(), Format::Tagged, "/repo").is_err());
+}

@@ -786,3 +786,108 @@ fn the_reviewer_sees_changes_the_writers_gitattributes_would_hide() {
     assert!(seen.contains("+fn hidden() {}"), "{seen}");
     assert!(!seen.contains("Binary files"), "{seen}");
 }
+
+/// A newcomer's walk from a fresh repository, with the `command` preset:
+/// `init`, `run` to an escalation, `escalate`, `resume` in writing, `run`
+/// again to `clean`, `approve`, and CI's `approval check`.
+#[test]
+fn a_newcomers_walk_from_init_to_approval() {
+    let f = Fake::new("max_rounds = 2", "", "");
+    f.file(
+        "writer-1.sh",
+        &fix("fn valid(now: u64, exp: u64) -> bool { now < exp }"),
+    )
+    .file("reviewer-1.print", BUG)
+    .file(
+        "writer-2.sh",
+        &fix("fn valid(now: u64, exp: u64) -> bool { exp > now }"),
+    )
+    .file("reviewer-2.print", BUG)
+    .file(
+        "writer-3.sh",
+        &fix("fn valid(now: u64, exp: u64) -> bool { now <= exp }"),
+    )
+    .file("reviewer-3.print", CLEAN);
+    let (code, stdout, stderr) = f.run(&["--task", "fix the expiry check"]);
+    assert_eq!(code, 20, "{stdout}\n{stderr}");
+    assert!(
+        stdout.contains("round 2 of 2 · loop `l` · stop: round-cap"),
+        "{stdout}"
+    );
+
+    let escalate = f.repo.run(&["escalate"]);
+    assert_eq!(escalate.code, 0, "{}", escalate.stderr);
+    assert!(
+        escalate.stdout.contains(
+            "give the writer more rounds, in writing: `referee resume --loop l --max-rounds 4 --by NAME --reason TEXT`"
+        ),
+        "{}",
+        escalate.stdout
+    );
+    // Run again on the same tree, a stopped loop answers its stop and
+    // appends nothing; changed, it is refused until a person resumes it.
+    let rows = f.repo.ledger_json().len();
+    let (code, _, stderr) = f.run(&["--task", "fix the expiry check"]);
+    assert_eq!(code, 20, "{stderr}");
+    assert_eq!(f.repo.ledger_json().len(), rows);
+    f.repo.append("NOTES.md", "draft");
+    let (code, _, stderr) = f.run(&["--task", "fix the expiry check"]);
+    assert_eq!(code, 1, "{stderr}");
+    assert!(
+        stderr.contains("`referee resume --loop l --by NAME --reason TEXT`"),
+        "{stderr}"
+    );
+
+    let resume = f.repo.run(&[
+        "resume",
+        "--by",
+        "ana",
+        "--reason",
+        "one signature change away",
+    ]);
+    assert_eq!(resume.code, 0, "{}", resume.stderr);
+    assert!(
+        resume.stdout.contains("round 3 of 4 is next"),
+        "{}",
+        resume.stdout
+    );
+    let (code, stdout, stderr) = f.run(&["--task", "fix the expiry check"]);
+    assert_eq!(code, 0, "{stdout}\n{stderr}");
+    assert!(
+        stdout.contains("round 3 of 4 · loop `l` · stop: clean"),
+        "{stdout}"
+    );
+
+    let approve = f
+        .repo
+        .run(&["approve", "--by", "ana", "--reason", "reviewed"]);
+    assert_eq!(approve.code, 0, "{}", approve.stderr);
+    let check = f.repo.run(&["approval", "check"]);
+    assert_eq!(check.code, 0, "{}", check.stderr);
+    let kinds: Vec<String> = f
+        .repo
+        .ledger_json()
+        .iter()
+        .map(|r| match r["kind"].as_str().unwrap() {
+            "amend" => format!(
+                "amend {} {}",
+                r["round"],
+                r["subject"].as_str().unwrap_or("")
+            ),
+            kind => format!("{kind} {} ", r["round"]),
+        })
+        .collect();
+    assert_eq!(
+        kinds,
+        [
+            "round 1 ",
+            "round 2 ",
+            "amend 2 max_rounds=4",
+            "amend 2 resume",
+            "round 3 ",
+            "approve 3 ",
+        ],
+        "{kinds:?}"
+    );
+    f.repo.run(&["ledger", "verify"]).assert(0, "");
+}
