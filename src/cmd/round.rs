@@ -341,7 +341,8 @@ impl Caller<'_> {
                     reviewer.preset.as_str(),
                     super::shown(&kept)
                 );
-                return Err(Hinted::maybe(message, err.hint()).into());
+                let hint = preset::unreadable_review_hint(reviewer.preset).or_else(|| err.hint());
+                return Err(Hinted::maybe(message, hint).into());
             }
         };
         Ok(Review::new(raw, parsed))

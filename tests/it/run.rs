@@ -891,3 +891,49 @@ fn a_newcomers_walk_from_init_to_approval() {
     );
     f.repo.run(&["ledger", "verify"]).assert(0, "");
 }
+
+/// A claude reviewer that answers in prose under `run`: the hint is what is
+/// left to change, not the advice to pass a schema the preset passed.
+#[test]
+fn a_claude_reviewer_answering_in_prose_gets_a_hint_for_the_preset_that_ran() {
+    let repo = Repo::new();
+    repo.write("src/auth.rs", "fn valid() {}\n");
+    repo.git(&["add", "-A"]);
+    repo.git(&["commit", "-q", "-m", "auth"]);
+    let script = tempfile::tempdir().unwrap();
+    let claude = script.path().join("claude");
+    std::fs::write(
+        &claude,
+        "#!/bin/sh\ncat > /dev/null\necho '{\"type\":\"result\",\"subtype\":\"success\",\"is_error\":false,\"result\":\"Looks fine to me.\"}'\n",
+    )
+    .unwrap();
+    std::fs::set_permissions(&claude, std::os::unix::fs::PermissionsExt::from_mode(0o755)).unwrap();
+    let dir = script.path().display().to_string();
+    std::fs::write(script.path().join("writer-1.sh"), fix("fn valid() { 1 }")).unwrap();
+    let contract = format!(
+        "loop = \"l\"\n[writer]\npreset = \"command\"\ncommand = [\"{}\"]\nenv = {{ FAKE_DIR = \"{dir}\" }}\n\
+         [reviewer]\npreset = \"claude\"\nbin = \"{}\"\n",
+        fake_agent(),
+        claude.display()
+    );
+    let path = script.path().join("contract.toml");
+    std::fs::write(&path, contract).unwrap();
+    repo.run(&["init", "--from", path.to_str().unwrap()])
+        .assert(0, "");
+    let out = repo.run(&["run", "--task", "t"]);
+    assert_eq!(out.code, 1, "{}\n{}", out.stdout, out.stderr);
+    assert!(
+        out.stderr
+            .contains("reviewer `claude` gave no readable review"),
+        "{}",
+        out.stderr
+    );
+    assert!(
+        out.stderr.contains(
+            "hint: the claude preset passed referee's findings schema itself (`--json-schema`)"
+        ),
+        "{}",
+        out.stderr
+    );
+    assert!(!out.stderr.contains("run claude with"), "{}", out.stderr);
+}

@@ -109,6 +109,23 @@ pub(crate) fn in_words(tool: Preset, said: &str) -> String {
     said
 }
 
+/// The next step when a reviewer `preset` ran gave no readable review:
+/// for the presets that hand the CLI referee's findings schema themselves,
+/// not the parser's advice to pass one (which is for a person's own
+/// calls), but what is left to change. `None`: the parser's hint holds.
+pub fn unreadable_review_hint(preset: Preset) -> Option<String> {
+    let flag = match preset {
+        Preset::Claude => "--json-schema",
+        Preset::Codex => "--output-schema",
+        _ => return None,
+    };
+    Some(format!(
+        "the {} preset passed referee's findings schema itself (`{flag}`), and the answer did not follow it: \
+         read what it said in the kept output, then try another `reviewer.model` or a reviewer prompt that asks for the schema's JSON (`referee docs presets`)",
+        preset.as_str()
+    ))
+}
+
 /// Which side of the loop a call plays (the contract's).
 pub use crate::contract::Role;
 
