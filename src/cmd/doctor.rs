@@ -42,6 +42,7 @@ struct Report {
     state_dir: String,
     anchors: String,
     tools: Vec<Tool>,
+    loops: Vec<LoopFacts>,
     agents: Vec<AgentFacts>,
     /// In words: what a writer with a shell can still do.
     overall: Vec<String>,
@@ -52,8 +53,28 @@ struct Tool {
     name: &'static str,
     path: Option<String>,
     version: Option<String>,
+    /// Claude Code and Codex: where a login was found, or that none was
+    /// (`None` for the other tools, or one not on PATH).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    login: Option<Login>,
     /// What it is for.
     means: String,
+}
+
+#[derive(Debug, Serialize)]
+struct Login {
+    found: bool,
+    /// Where (a variable, a file), or what gives one.
+    how: String,
+}
+
+/// One loop of the state folder: its contract read, its ledger checked.
+#[derive(Debug, Serialize)]
+struct LoopFacts {
+    name: String,
+    /// `None`: it reads and its ledger verifies; else what is wrong.
+    problem: Option<String>,
+    hints: Vec<String>,
 }
 
 #[derive(Debug, Serialize)]
@@ -134,6 +155,7 @@ pub fn run(state: &State, args: DoctorArgs) -> anyhow::Result<Exit> {
         state_dir: state.root.display().to_string(),
         anchors: anchors.display().to_string(),
         tools,
+        loops: loops(state),
         agents: vec![claude, codex],
         overall,
     };
@@ -180,11 +202,87 @@ fn tools() -> Vec<Tool> {
                 (Some(path), true) => version(path),
                 _ => None,
             };
+            let login = path.as_ref().and_then(|_| login(name));
             Tool {
                 name,
                 path: path.map(|p| p.display().to_string()),
                 version,
+                login,
                 means,
+            }
+        })
+        .collect()
+}
+
+/// Where Claude Code or Codex would find a login, as its files and
+/// variables say (never by calling a model): an API key in the
+/// environment, or the credentials file its login writes.
+fn login(tool: &str) -> Option<Login> {
+    let home = std::env::var_os("HOME")
+        .filter(|h| !h.is_empty())
+        .map(PathBuf::from);
+    let dir_of = |var: &str, default: &str| {
+        std::env::var_os(var)
+            .filter(|d| !d.is_empty())
+            .map(PathBuf::from)
+            .or_else(|| home.as_ref().map(|h| h.join(default)))
+    };
+    let (vars, file, command): (&[&str], Option<PathBuf>, &str) = match tool {
+        "claude" => (
+            &["ANTHROPIC_API_KEY", "ANTHROPIC_AUTH_TOKEN"],
+            dir_of("CLAUDE_CONFIG_DIR", ".claude").map(|d| d.join(".credentials.json")),
+            "`claude /login` (or set `ANTHROPIC_API_KEY`)",
+        ),
+        "codex" => (
+            &["OPENAI_API_KEY", "CODEX_API_KEY"],
+            dir_of("CODEX_HOME", ".codex").map(|d| d.join("auth.json")),
+            "`codex login` (or set `OPENAI_API_KEY`)",
+        ),
+        _ => return None,
+    };
+    if let Some(var) = vars
+        .iter()
+        .find(|v| std::env::var_os(v).is_some_and(|x| !x.is_empty()))
+    {
+        return Some(Login {
+            found: true,
+            how: format!("`{var}` is set"),
+        });
+    }
+    match file.filter(|f| f.is_file()) {
+        Some(file) => Some(Login {
+            found: true,
+            how: format!("`{}`", file.display()),
+        }),
+        None => Some(Login {
+            found: false,
+            how: format!("no login found: {command}"),
+        }),
+    }
+}
+
+/// Each loop of the state folder, its contract loaded and its ledger
+/// verified as `status` and `ledger verify` would.
+fn loops(state: &State) -> Vec<LoopFacts> {
+    let names = state.loops().unwrap_or_default();
+    names
+        .into_iter()
+        .map(|name| {
+            let select = crate::state::LoopSelect {
+                name: Some(name.to_string()),
+            };
+            let checked = super::open_loop(state, &select).and_then(|lp| {
+                lp.store.verify_seeing(|_, _| {})?;
+                Ok(())
+            });
+            let (problem, hints) = match checked {
+                Ok(()) => (None, Vec::new()),
+                Err(e) => (Some(format!("{e:#}")), crate::report::error::hints(&e)),
+            };
+            LoopFacts {
+                name: name.to_string(),
+                problem,
+                hints,
             }
         })
         .collect()
@@ -538,6 +636,35 @@ fn render(r: &Report) -> String {
             (None, _) => "not on PATH".into(),
         };
         out.push_str(&format!("  `{}`: {found} ({})\n", t.name, t.means));
+        if let Some(login) = &t.login {
+            let said = if login.found {
+                "login: "
+            } else {
+                "login: none; "
+            };
+            out.push_str(&format!(
+                "    {said}{}\n",
+                login.how.trim_start_matches("no login found: ")
+            ));
+        }
+    }
+    out.push_str("\nloops:\n");
+    if r.loops.is_empty() {
+        out.push_str("  none yet (`referee init --loop NAME` starts one)\n");
+    }
+    for l in &r.loops {
+        match &l.problem {
+            None => out.push_str(&format!(
+                "  `{}`: contract reads, ledger verifies\n",
+                l.name
+            )),
+            Some(problem) => {
+                let said = with_hints(&format!("`{}`: {problem}", l.name), &l.hints);
+                for line in said.lines() {
+                    out.push_str(&format!("  {line}\n"));
+                }
+            }
+        }
     }
     for a in &r.agents {
         out.push_str(&format!("\n{}:\n", a.agent));

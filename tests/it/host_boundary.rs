@@ -626,3 +626,94 @@ fn claude_code_denies_its_tools_the_state_folder_after_install() {
         .unwrap_or(0);
     assert!(denied >= 2, "{bodies:?}");
 }
+
+/// `doctor` says where each agent CLI would find its login (never calling
+/// a model) and whether each loop's contract reads and its ledger
+/// verifies, with the fix.
+#[test]
+fn doctor_names_the_logins_and_the_loops_health() {
+    let (repo, home) = project();
+    let tools = fake_tools();
+    let old = std::env::var("PATH").unwrap_or_default();
+    let doctor = |extra: &[(&str, &str)]| {
+        let mut cmd = repo.referee_std();
+        cmd.env("HOME", home.path())
+            .env("PATH", format!("{}:{old}", tools.path().display()))
+            .env_remove("REFEREE_STATE_DIR")
+            .env_remove("XDG_STATE_HOME")
+            .env_remove("CODEX_HOME")
+            .env_remove("CLAUDE_CONFIG_DIR");
+        for var in [
+            "ANTHROPIC_API_KEY",
+            "ANTHROPIC_AUTH_TOKEN",
+            "OPENAI_API_KEY",
+            "CODEX_API_KEY",
+        ] {
+            cmd.env_remove(var);
+        }
+        cmd.envs(extra.iter().copied()).args(["doctor", "--json"]);
+        let out = cmd.output().unwrap();
+        assert!(out.status.success(), "{}", text(&out.stderr));
+        serde_json::from_slice::<Value>(&out.stdout).unwrap()
+    };
+    let tool = |report: &Value, name: &str| {
+        report["tools"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|t| t["name"] == name)
+            .unwrap()
+            .clone()
+    };
+    let report = doctor(&[]);
+    assert_eq!(
+        tool(&report, "claude")["login"],
+        json!({"found": false, "how": "no login found: `claude /login` (or set `ANTHROPIC_API_KEY`)"})
+    );
+    assert_eq!(tool(&report, "codex")["login"]["found"], false);
+    assert_eq!(
+        report["loops"],
+        json!([{"name": "l", "problem": null, "hints": []}])
+    );
+
+    std::fs::create_dir_all(home.path().join(".claude")).unwrap();
+    std::fs::write(home.path().join(".claude/.credentials.json"), "{}").unwrap();
+    let report = doctor(&[("OPENAI_API_KEY", "sk-test")]);
+    assert_eq!(tool(&report, "claude")["login"]["found"], true);
+    assert_eq!(
+        tool(&report, "codex")["login"],
+        json!({"found": true, "how": "`OPENAI_API_KEY` is set"})
+    );
+
+    // An edited ledger is named, with the way back.
+    repo.append("src/a.rs", "one");
+    let clean = home.path().join("clean.json");
+    std::fs::write(&clean, r#"{"findings": []}"#).unwrap();
+    referee_at(
+        &repo,
+        home.path(),
+        None,
+        &["record", "--findings", clean.to_str().unwrap()],
+    );
+    let ledger = repo.read(".referee/ledgers/l.csv");
+    repo.write(
+        ".referee/ledgers/l.csv",
+        &ledger.replacen(",stop,", ",continue,", 1),
+    );
+    let report = doctor(&[]);
+    let l = &report["loops"][0];
+    assert!(
+        l["problem"]
+            .as_str()
+            .unwrap()
+            .contains("(the row was edited)"),
+        "{l}"
+    );
+    assert!(
+        l["hints"][0]
+            .as_str()
+            .unwrap()
+            .contains("git checkout -- .referee/ledgers/l.csv"),
+        "{l}"
+    );
+}
