@@ -19,6 +19,7 @@ mod create;
 mod decide;
 mod docs;
 mod doctor;
+mod dry_run;
 mod escalate;
 mod findings;
 mod hook;

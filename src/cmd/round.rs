@@ -118,33 +118,7 @@ pub(super) struct Caller<'a> {
 impl Caller<'_> {
     /// The contract's template for `role`, or the built-in one.
     pub(super) fn template(&self, role: Role) -> anyhow::Result<String> {
-        let p = &self.lp.contract().prompt;
-        let (inline, file, builtin) = match role {
-            Role::Writer => (&p.writer, &p.writer_file, prompt::WRITER),
-            Role::Reviewer => (&p.reviewer, &p.reviewer_file, prompt::REVIEWER),
-        };
-        match (inline, file) {
-            (Some(text), _) => Ok(text.clone()),
-            (None, Some(rel)) => {
-                // As the loop's base has it, when it has it: the writer's
-                // rewrite since is not the prompt (SPEC §8.4).
-                let base = &self.lp.contract().base;
-                let spec = format!("{base}:{rel}");
-                if let Ok(out) = crate::git::Git::at(&self.lp.repo).run(["cat-file", "blob", &spec])
-                {
-                    return Ok(String::from_utf8_lossy(&out.stdout).into_owned());
-                }
-                let path = self.lp.repo.join(rel);
-                std::fs::read_to_string(&path).with_context(|| {
-                    format!(
-                        "contract field `prompt.{}_file`: cannot read `{}`",
-                        role.as_str(),
-                        path.display()
-                    )
-                })
-            }
-            (None, None) => Ok(builtin.to_string()),
-        }
+        template(self.lp, role)
     }
 
     /// One agent call: its prompt, process, output and evidence, run in
@@ -409,4 +383,35 @@ pub(super) fn keep_failure(
         statefs::replace(lp.store.base(), &dir.join(name), &redact(bytes))?;
     }
     Ok(dir)
+}
+
+/// The contract's template for `role` in loop `lp`, or the built-in one.
+pub(super) fn template(lp: &Loop, role: Role) -> anyhow::Result<String> {
+    let p = &lp.contract().prompt;
+
+    let (inline, file, builtin) = match role {
+        Role::Writer => (&p.writer, &p.writer_file, prompt::WRITER),
+        Role::Reviewer => (&p.reviewer, &p.reviewer_file, prompt::REVIEWER),
+    };
+    match (inline, file) {
+        (Some(text), _) => Ok(text.clone()),
+        (None, Some(rel)) => {
+            // As the loop's base has it, when it has it: the writer's
+            // rewrite since is not the prompt (SPEC §8.4).
+            let base = &lp.contract().base;
+            let spec = format!("{base}:{rel}");
+            if let Ok(out) = crate::git::Git::at(&lp.repo).run(["cat-file", "blob", &spec]) {
+                return Ok(String::from_utf8_lossy(&out.stdout).into_owned());
+            }
+            let path = lp.repo.join(rel);
+            std::fs::read_to_string(&path).with_context(|| {
+                format!(
+                    "contract field `prompt.{}_file`: cannot read `{}`",
+                    role.as_str(),
+                    path.display()
+                )
+            })
+        }
+        (None, None) => Ok(builtin.to_string()),
+    }
 }

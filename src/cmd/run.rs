@@ -52,6 +52,10 @@ pub struct RunArgs {
     /// Print JSON lines of round events on stdout.
     #[arg(long)]
     pub json: bool,
+    /// Print the next round's agent calls and prompts exactly, without
+    /// calling an agent, taking a lock or writing a file.
+    #[arg(long)]
+    pub dry_run: bool,
 }
 
 pub fn run(state: &State, mut args: RunArgs) -> anyhow::Result<Exit> {
@@ -87,6 +91,18 @@ pub fn run(state: &State, mut args: RunArgs) -> anyhow::Result<Exit> {
             ),
         ));
     };
+    if args.dry_run {
+        history.ensure_open(&lp.name)?;
+        let task = match (&args.task, &args.task_file) {
+            (None, None) => task(&lp, &args)?,
+            // Read, not saved: a dry run writes nothing.
+            (Some(text), _) => text.clone(),
+            (None, Some(path)) => std::fs::read_to_string(path)
+                .with_context(|| format!("--task-file `{}`: cannot read", path.display()))?,
+        };
+        super::dry_run::show(&lp, &history, &writer, &reviewer, &task, args.json)?;
+        return Ok(Exit::Success);
+    }
     preflight(&lp, &writer, &reviewer)?;
     lp.store.create_base()?;
     let (_driver, ended) = RunLock::take(&lp)?;

@@ -937,3 +937,65 @@ fn a_claude_reviewer_answering_in_prose_gets_a_hint_for_the_preset_that_ran() {
     );
     assert!(!out.stderr.contains("run claude with"), "{}", out.stderr);
 }
+
+/// `run --dry-run` prints the next round's calls and prompts as they would
+/// be made, and calls, locks and writes nothing.
+#[test]
+fn a_dry_run_shows_the_next_rounds_calls_and_changes_nothing() {
+    let f = Fake::new("max_rounds = 3", "", "");
+    f.file(
+        "writer-1.sh",
+        &fix("fn valid(now: u64, exp: u64) -> bool { now < exp }"),
+    )
+    .file("reviewer-1.print", BUG);
+    let ledger = f.repo.join(".referee/ledgers/l.csv");
+    let out = f
+        .repo
+        .run(&["run", "--dry-run", "--task", "fix the expiry check"]);
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    assert!(
+        out.stdout
+            .starts_with("dry run of round 1 of loop `l`: nothing is called, locked or recorded\n"),
+        "{}",
+        out.stdout
+    );
+    assert!(out.stdout.contains("REFEREE_ROLE=writer"), "{}", out.stdout);
+    assert!(
+        out.stdout.contains(&crate::common::fake_agent()),
+        "{}",
+        out.stdout
+    );
+    assert!(
+        out.stdout.contains("  | fix the expiry check"),
+        "{}",
+        out.stdout
+    );
+    assert!(
+        out.stdout.contains("<the writer's patch of this round>"),
+        "{}",
+        out.stdout
+    );
+    assert!(f.calls().is_empty(), "an agent was called");
+    assert!(!ledger.exists());
+    assert!(!f.repo.join(".referee/task.md").exists() && !f.repo.join(".referee/ledgers").exists());
+
+    // After a round, the writer's prompt holds the open finding, by id.
+    f.file("writer-2.sh", "exit 7\n");
+    let (code, stdout, stderr) = f.run(&["--task", "fix the expiry check"]);
+    assert_eq!(code, 1, "{stdout}\n{stderr}");
+    let rows = f.repo.ledger_json().len();
+    let calls = f.calls();
+    let out = f.repo.run(&["run", "--dry-run", "--json"]);
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    let doc: Value = serde_json::from_str(&out.stdout).unwrap();
+    assert_eq!(doc["round"], 2);
+    assert_eq!(doc["writer"]["preset"], "command");
+    assert!(
+        doc["writer"]["prompt"]
+            .as_str()
+            .unwrap()
+            .contains("F1 [bug] src/auth.rs:1: off by one in expiry")
+    );
+    assert_eq!(f.repo.ledger_json().len(), rows);
+    assert_eq!(f.calls(), calls);
+}
