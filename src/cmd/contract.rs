@@ -101,14 +101,12 @@ pub fn show(state: &State, args: LoopArgs) -> anyhow::Result<Exit> {
 }
 
 pub fn amend(state: &State, args: AmendArgs) -> anyhow::Result<Exit> {
-    let by = super::person_words(&args.by);
-    let reason = super::person_words(&args.reason);
-    if by.is_empty() {
-        return Err(UsageError("--by: name the person who amends the contract".into()).into());
-    }
-    if reason.is_empty() {
-        return Err(UsageError("--reason: an amendment is made in writing; say why".into()).into());
-    }
+    let (by, reason) = super::in_writing(
+        &args.by,
+        &args.reason,
+        "amends the contract",
+        "an amendment is made",
+    )?;
     let files = super::open_loop(state, &args.select)?;
     super::refuse_if_driven(&files, "an amendment")?;
     let at = super::now()?;
@@ -130,15 +128,9 @@ pub fn amend(state: &State, args: AmendArgs) -> anyhow::Result<Exit> {
     let current = crate::engine::history::effective_contract(files.contract(), &rows);
     let mut changes: Vec<(String, String, String)> = Vec::new();
     if let Some(n) = args.max_rounds {
-        let limit = i64::from(MAX_ROUNDS_LIMIT);
-        if !(1..=limit).contains(&n) {
-            return Err(UsageError(format!(
-                "--max-rounds: must be a whole number 1..={limit}, not `{n}`"
-            ))
-            .into());
-        }
+        let n = max_rounds_arg(n)?;
         let now = current.max_rounds;
-        if n as u32 == now {
+        if n == now {
             return Err(hinted(
                 format!("--max-rounds {n}: the round cap is {now} already; nothing to amend"),
                 format!(
@@ -147,7 +139,7 @@ pub fn amend(state: &State, args: AmendArgs) -> anyhow::Result<Exit> {
                 ),
             ));
         }
-        if (n as u32) < now {
+        if n < now {
             return Err(hinted(
                 format!(
                     "--max-rounds {n}: an amendment only raises the round cap, and it is {now} now"
@@ -309,6 +301,18 @@ pub fn restore(state: &State, args: LoopArgs) -> anyhow::Result<Exit> {
     Ok(Exit::Success)
 }
 
+/// `--max-rounds N` as a round cap a contract allows.
+fn max_rounds_arg(n: i64) -> anyhow::Result<u32> {
+    let limit = i64::from(MAX_ROUNDS_LIMIT);
+    match u32::try_from(n) {
+        Ok(cap) if (1..=limit).contains(&n) => Ok(cap),
+        _ => Err(UsageError(format!(
+            "--max-rounds: must be a whole number 1..={limit}, not `{n}`"
+        ))
+        .into()),
+    }
+}
+
 /// How a loop ended when its rows `rows` stopped it (`stopped at round 2
 /// on `flip-flop``, `been rejected by ana after round 2`); `None` while it
 /// runs or has not started. Reads the rows alone.
@@ -351,14 +355,12 @@ pub struct ResumeArgs {
 /// raising the budget (`contract amend`), which says so.
 pub fn resume(state: &State, args: ResumeArgs) -> anyhow::Result<Exit> {
     use crate::engine::history::{History, LoopStanding};
-    let by = super::person_words(&args.by);
-    let reason = super::person_words(&args.reason);
-    if by.is_empty() {
-        return Err(UsageError("--by: name the person who resumes the loop".into()).into());
-    }
-    if reason.is_empty() {
-        return Err(UsageError("--reason: a loop is resumed in writing; say why".into()).into());
-    }
+    let (by, reason) = super::in_writing(
+        &args.by,
+        &args.reason,
+        "resumes the loop",
+        "a loop is resumed",
+    )?;
     let lp = super::open_loop(state, &args.select)?;
     super::refuse_if_driven(&lp, "resuming it")?;
     let name = lp.name.clone();
@@ -402,14 +404,7 @@ pub fn resume(state: &State, args: ResumeArgs) -> anyhow::Result<Exit> {
     let cap = history.max_rounds;
     let raised = match args.max_rounds {
         Some(n) => {
-            let limit = i64::from(MAX_ROUNDS_LIMIT);
-            if !(1..=limit).contains(&n) {
-                return Err(UsageError(format!(
-                    "--max-rounds: must be a whole number 1..={limit}, not `{n}`"
-                ))
-                .into());
-            }
-            let n = n as u32;
+            let n = max_rounds_arg(n)?;
             if n <= round {
                 return Err(UsageError(format!(
                     "--max-rounds {n}: the loop has run {round} rounds; to continue, the cap must be above {round}"

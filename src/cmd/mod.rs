@@ -19,7 +19,6 @@ mod create;
 mod decide;
 mod docs;
 mod doctor;
-mod dry_run;
 mod escalate;
 mod findings;
 mod hook;
@@ -40,8 +39,8 @@ mod util;
 mod waive;
 
 use util::{
-    describe, driving, emit, emit_exact, emit_json, emit_rendered, now, on_path, open_loop,
-    person_words, read_bounded, read_repo_text, refuse_if_driven, shown,
+    describe, driving, emit, emit_exact, emit_json, emit_rendered, in_writing, now, on_path,
+    open_loop, person_words, read_bounded, read_repo_text, refuse_if_driven, shown,
 };
 
 /// Runs one command line and says how the process should exit.

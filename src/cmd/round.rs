@@ -288,13 +288,7 @@ impl Caller<'_> {
                 .push(("reviewer.checkout.txt".into(), note.into_bytes()));
         }
         work.write(&work.files().patch, patch)?;
-        let open: Vec<&Finding> = history
-            .registry
-            .findings
-            .iter()
-            .filter(|t| t.standing == crate::engine::accounting::FindingStanding::Open)
-            .map(|t| &t.finding)
-            .collect();
+        let (open, _) = open_findings(self.lp, history);
         let list = prompt::findings_list(&open);
         let excerpt = prompt::patch_excerpt(patch);
         let mut vars = vars.to_vec();
@@ -414,4 +408,26 @@ pub(super) fn template(lp: &Loop, role: Role) -> anyhow::Result<String> {
         }
         (None, None) => Ok(builtin.to_string()),
     }
+}
+
+/// The findings open before the round, and those of them at or above the
+/// floor (the writer's must-fix).
+pub(super) fn open_findings<'h>(
+    lp: &Loop,
+    history: &'h History,
+) -> (Vec<&'h Finding>, Vec<&'h Finding>) {
+    let floor = lp.contract().severity_floor;
+    let open: Vec<&Finding> = history
+        .registry
+        .findings
+        .iter()
+        .filter(|t| t.standing == crate::engine::accounting::FindingStanding::Open)
+        .map(|t| &t.finding)
+        .collect();
+    let must_fix = open
+        .iter()
+        .copied()
+        .filter(|f| f.severity >= floor)
+        .collect();
+    (open, must_fix)
 }

@@ -5,6 +5,8 @@
 //! round that fails or is interrupted records nothing, and the next `run`
 //! starts it again.
 
+mod dry_run;
+
 use std::path::PathBuf;
 use std::sync::atomic::AtomicBool;
 
@@ -21,7 +23,6 @@ use crate::contract::Agent;
 use crate::engine::phase;
 use crate::engine::{self, History, Loop, LoopStanding, Recorded, Submission};
 use crate::exit::{Exit, Hinted, UsageError, hinted};
-use crate::findings::Finding;
 use crate::report::progress::Printer;
 use crate::report::round::RoundView;
 use crate::rules::Rule;
@@ -100,7 +101,7 @@ pub fn run(state: &State, mut args: RunArgs) -> anyhow::Result<Exit> {
             (None, Some(path)) => std::fs::read_to_string(path)
                 .with_context(|| format!("--task-file `{}`: cannot read", path.display()))?,
         };
-        super::dry_run::show(&lp, &history, &writer, &reviewer, &task, args.json)?;
+        dry_run::show(&lp, &history, &writer, &reviewer, &task, args.json)?;
         return Ok(Exit::Success);
     }
     preflight(&lp, &writer, &reviewer)?;
@@ -342,7 +343,6 @@ struct Driver<'a> {
 impl Driver<'_> {
     fn round(&self, history: &History, skip_writer: bool) -> anyhow::Result<Recorded> {
         let lp = self.lp;
-        let contract = lp.contract();
         let round = history.round() + 1;
         let work = WorkDir::new(lp, round)?;
         let files = work.files();
@@ -355,19 +355,7 @@ impl Driver<'_> {
             spend: Spend::default(),
             evidence: vec![("task.md".into(), self.task.as_bytes().to_vec())],
         };
-        let floor = contract.severity_floor;
-        let open: Vec<&Finding> = history
-            .registry
-            .findings
-            .iter()
-            .filter(|t| t.standing == engine::accounting::FindingStanding::Open)
-            .map(|t| &t.finding)
-            .collect();
-        let must_fix: Vec<&Finding> = open
-            .iter()
-            .copied()
-            .filter(|f| f.severity >= floor)
-            .collect();
+        let (_, must_fix) = super::round::open_findings(lp, history);
         let owned = super::round::base_vars(lp, history, round, self.task);
         let base_vars: Vec<(&str, &str)> = owned.iter().map(|(k, v)| (*k, v.as_str())).collect();
         let caller = self.caller();

@@ -45,15 +45,7 @@ impl WorkDir {
     }
 
     pub(super) fn files(&self) -> Files {
-        let dir = self.dir.path();
-        Files {
-            prompt: dir.join("prompt.md"),
-            patch: dir.join("patch.diff"),
-            findings: dir.join("findings.json"),
-            schema: dir.join("findings.schema.json"),
-            output: dir.join("output"),
-            procs: dir.join(crate::agent::leftovers::RECORD),
-        }
+        files_in(self.dir.path())
     }
 
     /// Writes one of [`WorkDir::files`]. The agent of the previous call could
@@ -103,4 +95,16 @@ pub(super) fn clean(lp: &Loop, all: bool) -> usize {
         }
     }
     ended
+}
+
+/// The files of a round's scratch folder `dir`.
+pub(super) fn files_in(dir: &Path) -> Files {
+    Files {
+        prompt: dir.join("prompt.md"),
+        patch: dir.join("patch.diff"),
+        findings: dir.join("findings.json"),
+        schema: dir.join("findings.schema.json"),
+        output: dir.join("output"),
+        procs: dir.join(crate::agent::leftovers::RECORD),
+    }
 }

@@ -83,6 +83,28 @@ pub(super) fn person_words(text: &str) -> String {
     crate::redact::redact_str(&crate::text::one_line(text))
 }
 
+/// A person's `--by` and `--reason` for a ruling made in writing (a
+/// waiver, an amendment, a resume), as [`person_words`]; neither may be
+/// blank. `who` names the person's act (`waives the finding`), `what` the
+/// ruling (`a waiver is made`).
+pub(super) fn in_writing(
+    by: &str,
+    reason: &str,
+    who: &str,
+    what: &str,
+) -> anyhow::Result<(String, String)> {
+    let (by, reason) = (person_words(by), person_words(reason));
+    if by.is_empty() {
+        return Err(crate::exit::UsageError(format!("--by: name the person who {who}")).into());
+    }
+    if reason.is_empty() {
+        return Err(
+            crate::exit::UsageError(format!("--reason: {what} in writing; say why")).into(),
+        );
+    }
+    Ok((by, reason))
+}
+
 /// Refuses to edit `path`, a file of the work tree `repo` that referee
 /// edits for the person (agent settings, `AGENTS.md`), when a link is on
 /// the way to it or is the file itself: the writer could have made

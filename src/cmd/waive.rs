@@ -6,7 +6,7 @@ use clap::Args;
 
 use crate::engine::History;
 use crate::engine::accounting::FindingStanding;
-use crate::exit::{Exit, UsageError, hinted};
+use crate::exit::{Exit, hinted};
 use crate::ledger::{Draft, Kind};
 use crate::state::LoopSelect;
 use crate::state::State;
@@ -31,15 +31,13 @@ pub struct WaiveArgs {
 }
 
 pub fn run(state: &State, args: WaiveArgs) -> anyhow::Result<Exit> {
-    let by = super::person_words(&args.by);
-    let reason = super::person_words(&args.reason);
+    let (by, reason) = super::in_writing(
+        &args.by,
+        &args.reason,
+        "waives the finding",
+        "a waiver is made",
+    )?;
     let id = one_line(&args.id);
-    if by.is_empty() {
-        return Err(UsageError("--by: name the person who waives the finding".into()).into());
-    }
-    if reason.is_empty() {
-        return Err(UsageError("--reason: a waiver is made in writing; say why".into()).into());
-    }
     let lp = super::open_loop(state, &args.select)?;
     super::refuse_if_driven(&lp, "a waiver")?;
     let at = super::now()?;

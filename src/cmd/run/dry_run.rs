@@ -11,7 +11,6 @@ use crate::agent::process::Call;
 use crate::agent::prompt;
 use crate::contract::Agent;
 use crate::engine::{History, Loop};
-use crate::findings::Finding;
 use crate::text::shell_word;
 
 /// Where the reviewer runs: a checkout made for the round, named here as
@@ -32,29 +31,16 @@ pub(super) fn show(
     json_out: bool,
 ) -> anyhow::Result<()> {
     let round = history.round() + 1;
-    let caller = Templates { lp };
     let files = files(lp, round);
     let schema = prompt::schema_for_agents();
-    let owned = super::round::base_vars(lp, history, round, task);
+    let owned = super::super::round::base_vars(lp, history, round, task);
     let base: Vec<(&str, &str)> = owned.iter().map(|(k, v)| (*k, v.as_str())).collect();
-    let floor = lp.contract().severity_floor;
-    let open: Vec<&Finding> = history
-        .registry
-        .findings
-        .iter()
-        .filter(|t| t.standing == crate::engine::accounting::FindingStanding::Open)
-        .map(|t| &t.finding)
-        .collect();
-    let must_fix: Vec<&Finding> = open
-        .iter()
-        .copied()
-        .filter(|f| f.severity >= floor)
-        .collect();
+    let (open, must_fix) = super::super::round::open_findings(lp, history);
 
     let list = prompt::findings_list(&must_fix);
     let mut vars = base.clone();
     vars.push(("findings", list.as_str()));
-    let writer_prompt = prompt::render(&caller.template(Role::Writer)?, &vars);
+    let writer_prompt = prompt::render(&super::super::round::template(lp, Role::Writer)?, &vars);
     let remaining = history
         .contract
         .budget
@@ -86,7 +72,8 @@ pub(super) fn show(
     let mut vars = base.clone();
     vars.push(("open_findings", findings.as_str()));
     vars.push(("patch", PATCH));
-    let reviewer_prompt = prompt::render(&caller.template(Role::Reviewer)?, &vars);
+    let reviewer_prompt =
+        prompt::render(&super::super::round::template(lp, Role::Reviewer)?, &vars);
     let reviewer_call = context(Role::Reviewer, Path::new(CHECKOUT), &reviewer_prompt);
 
     let redact = crate::redact::redact_str;
@@ -109,7 +96,7 @@ pub(super) fn show(
             "writer": call(&writer_call, writer, &writer_prompt),
             "reviewer": call(&reviewer_call, reviewer, &reviewer_prompt),
         });
-        return super::emit_json(&doc);
+        return super::super::emit_json(&doc);
     }
     let mut out = format!(
         "dry run of round {round} of loop `{}`: nothing is called, locked or recorded\n",
@@ -130,7 +117,7 @@ pub(super) fn show(
             out.push_str(&format!("  | {line}\n"));
         }
     }
-    super::emit(&out)
+    super::super::emit(&out)
 }
 
 /// `env K=V … program args…`, each word quoted for a POSIX shell, in full.
@@ -155,23 +142,5 @@ fn files(lp: &Loop, round: u32) -> Files {
         .store
         .loop_dir()
         .join(format!(".work-{}-round-{round}-XXXXXX", std::process::id()));
-    Files {
-        prompt: dir.join("prompt.md"),
-        patch: dir.join("patch.diff"),
-        findings: dir.join("findings.json"),
-        schema: dir.join("findings.schema.json"),
-        output: dir.join("output"),
-        procs: dir.join(crate::agent::leftovers::RECORD),
-    }
-}
-
-/// The contract's prompt templates, read as `run` reads them.
-struct Templates<'a> {
-    lp: &'a Loop,
-}
-
-impl Templates<'_> {
-    fn template(&self, role: Role) -> anyhow::Result<String> {
-        super::round::template(self.lp, role)
-    }
+    super::super::scratch::files_in(&dir)
 }
