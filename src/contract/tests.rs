@@ -231,6 +231,7 @@ fn syntax_errors_are_one_line() {
         .to_string();
     assert!(err.starts_with("not valid TOML: "), "{err}");
     assert!(!err.contains('\n'), "{err}");
+    assert!(err.contains("max_rounds = = 3"), "{err}");
 }
 
 /// The fields a serde struct reads, as its derive lists them.
@@ -380,6 +381,10 @@ fn values_as_written_reach_the_message() {
         ),
         ("budget = [1]", "field `budget`: must be a table, not `[1]`"),
         (
+            "max_rounds = true",
+            "field `max_rounds`: must be a whole number 1..=100, not the boolean `true`",
+        ),
+        (
             "loop = \"Bad Name\"",
             "field `loop`: must be a loop name: it must match",
         ),
@@ -409,4 +414,197 @@ fn values_as_written_reach_the_message() {
             "for {body:?}\n  got: {err}\n want: {expected}"
         );
     }
+}
+
+#[test]
+fn a_parser_message_is_joined_into_one_line_without_its_gutter() {
+    let message = "TOML parse error at line 2, column 14\n  |\n2 | max_rounds = = 3\n  |              ^\n\ninvalid string\n";
+    assert_eq!(
+        one_line(message),
+        "TOML parse error at line 2, column 14 2 | max_rounds = = 3 |              ^ invalid string"
+    );
+}
+
+#[test]
+fn each_closure_reads_back_from_the_word_it_is_shown_as() {
+    for closure in [Closure::Absent, Closure::Explicit] {
+        let text = format!("loop = \"x\"\nclosure = \"{}\"", closure.as_str());
+        assert_eq!(parse(&text).unwrap().closure, closure);
+    }
+}
+
+#[test]
+fn the_guards_are_written_with_when_each_stops_a_loop() {
+    let c = Contract::with_defaults(LoopName::parse("x").unwrap(), "HEAD".into());
+    let text = render::to_toml(&c);
+    assert!(
+        text.contains(
+            "\n# progress guards: stalled (an empty patch while must-fix findings are open), disputed (a disputed finding reported again)\nguards = "
+        ),
+        "{text}"
+    );
+}
+
+#[test]
+fn a_contract_without_prompts_is_written_without_a_prompt_table() {
+    let c = Contract::with_defaults(LoopName::parse("x").unwrap(), "HEAD".into());
+    let written: toml::Table = toml::from_str(&render::to_toml(&c)).unwrap();
+    assert!(!written.contains_key("prompt"), "{written:?}");
+}
+
+#[test]
+fn the_files_a_contract_names_come_with_their_fields() {
+    let c = parse(
+        "loop = \"x\"\n[prompt]\nwriter_file = \"w.md\"\nreviewer_file = \"r.md\"\n\
+         [judge]\nengine = \"replay\"\nreplay = \"answers.json\"\nquestions = \"q.json\"\n",
+    )
+    .unwrap();
+    assert_eq!(
+        c.named_files(),
+        [
+            ("prompt.writer_file", "w.md"),
+            ("prompt.reviewer_file", "r.md"),
+            ("judge.questions", "q.json"),
+            ("judge.replay", "answers.json"),
+        ]
+    );
+    let command =
+        parse("loop = \"x\"\n[judge]\nengine = \"command\"\ncommand = [\"j\"]\n").unwrap();
+    assert!(
+        command.named_files().is_empty(),
+        "a command judge reads no answers file"
+    );
+}
+
+#[test]
+fn an_unknown_key_is_told_what_its_own_table_allows() {
+    assert_eq!(
+        parse("loop = \"x\"\ncolour = 1").unwrap_err().to_string(),
+        "field `colour` is unknown; allowed here: loop, max_rounds, severity_floor, scope, closure, budget, guards, base, writer, reviewer, judge, prompt"
+    );
+    assert_eq!(
+        parse("loop = \"x\"\n[budget]\ndollars = 1")
+            .unwrap_err()
+            .to_string(),
+        "field `budget.dollars` is unknown; allowed here: usd, tokens"
+    );
+}
+
+#[test]
+fn a_prompt_may_be_inline_for_one_role_and_a_file_for_the_other() {
+    let c = parse("loop = \"x\"\n[prompt]\nwriter = \"w\"\nreviewer_file = \"r.md\"\n").unwrap();
+    assert_eq!(
+        c.prompt,
+        Prompts {
+            writer: Some("w".into()),
+            reviewer_file: Some("r.md".into()),
+            ..Prompts::default()
+        }
+    );
+}
+
+#[test]
+fn a_list_of_more_than_eight_items_is_shown_by_its_length() {
+    let refused = |list: &str| {
+        parse(&format!("loop = \"x\"\nmax_rounds = {list}"))
+            .unwrap_err()
+            .to_string()
+    };
+    assert_eq!(
+        refused("[1, 2, 3, 4, 5, 6, 7, 8, 9]"),
+        "field `max_rounds`: must be a whole number 1..=100, not a list of 9 items"
+    );
+    assert_eq!(
+        refused("[1, 2, 3, 4, 5, 6, 7, 8]"),
+        "field `max_rounds`: must be a whole number 1..=100, not `[1, 2, 3, 4, 5, 6, 7, 8]`"
+    );
+}
+
+#[test]
+fn a_budget_in_whole_dollars_needs_no_decimal_point() {
+    let c = parse("loop = \"x\"\n[budget]\nusd = 2\n").unwrap();
+    assert_eq!(c.budget.usd, Some(Usd::parse("2").unwrap()));
+}
+
+#[test]
+fn a_blank_string_is_no_text() {
+    for body in [
+        "[writer]\npreset = \"claude\"\nmodel = \"  \"",
+        "[judge]\nengine = \"claude\"\nuse_case = \"\"",
+    ] {
+        let err = parse(&format!("loop = \"x\"\n{body}\n"))
+            .unwrap_err()
+            .to_string();
+        assert!(
+            err.contains("must be a non-empty string"),
+            "for {body:?}: {err}"
+        );
+    }
+}
+
+#[test]
+fn a_base_is_kept_as_written() {
+    assert_eq!(parse("loop = \"x\"\nbase = \"v1.2\"").unwrap().base, "v1.2");
+}
+
+#[test]
+fn a_file_the_contract_names_must_stay_inside_the_repository() {
+    for path in [
+        "/etc/hostname",
+        r"\\server\share",
+        "~/answers.json",
+        r"C:\answers.json",
+        "../answers.json",
+        "judge/../../answers.json",
+        r"judge\..\..\answers.json",
+    ] {
+        let text = format!("loop = \"x\"\n[judge]\nengine = \"replay\"\nreplay = '{path}'\n");
+        let err = parse(&text).unwrap_err().to_string();
+        assert!(
+            err.starts_with("field `judge.replay`: must be a file inside the repository"),
+            "for {path:?}: {err}"
+        );
+    }
+    let inside = "loop = \"x\"\n[judge]\nengine = \"replay\"\nreplay = 'judge/answers..json'\n";
+    assert_eq!(
+        parse(inside).unwrap().judge.unwrap().replay.as_deref(),
+        Some("judge/answers..json")
+    );
+}
+
+#[test]
+fn a_command_must_name_its_program() {
+    for command in ["[\"\"]", "[\" \", \"test\"]"] {
+        let text = format!("loop = \"x\"\n[writer]\npreset = \"command\"\ncommand = {command}\n");
+        let err = parse(&text).unwrap_err().to_string();
+        assert!(
+            err.starts_with("field `writer.command`: must be a non-empty list of strings (program, then its arguments)"),
+            "for {command}: {err}"
+        );
+    }
+}
+
+#[test]
+fn an_environment_variable_needs_a_name_a_process_can_take_and_a_value_without_nul() {
+    for entry in [
+        "\"\" = \"1\"",
+        "\"A=B\" = \"1\"",
+        "\"A\\u0000B\" = \"1\"",
+        "1A = \"1\"",
+        "A = \"x\\u0000y\"",
+    ] {
+        let text = format!("loop = \"x\"\n[writer]\npreset = \"claude\"\nenv = {{ {entry} }}\n");
+        let err = parse(&text).unwrap_err().to_string();
+        assert!(
+            err.starts_with("field `writer.env.")
+                && err.contains("must be a table of NAME = \"value\" strings"),
+            "for {entry}: {err}"
+        );
+    }
+    let c =
+        parse("loop = \"x\"\n[writer]\npreset = \"claude\"\nenv = { A_1 = \"1\", _b = \"\" }\n")
+            .unwrap();
+    let env = c.writer.unwrap().env;
+    let expected = [("A_1", "1"), ("_b", "")].map(|(k, v)| (k.to_string(), v.to_string()));
+    assert_eq!(env, expected.into());
 }
