@@ -262,20 +262,15 @@ fn login(tool: &str) -> Option<Login> {
 }
 
 /// Each loop of the state folder, its contract loaded and its ledger
-/// verified as `status` and `ledger verify` would.
+/// verified against its anchor, as `ledger verify` would: read only, never
+/// through `open_loop`, which would pin a loop that has no pin yet (from
+/// the repository as it is now) and clean its scratch folders.
 fn loops(state: &State) -> Vec<LoopFacts> {
     let names = state.loops().unwrap_or_default();
     names
         .into_iter()
         .map(|name| {
-            let select = crate::state::LoopSelect {
-                name: Some(name.to_string()),
-            };
-            let checked = super::open_loop(state, &select).and_then(|lp| {
-                lp.store.verify_seeing(|_, _| {})?;
-                Ok(())
-            });
-            let (problem, hints) = match checked {
+            let (problem, hints) = match loop_health(state, &name) {
                 Ok(()) => (None, Vec::new()),
                 Err(e) => (Some(format!("{e:#}")), crate::report::error::hints(&e)),
             };
@@ -286,6 +281,27 @@ fn loops(state: &State) -> Vec<LoopFacts> {
             }
         })
         .collect()
+}
+
+fn loop_health(state: &State, name: &crate::contract::LoopName) -> anyhow::Result<()> {
+    use crate::anchor::chain::Standing;
+    let paths = state.paths(name);
+    let loaded = crate::contract::load::load(&paths.contract)?;
+    let anchor = crate::anchor::Anchor::of(&state.repo, &state.root, name.as_str())?;
+    let store = crate::ledger::Store::new(paths.ledger.clone(), paths.dir.clone(), &loaded.sha256);
+    let mut hashes: Vec<String> = Vec::new();
+    store.verify_seeing(|_, row| hashes.push(row.row_sha256.to_string()))?;
+    let hashes: Vec<&str> = hashes.iter().map(String::as_str).collect();
+    if let Standing::Broken(broken) = anchor.check(&hashes)? {
+        return Err(crate::exit::hinted(
+            format!("ledger `{}`: {broken}", super::shown(&paths.ledger)),
+            format!(
+                "`referee ledger verify --loop {name}` says what the anchor holds; a ledger you committed comes back with `git checkout -- {}`",
+                super::shown(&paths.ledger)
+            ),
+        ));
+    }
+    Ok(())
 }
 
 /// The first line `program --version` prints, within [`VERSION_TIMEOUT`].

@@ -675,6 +675,28 @@ fn doctor_names_the_logins_and_the_loops_health() {
         report["loops"],
         json!([{"name": "l", "problem": null, "hints": []}])
     );
+    // A loop it only reads: a contract with no anchor yet (one the writer
+    // planted, say) gets no pin taken from the repository as it is now.
+    let contract = repo
+        .read(".referee/contracts/l.toml")
+        .replace("loop = \"l\"", "loop = \"planted\"");
+    repo.write(".referee/contracts/planted.toml", &contract);
+    let report = doctor(&[]);
+    assert_eq!(report["loops"][1]["name"], "planted", "{report}");
+    assert_eq!(report["loops"][1]["problem"], Value::Null, "{report}");
+    fn pinned(dir: &Path) -> bool {
+        std::fs::read_dir(dir)
+            .into_iter()
+            .flatten()
+            .flatten()
+            .any(|e| {
+                let path = e.path();
+                path.ends_with("loops/planted/snapshot/pin.json")
+                    || (path.is_dir() && pinned(&path))
+            })
+    }
+    assert!(!pinned(home.path()), "doctor pinned a loop it only reads");
+    std::fs::remove_file(repo.join(".referee/contracts/planted.toml")).unwrap();
 
     std::fs::create_dir_all(home.path().join(".claude")).unwrap();
     std::fs::write(home.path().join(".claude/.credentials.json"), "{}").unwrap();
