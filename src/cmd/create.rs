@@ -6,7 +6,7 @@ use clap::Args;
 use toml::{Table, Value};
 
 use crate::contract::load;
-use crate::contract::{Contract, LoopName, Preset, render};
+use crate::contract::{Contract, ContractError, LoopName, Preset, render};
 use crate::exit::{UsageError, hinted};
 use crate::git;
 use crate::ledger::Store;
@@ -77,8 +77,7 @@ pub(super) fn target(
     let from_template = match &args.from {
         Some(from) => {
             let (text, origin) = load::template(from)?;
-            let table: Table = toml::from_str(&text)
-                .map_err(|e| anyhow::anyhow!("{origin}: not valid TOML: {}", e.message()))?;
+            let table = template_table(&text, &origin)?;
             table
                 .get("loop")
                 .and_then(Value::as_str)
@@ -104,9 +103,8 @@ pub(super) fn write(
     let (mut table, origin) = match &args.from {
         Some(from) => {
             let (text, origin) = load::template(from)?;
-            let table: Table = toml::from_str(&text)
-                .map_err(|e| anyhow::anyhow!("{origin}: not valid TOML: {}", e.message()))?;
-            (table, Some(origin))
+            let table = template_table(&text, &origin)?;
+            (table, Some((origin, text)))
         }
         None => (Table::new(), None),
     };
@@ -136,14 +134,12 @@ pub(super) fn write(
         state,
         &base_rev,
         args.base.is_some() || table.contains_key("base"),
+        args.base.is_some(),
     )?;
     table.insert("base".into(), Value::String(base));
 
-    let contract =
-        Contract::from_toml(&toml::to_string(&table)?, "HEAD").map_err(|e| match &origin {
-            Some(origin) => anyhow::anyhow!("contract for loop `{name}` (from {origin}): {e}"),
-            None => anyhow::anyhow!("contract for loop `{name}`: {e}"),
-        })?;
+    let contract = Contract::from_toml(&toml::to_string(&table)?, "HEAD")
+        .map_err(|e| refused(e.unplaced(), args, &name, origin.as_ref()))?;
 
     // Files the contract names are read at run time; a question set that
     // does not load is refused now, not discovered as a failed judgement.
@@ -193,6 +189,81 @@ pub(super) fn write(
     anchor.adopt(&hashes)?;
     anchor.pin_contract(&crate::digest::sha256_hex(text.as_bytes()))?;
     Ok((name, path, contract, text))
+}
+
+/// A template's table, or its parser's message in its own layout.
+fn template_table(text: &str, origin: &str) -> anyhow::Result<Table> {
+    toml::from_str(text)
+        .map_err(|e| anyhow::anyhow!("{origin}: not valid TOML {}", crate::contract::syntax(&e)))
+}
+
+/// The flag of `init` that sets each contract field, where one does.
+const FLAG_OF_FIELD: &[(&str, &str)] = &[
+    ("max_rounds", "--max-rounds"),
+    ("severity_floor", "--floor"),
+    ("scope", "--scope"),
+    ("closure", "--closure"),
+    ("guards", "--guards"),
+    ("budget.usd", "--budget-usd"),
+    ("budget.tokens", "--budget-tokens"),
+    ("writer.preset", "--writer"),
+    ("reviewer.preset", "--reviewer"),
+    ("writer.command", "--writer-command"),
+    ("reviewer.command", "--reviewer-command"),
+    ("base", "--base"),
+];
+
+/// A contract `init` would write that does not validate. A field a flag
+/// set is that flag's usage error (exit 2), named by the flag; one the
+/// template set is the template's, on its line.
+fn refused(
+    error: ContractError,
+    args: &InitArgs,
+    name: &LoopName,
+    origin: Option<&(String, String)>,
+) -> anyhow::Error {
+    let flag = error.field().and_then(|field| {
+        FLAG_OF_FIELD
+            .iter()
+            .find(|(f, _)| *f == field)
+            .map(|(_, flag)| *flag)
+            .filter(|flag| flag_given(args, flag))
+    });
+    if let Some(flag) = flag {
+        let message = match error {
+            ContractError::Invalid { value, allowed, .. } => {
+                format!("{flag}: must be {allowed}, not {value}")
+            }
+            other => format!("{flag}: {other}"),
+        };
+        return UsageError(message).into();
+    }
+    match origin {
+        Some((origin, text)) => {
+            let error = error.placed_in(text);
+            anyhow::anyhow!("contract for loop `{name}` (from {origin}): {error}")
+        }
+        None => anyhow::anyhow!("contract for loop `{name}`: {error}"),
+    }
+}
+
+/// Whether `flag` (a name of [`FLAG_OF_FIELD`]) was given.
+fn flag_given(args: &InitArgs, flag: &str) -> bool {
+    match flag {
+        "--max-rounds" => args.max_rounds.is_some(),
+        "--floor" => args.floor.is_some(),
+        "--scope" => !args.scope.is_empty(),
+        "--closure" => args.closure.is_some(),
+        "--guards" => args.guards.is_some(),
+        "--budget-usd" => args.budget_usd.is_some(),
+        "--budget-tokens" => args.budget_tokens.is_some(),
+        "--writer" => args.writer.is_some(),
+        "--reviewer" => args.reviewer.is_some(),
+        "--writer-command" => args.writer_command.is_some(),
+        "--reviewer-command" => args.reviewer_command.is_some(),
+        "--base" => args.base.is_some(),
+        _ => false,
+    }
 }
 
 /// Sets the contract fields the flags name, over the template's.
@@ -320,17 +391,28 @@ fn split_words(line: &str) -> Vec<String> {
     words
 }
 
-/// The commit the loop starts from; a repository without commits starts from
-/// git's empty tree.
-fn resolve_base(state: &State, rev: &str, explicit: bool) -> anyhow::Result<String> {
+/// The commit the loop starts from, `rev`; a repository without commits
+/// starts from git's empty tree unless `explicit` (a flag or the template
+/// set it). `from_flag`: the flag did, and a refusal names it.
+fn resolve_base(
+    state: &State,
+    rev: &str,
+    explicit: bool,
+    from_flag: bool,
+) -> anyhow::Result<String> {
     if let Some(commit) = git::resolve_commit(&state.repo, rev)? {
         return Ok(commit);
     }
     if !explicit && rev == "HEAD" {
         return Ok(git::EMPTY_TREE.to_string());
     }
+    let field = if from_flag {
+        "--base:"
+    } else {
+        "field `base`:"
+    };
     Err(UsageError(format!(
-        "field `base`: `{rev}` names no commit in `{}`",
+        "{field} `{rev}` names no commit in `{}`",
         super::shown(&state.repo)
     ))
     .into())

@@ -50,9 +50,13 @@ fn uncommitted_note(state: &State, name: &LoopName) -> Option<String> {
         shown.push(format!("{} more", files.len() - 3));
     }
     let count = files.len();
-    let files_word = if count == 1 { "file" } else { "files" };
+    let (files_word, differ) = if count == 1 {
+        ("file", "differs")
+    } else {
+        ("files", "differ")
+    };
     let note = format!(
-        "note: {count} {files_word} in the work tree differ from the last commit ({}): round 1's patch counts them as the writer's work",
+        "note: {count} {files_word} in the work tree {differ} from the last commit ({}): round 1's patch counts them as the writer's work",
         shown.join(", ")
     );
     let hint = format!(

@@ -5,6 +5,7 @@ mod agent;
 mod de;
 mod duration;
 pub mod load;
+mod locate;
 mod name;
 mod preset;
 mod raw;
@@ -180,11 +181,13 @@ pub struct Budget {
 /// A contract that does not validate: names the field, the value and what is allowed.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum ContractError {
-    #[error("not valid TOML: {0}")]
+    /// The parser's message in its own layout: the line, the line's text
+    /// and a caret under the place.
+    #[error("not valid TOML {0}")]
     Syntax(String),
     #[error("field `{field}` is required ({allowed})")]
     Missing { field: String, allowed: String },
-    #[error("field `{field}` is unknown; allowed here: {allowed}")]
+    #[error("field `{field}` is unknown;{} allowed here: {allowed}", did_you_mean(.field, .allowed))]
     Unknown { field: String, allowed: String },
     #[error("field `{field}`: must be {allowed}, not {value}")]
     Invalid {
@@ -192,6 +195,56 @@ pub enum ContractError {
         value: String,
         allowed: String,
     },
+    /// A refused field, on the line of the text that holds it.
+    #[error("line {line}: {error}")]
+    At {
+        line: usize,
+        error: Box<ContractError>,
+    },
+}
+
+impl ContractError {
+    /// The field refused, dotted (`reviewer.preset`); `None` for a syntax error.
+    pub fn field(&self) -> Option<&str> {
+        match self {
+            ContractError::Syntax(_) => None,
+            ContractError::Missing { field, .. }
+            | ContractError::Unknown { field, .. }
+            | ContractError::Invalid { field, .. } => Some(field),
+            ContractError::At { error, .. } => error.field(),
+        }
+    }
+
+    /// The error without the line it was found on: for a contract built
+    /// from more than one text (a template and flags), whose lines are no
+    /// one's.
+    pub fn unplaced(self) -> ContractError {
+        match self {
+            ContractError::At { error, .. } => *error,
+            other => other,
+        }
+    }
+
+    /// The error placed on the line of `text` that holds its field, when
+    /// the text has it.
+    pub fn placed_in(self, text: &str) -> ContractError {
+        let error = self.unplaced();
+        match error.field().and_then(|field| locate::line_of(text, field)) {
+            Some(line) => ContractError::At {
+                line,
+                error: Box::new(error),
+            },
+            None => error,
+        }
+    }
+}
+
+/// " did you mean `max_rounds`?" for an unknown key one slip from an allowed one.
+fn did_you_mean(field: &str, allowed: &str) -> String {
+    match locate::meant(field, allowed) {
+        Some(key) => format!(" did you mean `{key}`?"),
+        None => String::new(),
+    }
 }
 
 impl Contract {
@@ -247,7 +300,7 @@ impl Contract {
     /// Parses and validates contract text. `default_base` fills a missing `base`.
     pub fn from_toml(text: &str, default_base: &str) -> Result<Contract, ContractError> {
         let mut table: toml::Table =
-            toml::from_str(text).map_err(|e| ContractError::Syntax(one_line(&e.to_string())))?;
+            toml::from_str(text).map_err(|e| ContractError::Syntax(syntax(&e)))?;
         let sections = raw::Sections::take(&mut table);
         if !table.contains_key("loop") {
             return Err(ContractError::Missing {
@@ -257,23 +310,27 @@ impl Contract {
         }
         let has_base = table.contains_key("base");
         let mut contract = Contract::deserialize(de::ValueDe(toml::Value::Table(table)))
-            .map_err(|err| raw::Sections::name_in(err.into()))?;
+            .map_err(|err| raw::Sections::name_in(err.into()).placed_in(text))?;
         if !has_base {
             contract.base = default_base.to_string();
         }
-        sections.fill(&mut contract)?;
+        sections
+            .fill(&mut contract)
+            .map_err(|err| err.placed_in(text))?;
         Ok(contract)
     }
 }
 
-/// Flattens a multi-line parser message into one line.
-fn one_line(message: &str) -> String {
-    message
-        .lines()
-        .map(str::trim)
-        .filter(|l| !l.is_empty() && *l != "|")
-        .collect::<Vec<_>>()
-        .join(" ")
+/// The parser's message as it lays it out ("at line 2, column 14", the
+/// line's text, a caret under the place, what was wrong), without its
+/// "TOML parse error" lead, which `ContractError::Syntax` says itself.
+pub fn syntax(error: &toml::de::Error) -> String {
+    let shown = error.to_string();
+    let shown = shown.trim_end();
+    match shown.strip_prefix("TOML parse error ") {
+        Some(rest) => rest.to_string(),
+        None => format!(": {shown}"),
+    }
 }
 
 #[cfg(test)]

@@ -1,6 +1,12 @@
 use super::*;
 
+/// The contract `text` holds, or its error without the line it is on.
 fn parse(text: &str) -> Result<Contract, ContractError> {
+    placed(text).map_err(ContractError::unplaced)
+}
+
+/// The contract `text` holds, or its error as `from_toml` places it.
+fn placed(text: &str) -> Result<Contract, ContractError> {
     Contract::from_toml(text, "HEAD")
 }
 
@@ -225,13 +231,79 @@ fn loop_is_required_and_checked() {
 }
 
 #[test]
-fn syntax_errors_are_one_line() {
-    let err = parse("loop = \"x\"\nmax_rounds = = 3\n")
+fn a_syntax_error_keeps_the_parsers_layout_with_the_line_and_a_caret() {
+    let err = placed("loop = \"x\"\nmax_rounds = = 3\n")
         .unwrap_err()
         .to_string();
-    assert!(err.starts_with("not valid TOML: "), "{err}");
-    assert!(!err.contains('\n'), "{err}");
-    assert!(err.contains("max_rounds = = 3"), "{err}");
+    let lines: Vec<&str> = err.lines().collect();
+    assert_eq!(lines[0], "not valid TOML at line 2, column 14", "{err}");
+    assert_eq!(lines[2], "2 | max_rounds = = 3", "{err}");
+    assert_eq!(lines[3].trim_end(), "  |              ^", "{err}");
+    assert!(lines.len() > 4, "{err}");
+    assert!(!err.ends_with('\n'), "{err}");
+}
+
+#[test]
+fn a_refused_field_is_named_with_its_line() {
+    let err = placed("loop = \"x\"\n\nmax_rounds = 0\n").unwrap_err();
+    assert_eq!(err.field(), Some("max_rounds"));
+    assert!(
+        err.to_string()
+            .starts_with("line 3: field `max_rounds`: must be"),
+        "{err}"
+    );
+    let err = placed("loop = \"x\"\n[reviewer]\npreset = \"codex\"\nmodle = \"o3\"\n").unwrap_err();
+    assert!(
+        err.to_string().starts_with(
+            "line 4: field `reviewer.modle` is unknown; did you mean `model`? allowed here: preset, model,"
+        ),
+        "{err}"
+    );
+    let err = placed("max_rounds = 3").unwrap_err();
+    assert!(
+        err.to_string().starts_with("field `loop` is required"),
+        "{err}"
+    );
+}
+
+#[test]
+fn an_unknown_key_one_slip_from_an_allowed_one_is_told_which() {
+    let err = placed("loop = \"x\"\nmax_round = 4\n")
+        .unwrap_err()
+        .to_string();
+    assert!(
+        err.starts_with(
+            "line 2: field `max_round` is unknown; did you mean `max_rounds`? allowed here: loop, max_rounds,"
+        ),
+        "{err}"
+    );
+    let err = placed("loop = \"x\"\ncolour = 4\n")
+        .unwrap_err()
+        .to_string();
+    assert!(
+        err.starts_with("line 2: field `colour` is unknown; allowed here:"),
+        "{err}"
+    );
+}
+
+#[test]
+fn an_error_placed_in_one_text_can_be_placed_again_in_another() {
+    let err = placed("loop = \"x\"\nmax_rounds = 0\n").unwrap_err();
+    let unplaced = err.clone().unplaced();
+    assert!(
+        unplaced.to_string().starts_with("field `max_rounds`"),
+        "{unplaced}"
+    );
+    let again = err.placed_in("# the template\nloop = \"x\"\n\nmax_rounds = 0\n");
+    assert!(
+        again.to_string().starts_with("line 4: field `max_rounds`"),
+        "{again}"
+    );
+    let nowhere = unplaced.placed_in("loop = \"x\"\n");
+    assert!(
+        nowhere.to_string().starts_with("field `max_rounds`"),
+        "{nowhere}"
+    );
 }
 
 /// The fields a serde struct reads, as its derive lists them.
@@ -414,15 +486,6 @@ fn values_as_written_reach_the_message() {
             "for {body:?}\n  got: {err}\n want: {expected}"
         );
     }
-}
-
-#[test]
-fn a_parser_message_is_joined_into_one_line_without_its_gutter() {
-    let message = "TOML parse error at line 2, column 14\n  |\n2 | max_rounds = = 3\n  |              ^\n\ninvalid string\n";
-    assert_eq!(
-        one_line(message),
-        "TOML parse error at line 2, column 14 2 | max_rounds = = 3 |              ^ invalid string"
-    );
 }
 
 #[test]

@@ -135,49 +135,67 @@ fn templates_start_a_contract_and_flags_override_them() {
 #[test]
 fn bad_flags_name_the_field_and_write_nothing() {
     let repo = Repo::new();
-    let table: &[(&[&str], &str)] = &[
+    // A value a flag gave is that flag's usage error (exit 2); what the
+    // flags leave unsaid is the contract's (exit 1).
+    let table: &[(&[&str], &str, i32)] = &[
         (
             &["--max-rounds", "0"],
-            "field `max_rounds`: must be a whole number 1..=100, not `0`",
+            "error: --max-rounds: must be a whole number 1..=100, not `0`",
+            2,
         ),
         (
             &["--floor", "urgent"],
-            "field `severity_floor`: must be one of nit, should, bug, block",
+            "error: --floor: must be one of nit, should, bug, block",
+            2,
+        ),
+        (
+            &["--floor", "sev1"],
+            "error: --floor: must be one of nit, should, bug, block",
+            2,
         ),
         (
             &["--scope", "a[b"],
-            "field `scope`: must be a list of valid globs",
+            "error: --scope: must be a list of valid globs",
+            2,
         ),
         (
             &["--closure", "sometimes"],
-            "field `closure`: must be `absent` or `explicit`",
+            "error: --closure: must be `absent` or `explicit`",
+            2,
         ),
         (
             &["--budget-usd", "-1"],
-            "field `budget.usd`: must be a number > 0",
+            "error: --budget-usd: must be a number > 0",
+            2,
         ),
         (
             &["--budget-tokens", "0"],
-            "field `budget.tokens`: must be a whole number >= 1",
+            "error: --budget-tokens: must be a whole number >= 1",
+            2,
         ),
+        (&["--guards", "stalled,loud"], "error: --guards: must be", 2),
         (
             &["--writer", "gpt"],
-            "field `writer.preset`: must be one of claude, codex",
+            "error: --writer: must be one of claude, codex",
+            2,
         ),
         (
             &["--writer", "tests"],
-            "field `writer.preset`: must be a writer preset",
+            "error: --writer: must be a writer preset",
+            2,
         ),
         (
             &["--reviewer", "command"],
-            "field `reviewer.command` is required",
+            "error: contract for loop `bad`: field `reviewer.command` is required",
+            1,
         ),
         (
             &["--base", "no-such-branch"],
-            "field `base`: `no-such-branch` names no commit",
+            "error: --base: `no-such-branch` names no commit",
+            2,
         ),
     ];
-    for (flags, expected) in table {
+    for (flags, expected, code) in table {
         let out = repo
             .referee()
             .args(["init", "--loop", "bad"])
@@ -185,11 +203,7 @@ fn bad_flags_name_the_field_and_write_nothing() {
             .output()
             .unwrap();
         let err = text(&out.stderr);
-        assert!(
-            matches!(out.status.code(), Some(1 | 2)),
-            "{flags:?}: {:?}",
-            out.status
-        );
+        assert_eq!(out.status.code(), Some(*code), "{flags:?}: {err}");
         assert!(
             err.contains(expected),
             "{flags:?}:\n  got: {err}\n want: {expected}"
@@ -265,7 +279,16 @@ fn hand_edits_are_validated_with_the_field_named() {
             "[budget]\nusd = \"lots\"",
             "field `budget.usd`: must be a number > 0, not the string `\"lots\"`",
         ),
-        ("max_rounds = 3", "max_rounds = = 3", "not valid TOML"),
+        (
+            "max_rounds = 3",
+            "max_round = 3",
+            "field `max_round` is unknown; did you mean `max_rounds`?",
+        ),
+        (
+            "max_rounds = 3",
+            "max_rounds = = 3",
+            "not valid TOML at line ",
+        ),
     ];
     for (from, to, expected) in table {
         repo.write(path, &original.replacen(from, to, 1));
@@ -277,6 +300,33 @@ fn hand_edits_are_validated_with_the_field_named() {
             "{to}:\n  got: {err}\n want: {expected}"
         );
     }
+    // The line is the file's own, and a syntax error keeps the caret.
+    let line = original
+        .lines()
+        .position(|l| l == "max_rounds = 3")
+        .unwrap()
+        + 1;
+    repo.write(
+        path,
+        &original.replacen("max_rounds = 3", "max_round = 3", 1),
+    );
+    let out = repo.referee().args(["contract", "show"]).assert().code(1);
+    let err = text(&out.get_output().stderr);
+    assert!(
+        err.contains(&format!(": line {line}: field `max_round` is unknown")),
+        "{err}"
+    );
+    repo.write(
+        path,
+        &original.replacen("max_rounds = 3", "max_rounds = = 3", 1),
+    );
+    let out = repo.referee().args(["contract", "show"]).assert().code(1);
+    let err = text(&out.get_output().stderr);
+    assert!(
+        err.contains(&format!("{line} | max_rounds = = 3\n")),
+        "{err}"
+    );
+    assert!(err.contains("|              ^"), "{err}");
     std::fs::write(repo.join(path), [0xff, 0xfe, 0x00, 0x12]).unwrap();
     let out = repo.referee().args(["contract", "show"]).assert().code(1);
     assert!(text(&out.get_output().stderr).contains("not UTF-8"));
