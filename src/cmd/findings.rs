@@ -75,7 +75,7 @@ pub fn run(state: &State, args: FindingsArgs) -> anyhow::Result<Exit> {
         .collect();
     let bytes = match format {
         FindingsFormat::Table => findings::table(lp.name.as_str(), &list).into_bytes(),
-        FindingsFormat::Json => findings::json(&list),
+        FindingsFormat::Json => findings::json(lp.name.as_str(), &list),
         FindingsFormat::Sarif => {
             findings::sarif(lp.name.as_str(), env!("CARGO_PKG_VERSION"), &list)
         }

@@ -93,7 +93,8 @@ pub fn table(name: &str, list: &[Listed<'_>]) -> String {
     out
 }
 
-pub fn json(list: &[Listed<'_>]) -> Vec<u8> {
+/// `{"loop": NAME, "findings": [...]}`: each finding with its standing.
+pub fn json(name: &str, list: &[Listed<'_>]) -> Vec<u8> {
     let items: Vec<Value> = list
         .iter()
         .map(|l| {
@@ -110,7 +111,8 @@ pub fn json(list: &[Listed<'_>]) -> Vec<u8> {
             v
         })
         .collect();
-    let mut out = serde_json::to_vec_pretty(&json!({ "findings": items })).unwrap_or_default();
+    let mut out =
+        serde_json::to_vec_pretty(&json!({ "loop": name, "findings": items })).unwrap_or_default();
     out.push(b'\n');
     out
 }

@@ -29,7 +29,7 @@ pub fn render(name: &str, rows: &[Row], format: LedgerFormat) -> Vec<u8> {
     match format {
         LedgerFormat::Table => table(name, rows).into_bytes(),
         LedgerFormat::Csv => csv(rows),
-        LedgerFormat::Json => json(rows),
+        LedgerFormat::Json => json(name, rows),
         LedgerFormat::Markdown => markdown(name, rows).into_bytes(),
     }
 }
@@ -185,10 +185,13 @@ fn csv(rows: &[Row]) -> Vec<u8> {
 }
 
 /// The rows as a pretty JSON array of [`Row::to_json`] objects.
-fn json(rows: &[Row]) -> Vec<u8> {
+/// `{"loop": NAME, "rows": [ROW, ...]}`: an object, like every command's
+/// JSON, so that a field can be added without breaking a reader.
+fn json(name: &str, rows: &[Row]) -> Vec<u8> {
     let rows: Vec<serde_json::Value> = rows.iter().map(Row::to_json).collect();
+    let doc = serde_json::json!({"loop": name, "rows": rows});
     // JSON values always serialize.
-    let mut out = serde_json::to_vec_pretty(&rows).unwrap_or_default();
+    let mut out = serde_json::to_vec_pretty(&doc).unwrap_or_default();
     out.push(b'\n');
     out
 }
@@ -230,13 +233,16 @@ fn escape(text: &str) -> String {
 mod tests {
     use super::*;
 
-    /// `ledger show --format json`: a pretty array of each row's object,
-    /// whole costs as integers and others as their exact decimal, text
-    /// escaped; `[]` for no rows.
+    /// `ledger show --format json`: the loop and a pretty array of each
+    /// row's object, whole costs as integers and others as their exact
+    /// decimal, text escaped; no rows, an empty array.
     #[test]
-    fn json_is_an_array_of_each_rows_object() {
+    fn json_is_the_loop_and_an_array_of_each_rows_object() {
         use crate::ledger::{Counts, Draft, Verdict};
-        assert_eq!(json(&[]), b"[]\n");
+        assert_eq!(
+            json("l", &[]),
+            b"{\n  \"loop\": \"l\",\n  \"rows\": []\n}\n"
+        );
         let rows: Vec<Row> = [Some("1"), Some("0.3"), Some("0.000123"), None]
             .into_iter()
             .zip(1..)
@@ -249,12 +255,14 @@ mod tests {
                 Row::seal(d, &"0".repeat(64), "")
             })
             .collect();
-        let text = String::from_utf8(json(&rows)).unwrap();
+        let text = String::from_utf8(json("l", &rows)).unwrap();
         assert!(
-            text.starts_with("[\n  {\n    \"round\": 1,\n    \"opened\": 0,\n"),
+            text.starts_with(
+                "{\n  \"loop\": \"l\",\n  \"rows\": [\n    {\n      \"round\": 1,\n      \"opened\": 0,\n"
+            ),
             "{text}"
         );
-        assert!(text.ends_with("\n  }\n]\n"), "{text}");
+        assert!(text.ends_with("\n    }\n  ]\n}\n"), "{text}");
         for want in [
             "\"cost_usd\": 1,",
             "\"cost_usd\": 0.3,",
@@ -266,7 +274,8 @@ mod tests {
         }
         let read: serde_json::Value = serde_json::from_str(&text).unwrap();
         let want: Vec<serde_json::Value> = rows.iter().map(Row::to_json).collect();
-        assert_eq!(read, serde_json::Value::Array(want));
+        assert_eq!(read["rows"], serde_json::Value::Array(want));
+        assert_eq!(read["loop"], "l");
     }
 
     #[test]

@@ -328,7 +328,7 @@ fn claude_writes_and_codex_reviews() {
         .args(["ledger", "show", "--json"])
         .output()
         .unwrap();
-    let rows: Vec<Value> = serde_json::from_slice(&rows.stdout).unwrap();
+    let rows = crate::common::ledger_rows(&rows.stdout);
     assert!(rows[0]["cost_usd"].as_f64().unwrap() > 0.0, "{}", rows[0]);
     assert!(rows[0]["tokens"].as_u64().unwrap() >= 2200, "{}", rows[0]);
     let handoff = repo
@@ -541,7 +541,7 @@ fn judge_through(engine: &str, bin: &Path) {
         .args(["ledger", "show", "--json"])
         .output()
         .unwrap();
-    let rows: Vec<Value> = serde_json::from_slice(&rows.stdout).unwrap();
+    let rows = crate::common::ledger_rows(&rows.stdout);
     assert!(rows[0]["tokens"].as_u64().unwrap_or(0) > 0, "{}", rows[0]);
     if engine == "claude" {
         assert!(
@@ -770,7 +770,7 @@ fn gemini_writes_and_reviews() {
         .args(["ledger", "show", "--json"])
         .output()
         .unwrap();
-    let rows: Vec<Value> = serde_json::from_slice(&rows.stdout).unwrap();
+    let rows = crate::common::ledger_rows(&rows.stdout);
     assert_eq!(rows[0]["tokens"], 5500, "{}", rows[0]);
     assert_eq!(rows[1]["tokens"], 5500, "{}", rows[1]);
     assert!(rows[0]["cost_usd"].is_null(), "{}", rows[0]);

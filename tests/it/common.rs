@@ -226,7 +226,18 @@ impl Repo {
     pub fn ledger_json(&self) -> Vec<Value> {
         let out = self.run(&["ledger", "show", "--json"]);
         assert_eq!(out.code, 0, "ledger show: {}", out.stderr);
-        serde_json::from_str(&out.stdout).expect("ledger show --json")
+        ledger_rows(out.stdout.as_bytes())
+    }
+}
+
+/// The rows of what `referee ledger show --json` printed: an object with
+/// the loop's name and its rows. Panics on anything else.
+pub fn ledger_rows(stdout: &[u8]) -> Vec<Value> {
+    let doc: Value = serde_json::from_slice(stdout).expect("ledger show --json");
+    assert!(doc["loop"].is_string(), "no loop in {doc}");
+    match doc.get("rows") {
+        Some(Value::Array(rows)) => rows.clone(),
+        _ => panic!("no rows in {doc}"),
     }
 }
 

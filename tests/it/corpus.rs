@@ -233,7 +233,10 @@ fn round_rows(repo: &Repo, name: &str) -> Result<usize, String> {
     if code != 0 {
         return Err(format!("`referee ledger show` exited {code}: {stderr}"));
     }
-    let rows: Vec<Value> = serde_json::from_str(&stdout).map_err(|e| e.to_string())?;
+    let doc: Value = serde_json::from_str(&stdout).map_err(|e| e.to_string())?;
+    let rows = doc["rows"]
+        .as_array()
+        .ok_or("`ledger show --json` has no rows")?;
     Ok(rows.iter().filter(|r| r["kind"] == "round").count())
 }
 

@@ -86,7 +86,10 @@ impl Hooked {
             .args(["ledger", "show", "--json"])
             .output()
             .unwrap();
-        serde_json::from_slice(&out.stdout).unwrap_or_default()
+        serde_json::from_slice::<Value>(&out.stdout)
+            .ok()
+            .and_then(|doc| doc["rows"].as_array().cloned())
+            .unwrap_or_default()
     }
 
     fn fix(&self, body: &str) {

@@ -11,7 +11,6 @@ use std::time::{Duration, Instant};
 
 use nix::sys::signal::{Signal, kill};
 use nix::unistd::Pid;
-use serde_json::Value;
 
 use crate::common::{Repo, text};
 
@@ -114,9 +113,7 @@ impl Hostile {
             .args(["ledger", "show", "--json"])
             .output()
             .unwrap();
-        serde_json::from_slice::<Vec<Value>>(&out.stdout)
-            .unwrap()
-            .len()
+        crate::common::ledger_rows(&out.stdout).len()
     }
 
     /// Stored files under `.referee/` that hold the outside file's bytes.

@@ -113,7 +113,7 @@ fn a_replay_judge_stops_a_loop_that_is_over_polishing() {
         .args(["ledger", "show", "--json"])
         .output()
         .unwrap();
-    let rows: Vec<Value> = serde_json::from_slice(&rows.stdout).unwrap();
+    let rows = crate::common::ledger_rows(&rows.stdout);
     assert_eq!(rows[1]["rule"], "judge:over_polishing");
     let evidence = repo.join(".referee/ledgers/d/round-2");
     assert!(evidence.join("judge.request.json").exists());

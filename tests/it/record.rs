@@ -1105,7 +1105,7 @@ fn concurrent_records_on_one_loop_and_on_sixteen_loops_keep_every_row() {
         .args(["ledger", "show", "--loop", "one", "--format", "json"])
         .output()
         .unwrap();
-    let rows: Vec<Value> = serde_json::from_slice(&rows.stdout).unwrap();
+    let rows = crate::common::ledger_rows(&rows.stdout);
     let numbers: Vec<u64> = rows.iter().map(|r| r["round"].as_u64().unwrap()).collect();
     assert_eq!(numbers, (1..=16).collect::<Vec<u64>>());
     for i in 0..16 {

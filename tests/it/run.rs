@@ -77,7 +77,7 @@ impl Fake {
             .args(["ledger", "show", "--json"])
             .output()
             .unwrap();
-        serde_json::from_slice(&out.stdout).unwrap()
+        crate::common::ledger_rows(&out.stdout)
     }
 }
 
