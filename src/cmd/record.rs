@@ -8,7 +8,7 @@ use anyhow::Context;
 use clap::Args;
 
 use crate::engine::{self, History, Recorded, Review, Submission};
-use crate::exit::{Exit, UsageError, hinted};
+use crate::exit::{Exit, Hinted, UsageError, hinted};
 use crate::findings::Format;
 use crate::findings::{self, responses};
 use crate::money::Usd;
@@ -85,8 +85,14 @@ pub fn run(state: &State, args: RecordArgs) -> anyhow::Result<Exit> {
     };
     let raw = super::read_bounded(&args.findings).with_context(|| format!("findings `{name}`"))?;
     let root = lp.repo.to_string_lossy().into_owned();
-    let parsed = findings::parse(&raw, args.format, &root)
-        .with_context(|| format!("findings `{name}`: nothing was recorded"))?;
+    let parsed = findings::parse(&raw, args.format, &root).map_err(|err| {
+        let message = format!("findings `{name}`: nothing was recorded: {err}");
+        let reviewer = lp.contract().reviewer.as_ref().map(|r| r.preset);
+        let hint = reviewer
+            .and_then(crate::agent::preset::recorded_review_hint)
+            .or_else(|| err.hint());
+        Hinted::maybe(message, hint)
+    })?;
     let responses = match &args.responses {
         Some(path) => {
             let bytes = super::read_bounded(&path.to_string_lossy())

@@ -1589,3 +1589,47 @@ fn a_review_file_inside_the_work_tree_is_never_part_of_the_patch() {
         "{patch}"
     );
 }
+
+/// A review that does not read gets the hint of the reviewer the contract
+/// names: for codex or claude, the call that makes it answer in referee's
+/// schema; for a `command` reviewer, the tagged-text advice.
+#[test]
+fn an_unreadable_review_is_told_how_the_contracts_reviewer_gives_one() {
+    let prose = "The code looks fine overall, but there is a bug in auth.\n";
+    for (reviewer, wants, refuses) in [
+        (
+            &["--reviewer", "codex"][..],
+            "the contract's reviewer is codex: run it so that it answers in referee's findings schema, `referee schema > /tmp/findings.schema.json`, then `codex exec --json --sandbox read-only --output-schema /tmp/findings.schema.json -`",
+            "tag each finding",
+        ),
+        (
+            &["--reviewer", "claude"][..],
+            "the contract's reviewer is claude: run it so that it answers in referee's findings schema, `claude -p --output-format json --permission-mode plan --json-schema \"$(referee schema)\"`",
+            "tag each finding",
+        ),
+        (
+            &["--reviewer-command", "sh review.sh"][..],
+            "hint: tag each finding like `[bug] src/a.rs:42: text`",
+            "the contract's reviewer",
+        ),
+    ] {
+        let repo = Repo::with_loop("l", reviewer);
+        repo.write("src/a.rs", "fn a() {}\n");
+        let out = repo.record(prose).run();
+        assert_eq!(out.code, 1, "{reviewer:?}: {}", out.stderr);
+        assert!(
+            out.stderr
+                .contains("findings `stdin`: nothing was recorded: tagged text: no tagged finding"),
+            "{reviewer:?}: {}",
+            out.stderr
+        );
+        assert!(out.stderr.contains(wants), "{reviewer:?}: {}", out.stderr);
+        assert!(
+            !out.stderr.contains(refuses),
+            "{reviewer:?}: {}",
+            out.stderr
+        );
+        assert_eq!(out.stderr.matches("hint: ").count(), 1, "{}", out.stderr);
+        assert!(repo.ledger_json().is_empty());
+    }
+}

@@ -126,6 +126,32 @@ pub fn unreadable_review_hint(preset: Preset) -> Option<String> {
     ))
 }
 
+/// The next step when a review of the contract's reviewer `preset`, run
+/// by a person or a skill and handed to `record`, does not read: the call
+/// that makes that CLI answer in referee's findings schema, not the
+/// tagged-text advice meant for a reviewer that writes prose. `None`: the
+/// parser's hint holds (a `command` or `tests` reviewer's output is its
+/// own, and `codex exec review` prints its own bullets).
+pub fn recorded_review_hint(preset: Preset) -> Option<String> {
+    let call = match preset {
+        Preset::Codex => {
+            "`referee schema > /tmp/findings.schema.json`, then `codex exec --json --sandbox read-only --output-schema /tmp/findings.schema.json -`"
+        }
+        Preset::Claude => {
+            "`claude -p --output-format json --permission-mode plan --json-schema \"$(referee schema)\"`"
+        }
+        Preset::Gemini => {
+            "`gemini -p PROMPT --output-format json`, the prompt asking for the JSON `referee schema` describes"
+        }
+        _ => return None,
+    };
+    Some(format!(
+        "the contract's reviewer is {}: run it so that it answers in referee's findings schema, {call}, \
+         and record what it printed (kept outside the work tree)",
+        preset.as_str()
+    ))
+}
+
 /// Which side of the loop a call plays (the contract's).
 pub use crate::contract::Role;
 
