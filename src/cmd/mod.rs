@@ -19,6 +19,7 @@ mod create;
 mod decide;
 mod docs;
 mod doctor;
+mod dry_run;
 mod escalate;
 mod findings;
 mod hook;
@@ -106,6 +107,7 @@ fn dispatch(cli: Cli) -> anyhow::Result<Exit> {
         Command::Schema => docs::schema(),
         Command::Complete(args) => completions::complete(dir, args),
         Command::Skill(SkillCommand::Install(args)) => skill::install(dir, args),
+        Command::Hook(HookCommand::Stop(args)) if args.dry_run => hook::stop_dry_run(dir, args),
         Command::Hook(HookCommand::Stop(args)) => Ok(hook::stop(dir, args)),
         Command::Hook(HookCommand::Install(args)) => hook::install(&State::locate(dir)?, args),
         Command::Hook(HookCommand::Uninstall(args)) => hook::uninstall(&State::locate(dir)?, args),

@@ -1445,3 +1445,129 @@ fn codex_sandboxed_cannot_reach(profile: bool) {
     assert!(rows.iter().all(|r| r["kind"] == "round"), "{rows:?}");
     assert_eq!(rows.last().unwrap()["rule"], "clean", "{rows:?}");
 }
+
+/// Every file under `dir` with its bytes, sorted: what a command that
+/// writes nothing leaves as it was.
+fn files_under(dir: &Path) -> Vec<(PathBuf, Vec<u8>)> {
+    let mut out = Vec::new();
+    let mut todo = vec![dir.to_path_buf()];
+    while let Some(at) = todo.pop() {
+        let Ok(entries) = std::fs::read_dir(&at) else {
+            continue;
+        };
+        for entry in entries.flatten() {
+            let path = entry.path();
+            if path.is_dir() {
+                todo.push(path);
+            } else {
+                out.push((path.clone(), std::fs::read(&path).unwrap_or_default()));
+            }
+        }
+    }
+    out.sort();
+    out
+}
+
+/// `hook stop --dry-run` says what a stop would come to, with the reviewer
+/// call of the round it would be, and changes nothing: no call, no file
+/// of the loop or of its anchor, and the next real stop records round 1
+/// as if no dry run had been.
+#[test]
+fn a_dry_run_of_a_stop_says_what_it_would_do_and_changes_nothing() {
+    let h = Hooked::new("", "");
+    h.file("reviewer-1.print", BUG);
+    let dry = |stdin: &str, json: bool| {
+        let mut cmd = h.repo.referee();
+        cmd.current_dir(h.repo.path())
+            .args(["hook", "stop", "--dry-run"])
+            .write_stdin(stdin.to_string());
+        if json {
+            cmd.arg("--json");
+        }
+        let out = cmd.output().unwrap();
+        assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+        text(&out.stdout)
+    };
+    let out = dry("", false);
+    assert_eq!(
+        out,
+        "dry run of a stop: nothing is called, locked or recorded\n\
+         the stop would be let go: loop `h`: the work tree is as the loop's base, so this stop is no round\n"
+    );
+
+    h.fix("fn valid(now: u64, exp: u64) -> bool { now < exp }\n");
+    let before = (
+        files_under(&h.repo.join(".referee")),
+        files_under(h.repo.state_dir()),
+    );
+    let payload = h.payload("s1", false).to_string();
+    let out = dry(&payload, false);
+    assert!(
+        out.starts_with(
+            "dry run of a stop: nothing is called, locked or recorded\n\
+             this stop would be round 1 of loop `h`: the hook would review the change, record the round, then block the stop"
+        ),
+        "{out}"
+    );
+    assert!(
+        out.contains("\nreviewer `command`, in `<a private checkout of the round's snapshot>`, at most 1800 s:\n"),
+        "{out}"
+    );
+    assert!(out.contains(&format!(" {}\n", fake_agent())), "{out}");
+    assert!(
+        out.contains("  | <the patch from the loop's base to the work tree>"),
+        "{out}"
+    );
+    let doc: Value = serde_json::from_str(&dry(&payload, true)).unwrap();
+    assert_eq!(doc["answer"], "round", "{doc}");
+    assert_eq!(doc["loop"], "h", "{doc}");
+    assert_eq!(doc["round"], 1, "{doc}");
+    assert_eq!(doc["reviewer"]["program"], fake_agent(), "{doc}");
+    let subagent = payload.replace("\"Stop\"", "\"SubagentStop\"");
+    let doc: Value = serde_json::from_str(&dry(&subagent, true)).unwrap();
+    assert_eq!(doc["answer"], "allow", "{doc}");
+    assert_eq!(
+        doc["reason"],
+        "the stop would be let go: the payload's event is `SubagentStop`, not `Stop`"
+    );
+    // The snapshot's own index cache is refreshed, as by any reading of
+    // the work tree: a shortcut for the next snapshot, no record.
+    let cache = |files: Vec<(PathBuf, Vec<u8>)>| -> Vec<(PathBuf, Vec<u8>)> {
+        files
+            .into_iter()
+            .filter(|(p, _)| !p.ends_with("snapshot/index"))
+            .collect()
+    };
+    let before = (before.0, cache(before.1));
+    let after = (
+        files_under(&h.repo.join(".referee")),
+        cache(files_under(h.repo.state_dir())),
+    );
+    let changed = |a: &[(PathBuf, Vec<u8>)], b: &[(PathBuf, Vec<u8>)]| -> Vec<PathBuf> {
+        let mut paths: Vec<PathBuf> = a
+            .iter()
+            .filter(|f| !b.contains(f))
+            .chain(b.iter().filter(|f| !a.contains(f)))
+            .map(|(p, _)| p.clone())
+            .collect();
+        paths.dedup();
+        paths
+    };
+    assert!(
+        before == after,
+        "a dry run changed {:?} {:?}",
+        changed(&before.0, &after.0),
+        changed(&before.1, &after.1)
+    );
+    assert_eq!(h.calls(), 0, "a dry run called the reviewer");
+    assert!(h.rows().is_empty());
+
+    let a = h.stop(&h.payload("s1", false));
+    assert!(
+        a.reason().starts_with("referee: loop `h`, round 1 of 3"),
+        "{}",
+        a.stdout
+    );
+    assert_eq!(h.calls(), 1);
+    assert_eq!(h.rows().len(), 1);
+}

@@ -53,6 +53,41 @@ fn read(dir: &Path, name: &str) -> String {
     std::fs::read_to_string(dir.join(name)).unwrap_or_else(|e| panic!("{name}: {e}"))
 }
 
+/// A dry run of the hook, even from inside the agent, registers nothing:
+/// the session is refereed only once a real stop saw it, so a `record`
+/// after the dry run is not refused as the refereed session's.
+#[test]
+fn a_dry_run_of_the_hook_does_not_make_the_session_refereed() {
+    let f = Driven::new();
+    f.repo.write("src/a.rs", "fn a() { 0 }\n");
+    let dir = f.script.path();
+    let payload = json!({"session_id": "s1", "transcript_path": null, "cwd": f.repo.path(),
+                         "hook_event_name": "Stop", "stop_hook_active": false});
+    std::fs::write(dir.join("payload.json"), payload.to_string()).unwrap();
+    std::fs::write(dir.join("clean.json"), CLEAN).unwrap();
+    let agent = dir.join("claude");
+    std::fs::write(
+        &agent,
+        format!(
+            "#!/bin/sh\n\
+             \"{REFEREE}\" hook stop --dry-run --agent claude < '{d}/payload.json' > '{d}/dry.log' 2>&1\n\
+             \"{REFEREE}\" record --findings '{d}/clean.json' > '{d}/record.log' 2>&1; echo rc=$? >> '{d}/record.log'\n",
+            d = dir.display()
+        ),
+    )
+    .unwrap();
+    std::fs::set_permissions(&agent, std::os::unix::fs::PermissionsExt::from_mode(0o755)).unwrap();
+    run_as_agent(&f, &agent);
+    let dry = read(dir, "dry.log");
+    assert!(
+        dry.contains("this stop would be round 1 of loop `l`"),
+        "{dry}"
+    );
+    let record = read(dir, "record.log");
+    assert!(!record.contains("refereed by the Stop hook"), "{record}");
+    assert!(record.trim_end().ends_with("rc=0"), "{record}");
+}
+
 /// Case 1 and 2 under `run`: the writer's `referee record`, `waive` and
 /// `reject`, also from a process it orphaned with `setsid`, are refused;
 /// the loop goes on as the reviewer says.

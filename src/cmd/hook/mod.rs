@@ -14,4 +14,4 @@ pub(super) mod install;
 pub(super) mod stop;
 
 pub(super) use install::{install, uninstall};
-pub(super) use stop::stop;
+pub(super) use stop::{dry_run as stop_dry_run, stop};

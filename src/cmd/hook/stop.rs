@@ -14,6 +14,7 @@ use anyhow::Context as _;
 use clap::Args;
 use serde::{Deserialize, Serialize};
 
+use super::super::dry_run;
 use super::super::incident;
 use super::super::round::{self, Caller, RunLock, Spend, Turn};
 use super::super::scratch::WorkDir;
@@ -45,6 +46,15 @@ pub struct HookStopArgs {
     /// else the payload's `cwd`).
     #[arg(long, value_name = "DIR")]
     pub project: Option<std::path::PathBuf>,
+    /// Say what this stop would do (allow it, and why; or the reviewer
+    /// call it would make, with its prompt) without calling the reviewer,
+    /// taking a lock or recording anything. The payload on stdin is
+    /// optional: without one, the stop is a fresh session's in this folder.
+    #[arg(long)]
+    pub dry_run: bool,
+    /// With `--dry-run`: print JSON.
+    #[arg(long, requires = "dry_run")]
+    pub json: bool,
 }
 
 /// The largest payload read; agents send a few kilobytes.
@@ -130,6 +140,113 @@ pub fn stop(dir: Option<&Path>, args: HookStopArgs) -> Exit {
     Exit::Success
 }
 
+/// `hook stop --dry-run`: what this stop would come to, said to a person
+/// (or as JSON), with the reviewer call a round would make and its prompt;
+/// nothing is called, locked, registered or recorded (the work tree is read
+/// as a round reads it, which refreshes the snapshot's own index cache, a
+/// shortcut for the next snapshot). The payload on stdin
+/// is optional: without one (a terminal, or nothing piped) the stop is a
+/// fresh session's of `--agent` (default claude) in this folder.
+pub fn dry_run(dir: Option<&Path>, args: HookStopArgs) -> anyhow::Result<Exit> {
+    use std::io::IsTerminal as _;
+    let agent = args.agent.map(|a| match a {
+        HookAgent::Claude => Agent::Claude,
+        HookAgent::Codex => Agent::Codex,
+    });
+    let mut input = Vec::new();
+    if !std::io::stdin().is_terminal() {
+        std::io::stdin()
+            .take(MAX_PAYLOAD + 1)
+            .read_to_end(&mut input)
+            .context("cannot read the payload on stdin")?;
+        anyhow::ensure!(
+            input.len() as u64 <= MAX_PAYLOAD,
+            "the payload is larger than {} MiB",
+            MAX_PAYLOAD / 1024 / 1024
+        );
+    }
+    let payload = if input.iter().all(u8::is_ascii_whitespace) {
+        Payload {
+            agent: agent.unwrap_or(Agent::Claude),
+            cwd: std::env::current_dir().context("cannot read the current folder")?,
+            session_id: None,
+            transcript_path: None,
+            stop_hook_active: false,
+            event: None,
+        }
+    } else {
+        Payload::parse(&input, agent).context("the payload on stdin")?
+    };
+    let project = project_dir(args.project.as_deref(), &payload);
+    let decision = decide(dir, &args.select, &payload, &project, true)?;
+    let lead = "dry run of a stop: nothing is called, locked or recorded";
+    let (answer, reason, round) = match &decision {
+        Decision::Allow(why) => ("allow", format!("the stop would be let go: {why}"), None),
+        Decision::Tell(text) => (
+            "tell",
+            format!("the stop would be let go, telling the agent:\n{text}"),
+            None,
+        ),
+        Decision::Round { lp, history, .. } => {
+            let round = history.round() + 1;
+            (
+                "round",
+                format!(
+                    "this stop would be round {round} of loop `{}`: the hook would review the change, record the round, then block the stop with the must-fix findings or let it end with the verdict",
+                    lp.name
+                ),
+                Some(round),
+            )
+        }
+    };
+    let reviewer = match &decision {
+        Decision::Round {
+            lp,
+            history,
+            reviewer,
+            ..
+        } => {
+            let session = Hook::session_of(&payload);
+            let since = match history.round() {
+                0 => "the loop's base".to_string(),
+                n => format!("round {n}'s snapshot"),
+            };
+            let patch = format!("<the patch from {since} to the work tree>");
+            Some(dry_run::reviewer_call(
+                lp,
+                history,
+                reviewer,
+                &task_of(&session),
+                &patch,
+            )?)
+        }
+        _ => None,
+    };
+    if args.json {
+        let lp = match &decision {
+            Decision::Round { lp, .. } => Some(lp.name.to_string()),
+            _ => None,
+        };
+        let doc = serde_json::json!({
+            "dry_run": true,
+            "loop": lp,
+            "agent": payload.agent.as_str(),
+            "answer": answer,
+            "reason": reason,
+            "round": round,
+            "reviewer": reviewer.as_ref().map(|r| r.json()),
+        });
+        super::super::emit_json(&doc)?;
+    } else {
+        let mut out = format!("{lead}\n{reason}\n");
+        if let Some(reviewer) = &reviewer {
+            out.push_str(&reviewer.text());
+        }
+        super::super::emit(&out)?;
+    }
+    Ok(Exit::Success)
+}
+
 /// The project the hook referees: `--project` (written by `hook install`),
 /// else the host's own word (`CLAUDE_PROJECT_DIR`, `GEMINI_PROJECT_DIR`),
 /// else the payload's `cwd`.
@@ -148,17 +265,20 @@ fn project_dir(given: Option<&Path>, payload: &Payload) -> PathBuf {
     payload.cwd.clone()
 }
 
-/// The answer to one stop. Cheap checks first: most stops end a turn with
-/// no loop in progress or nothing changed.
-fn referee(
+/// What the stop `payload` comes to, up to the round it would referee.
+/// `dry`: a person asks; the session is not registered as refereed.
+fn decide(
     dir: Option<&Path>,
     select: &LoopSelect,
     payload: &Payload,
-    input: &[u8],
     project: &Path,
-) -> anyhow::Result<Answer> {
+    dry: bool,
+) -> anyhow::Result<Decision> {
     if !payload.is_stop() {
-        return Ok(Answer::Allow);
+        return Ok(Decision::Allow(format!(
+            "the payload's event is `{}`, not `Stop`",
+            payload.event.as_deref().unwrap_or_default()
+        )));
     }
     // Most stops are in a repository with no loop: said without starting
     // git. A contracts folder gone while the anchor holds loops of it is
@@ -168,7 +288,10 @@ fn referee(
             .map(|a| a.anchored_loops())
             .unwrap_or_default();
         if anchored.is_empty() {
-            return Ok(Answer::Allow);
+            return Ok(Decision::Allow(format!(
+                "`{}` has no loop (no `.referee/contracts` folder)",
+                project.display()
+            )));
         }
         anyhow::bail!(
             "`{}` has no contracts folder, but this machine anchors loops of it ({}): the loop's files were moved or removed",
@@ -181,7 +304,10 @@ fn referee(
         );
     }
     let Some(repo) = crate::git::Git::at(project).toplevel() else {
-        return Ok(Answer::Allow);
+        return Ok(Decision::Allow(format!(
+            "`{}` is in no git work tree",
+            project.display()
+        )));
     };
     // A link planted in the state folder is refused here as by every
     // command.
@@ -196,7 +322,9 @@ fn referee(
             .filter(|n| !have.iter().any(|h| h.as_str() == n))
             .collect();
         if gone.is_empty() {
-            return Ok(Answer::Allow);
+            return Ok(Decision::Allow(
+                "no loop here takes rounds (each has ended)".into(),
+            ));
         }
         return Err(hinted(
             format!(
@@ -218,15 +346,12 @@ fn referee(
     lp.anchor
         .check_contract(&lp.loaded.sha256, &lp.loaded.path)?;
     let history = History::read(&lp, lp.store.read()?.rows)?;
-    if !matches!(
-        history.standing(),
-        LoopStanding::Fresh | LoopStanding::Running { .. }
-    ) {
-        return Ok(Answer::Allow);
+    if let Some(ended) = ended(&history) {
+        return Ok(Decision::Allow(format!("loop `{}` {ended}", lp.name)));
     }
     // The agent that called this hook is refereed: the commands only a
     // person runs refuse to run below it from now on (SPEC §8.1).
-    if let Some(agent) = crate::anchor::authority::hook_agent(payload.agent.as_str()) {
+    if !dry && let Some(agent) = crate::anchor::authority::hook_agent(payload.agent.as_str()) {
         crate::anchor::authority::register(
             agent,
             &format!(
@@ -240,10 +365,17 @@ fn referee(
     }
     let tree = lp.worktree_tree()?;
     if !is_round(&lp, &history, &tree, payload)? {
-        return Ok(Answer::Allow);
+        let since = match history.round() {
+            0 => "the loop's base".to_string(),
+            n => format!("round {n} recorded it"),
+        };
+        return Ok(Decision::Allow(format!(
+            "loop `{}`: the work tree is as {since}, so this stop is no round",
+            lp.name
+        )));
     }
     let Some(reviewer) = lp.contract().reviewer.clone() else {
-        return Ok(Answer::Tell(with_hints(
+        return Ok(Decision::Tell(with_hints(
             &format!(
                 "referee: loop `{}` has no `[reviewer]` in its contract, so the hook cannot review this change",
                 lp.name
@@ -253,6 +385,59 @@ fn referee(
                 lp.name
             )],
         )));
+    };
+    Ok(Decision::Round {
+        lp: Box::new(lp),
+        history: Box::new(history),
+        tree,
+        reviewer: Box::new(reviewer),
+    })
+}
+
+/// How a loop that takes no more rounds ended; `None` while it takes them.
+fn ended(history: &History) -> Option<String> {
+    match history.standing() {
+        LoopStanding::Fresh | LoopStanding::Running { .. } => None,
+        LoopStanding::Stopped { round, rule } => {
+            Some(format!("stopped at round {round} on `{}`", rule.name()))
+        }
+        LoopStanding::Rejected { round, by } => {
+            Some(format!("was rejected at round {round} by {by}"))
+        }
+    }
+}
+
+/// What a stop comes to before any agent runs: let it go (and why), tell
+/// the agent something, or referee a round of a loop.
+enum Decision {
+    Allow(String),
+    Tell(String),
+    Round {
+        lp: Box<Loop>,
+        history: Box<History>,
+        tree: String,
+        reviewer: Box<crate::contract::Agent>,
+    },
+}
+
+/// The answer to one stop. Cheap checks first: most stops end a turn with
+/// no loop in progress or nothing changed.
+fn referee(
+    dir: Option<&Path>,
+    select: &LoopSelect,
+    payload: &Payload,
+    input: &[u8],
+    project: &Path,
+) -> anyhow::Result<Answer> {
+    let (lp, history, tree, reviewer) = match decide(dir, select, payload, project, false)? {
+        Decision::Allow(_) => return Ok(Answer::Allow),
+        Decision::Tell(text) => return Ok(Answer::Tell(text)),
+        Decision::Round {
+            lp,
+            history,
+            tree,
+            reviewer,
+        } => (*lp, *history, tree, *reviewer),
     };
 
     // One driver per loop: a second stop waits for the first, then answers
@@ -540,11 +725,16 @@ impl Hook<'_> {
     /// The session's transcript as far as it reads; one that cannot be
     /// read counts nothing, and one refused is named on stderr.
     fn transcript(&self) -> Transcript {
-        let Some(path) = &self.payload.transcript_path else {
+        Hook::session_of(self.payload)
+    }
+
+    /// The transcript `payload` names, as [`Hook::transcript`] reads it.
+    fn session_of(payload: &Payload) -> Transcript {
+        let Some(path) = &payload.transcript_path else {
             return Transcript::default();
         };
         match read_transcript(path) {
-            Ok(Some(bytes)) => transcript::read(self.payload.agent, &bytes),
+            Ok(Some(bytes)) => transcript::read(payload.agent, &bytes),
             Ok(None) => Transcript::default(),
             Err(why) => {
                 eprintln!(
