@@ -334,7 +334,7 @@ fn apply_flags(table: &mut Table, args: &InitArgs, name: &LoopName) {
 /// Splits a command line into words as a POSIX shell would, quotes and
 /// backslashes included, without running anything: `--writer-command` takes
 /// one string, and the contract stores the argv.
-fn split_words(line: &str) -> Vec<String> {
+pub(super) fn split_words(line: &str) -> Vec<String> {
     let mut words = Vec::new();
     let mut word = String::new();
     let mut started = false;

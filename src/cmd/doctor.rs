@@ -82,6 +82,10 @@ struct AgentFacts {
     agent: &'static str,
     settings: String,
     hook: Option<String>,
+    /// What is stale in the installed hook entry (its program gone, another
+    /// project or agent named, a loop with no contract); empty: current.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    hook_stale: Vec<String>,
     /// Claude Code: each rule `hook install` writes, and whether it is there.
     #[serde(skip_serializing_if = "Vec::is_empty")]
     deny: Vec<Rule>,
@@ -476,6 +480,10 @@ fn claude_facts(
     Ok(AgentFacts {
         agent: "claude",
         settings: file.into(),
+        hook_stale: hook
+            .as_deref()
+            .map(|c| hook_stale(state, "claude", c))
+            .unwrap_or_default(),
         hook,
         deny,
         sandbox,
@@ -485,6 +493,82 @@ fn claude_facts(
         places: places_out,
         notes,
     })
+}
+
+/// What is stale in the hook entry `command` that `agent`'s settings hold,
+/// each with the fix: the program it runs is gone, it names another project
+/// (the repository was moved or copied) or another agent, or a loop that
+/// has no contract here. Empty: the entry is current.
+fn hook_stale(state: &State, agent: &str, command: &str) -> Vec<String> {
+    let again = format!("`referee hook install --agent {agent}` writes it again");
+    let words = super::create::split_words(command);
+    let mut out = Vec::new();
+    let Some(program) = words.first() else {
+        return vec![with_hints("the hook's command is empty", &[again])];
+    };
+    let runs = if program.contains('/') {
+        executable(Path::new(program))
+    } else {
+        super::on_path(program).is_some()
+    };
+    if !runs {
+        out.push(with_hints(
+            &format!(
+                "the hook runs `{program}`, which is not there: every stop fails the hook, and the agent lets it through unrefereed"
+            ),
+            std::slice::from_ref(&again),
+        ));
+    }
+    if words.get(1..3) != Some(&["hook".to_string(), "stop".to_string()][..]) {
+        out.push(with_hints(
+            &format!("the hook's command is not `referee hook stop …`: `{command}`"),
+            std::slice::from_ref(&again),
+        ));
+    }
+    let value = |flag: &str| {
+        words
+            .iter()
+            .position(|w| w == flag)
+            .and_then(|i| words.get(i + 1))
+    };
+    if let Some(named) = value("--agent")
+        && named != agent
+    {
+        out.push(with_hints(
+            &format!("the hook in {agent}'s settings says `--agent {named}`"),
+            std::slice::from_ref(&again),
+        ));
+    }
+    if let Some(project) = value("--project") {
+        let same = std::fs::canonicalize(project)
+            .ok()
+            .zip(std::fs::canonicalize(&state.repo).ok())
+            .is_some_and(|(a, b)| a == b);
+        if !same {
+            out.push(with_hints(
+                &format!(
+                    "the hook names project `{project}`, not this repository (moved or copied since `hook install`?): its stops referee that folder's loop, or none"
+                ),
+                std::slice::from_ref(&again),
+            ));
+        }
+    }
+    if let Some(name) = value("--loop") {
+        let known = state.loops().unwrap_or_default();
+        if !known.iter().any(|l| l.as_str() == name) {
+            out.push(with_hints(
+                &format!("the hook names loop `{name}`, which has no contract here"),
+                &[format!("`referee init --loop {name}`, or {again}")],
+            ));
+        }
+    }
+    out
+}
+
+/// Whether `path` is a file this user may run.
+fn executable(path: &Path) -> bool {
+    use std::os::unix::fs::PermissionsExt as _;
+    std::fs::metadata(path).is_ok_and(|m| m.is_file() && m.permissions().mode() & 0o111 != 0)
 }
 
 fn codex_facts(
@@ -572,6 +656,10 @@ fn codex_facts(
     Ok(AgentFacts {
         agent: "codex",
         settings: file.into(),
+        hook_stale: hook
+            .as_deref()
+            .map(|c| hook_stale(state, "codex", c))
+            .unwrap_or_default(),
         hook: hook.clone(),
         deny: Vec::new(),
         sandbox: None,
@@ -685,7 +773,17 @@ fn render(r: &Report) -> String {
     for a in &r.agents {
         out.push_str(&format!("\n{}:\n", a.agent));
         match &a.hook {
-            Some(c) => out.push_str(&format!("  hook: installed in `{}`: `{c}`\n", a.settings)),
+            Some(c) => {
+                out.push_str(&format!("  hook: installed in `{}`: `{c}`\n", a.settings));
+                if a.hook_stale.is_empty() {
+                    out.push_str("  hook: current (its program runs, and it names this project)\n");
+                }
+                for stale in &a.hook_stale {
+                    for line in stale.lines() {
+                        out.push_str(&format!("    {line}\n"));
+                    }
+                }
+            }
             None => out.push_str(&format!("  hook: not installed in `{}`\n", a.settings)),
         }
         if !a.deny.is_empty() {

@@ -739,3 +739,79 @@ fn doctor_names_the_logins_and_the_loops_health() {
         "{l}"
     );
 }
+
+/// `doctor` says whether the installed hook is current: its program runs,
+/// it names this project, this agent and a loop that is here; and, when
+/// not, what is stale with the install that writes it again.
+#[test]
+fn doctor_says_whether_the_installed_hook_is_current() {
+    let (repo, home) = project();
+    let doctor_text = |repo: &Repo| {
+        let mut cmd = repo.referee_std();
+        cmd.env("HOME", home.path())
+            .env_remove("REFEREE_STATE_DIR")
+            .env_remove("XDG_STATE_HOME")
+            .env_remove("CODEX_HOME")
+            .arg("doctor");
+        let out = cmd.output().unwrap();
+        assert!(out.status.success(), "{}", text(&out.stderr));
+        text(&out.stdout)
+    };
+    referee_at(
+        &repo,
+        home.path(),
+        None,
+        &["hook", "install", "--agent", "claude", "--loop", "l"],
+    );
+    let report = doctor_json(&repo, home.path(), None);
+    let claude = report["agents"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|a| a["agent"] == "claude")
+        .unwrap()
+        .clone();
+    assert!(claude["hook"].is_string(), "{claude}");
+    assert!(claude.get("hook_stale").is_none(), "{claude}");
+    assert!(
+        doctor_text(&repo)
+            .contains("  hook: current (its program runs, and it names this project)\n")
+    );
+
+    // The program moved away, another agent and a loop that is gone.
+    let settings = repo.read(".claude/settings.json");
+    let command = claude["hook"].as_str().unwrap();
+    let program = command.split(' ').next().unwrap();
+    let stale = settings
+        .replacen(program, "/nowhere/referee", 1)
+        .replacen("--agent claude", "--agent codex", 1)
+        .replacen("--loop l", "--loop gone", 1);
+    repo.write(".claude/settings.json", &stale);
+    let out = doctor_text(&repo);
+    for said in [
+        "    the hook runs `/nowhere/referee`, which is not there: every stop fails the hook, and the agent lets it through unrefereed\n    hint: `referee hook install --agent claude` writes it again\n",
+        "    the hook in claude's settings says `--agent codex`\n",
+        "    the hook names loop `gone`, which has no contract here\n",
+    ] {
+        assert!(out.contains(said), "{said}\nin:\n{out}");
+    }
+    assert!(!out.contains("hook: current"), "{out}");
+
+    // A copy of the repository names the original's folder.
+    repo.write(".claude/settings.json", &settings);
+    let copy = Repo::new();
+    let status = std::process::Command::new("cp")
+        .args(["-a", &format!("{}/.", repo.path().display())])
+        .arg(copy.path())
+        .status()
+        .unwrap();
+    assert!(status.success());
+    let out = doctor_text(&copy);
+    assert!(
+        out.contains(&format!(
+            "    the hook names project `{}`, not this repository (moved or copied since `hook install`?)",
+            repo.path().display()
+        )),
+        "{out}"
+    );
+}
