@@ -223,7 +223,8 @@ fn the_word_splitter_keeps_quotes_and_stops_at_operators() {
 }
 
 /// What a person installing referee reads first agrees with Cargo.toml: the
-/// README installs from the `repository` URL, the license files are there,
+/// README installs from the `repository` URL (or names none while there is
+/// none), the license files are there,
 /// and the Rust the README asks for is the `rust-version`.
 #[test]
 fn the_package_metadata_agrees_with_the_readme() {
@@ -244,13 +245,24 @@ fn the_package_metadata_agrees_with_the_readme() {
         assert!(root.join(file).is_file(), "{file}");
     }
     let readme = std::fs::read_to_string(root.join("README.md")).unwrap();
-    let repository = field("repository");
-    assert!(
-        readme.contains(&format!(
-            "cargo install --locked --git {repository} referee"
-        )),
-        "the README installs from another URL than `repository` ({repository})"
-    );
+    // No placeholder URL: a `repository` is a real URL the README installs
+    // from, and until there is one the README names none.
+    match package.get("repository").and_then(|v| v.as_str()) {
+        Some(repository) => {
+            assert!(repository.starts_with("https://"), "{repository}");
+            assert!(
+                readme.contains(&format!(
+                    "cargo install --locked --git {repository} referee"
+                )),
+                "the README installs from another URL than `repository` ({repository})"
+            );
+        }
+        None => assert!(
+            readme.contains("cargo install --locked --git \"$URL\" referee"),
+            "the README's install from git"
+        ),
+    }
+    assert!(!readme.contains("git URL>"), "a placeholder URL in the README");
     let rust = field("rust-version");
     assert!(
         readme.contains(&format!("It needs Rust {rust} or later")),
