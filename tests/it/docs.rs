@@ -262,7 +262,10 @@ fn the_package_metadata_agrees_with_the_readme() {
             "the README's install from git"
         ),
     }
-    assert!(!readme.contains("git URL>"), "a placeholder URL in the README");
+    assert!(
+        !readme.contains("git URL>"),
+        "a placeholder URL in the README"
+    );
     let rust = field("rust-version");
     assert!(
         readme.contains(&format!("It needs Rust {rust} or later")),

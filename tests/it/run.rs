@@ -996,6 +996,29 @@ fn a_dry_run_shows_the_next_rounds_calls_and_changes_nothing() {
             .unwrap()
             .contains("F1 [bug] src/auth.rs:1: off by one in expiry")
     );
+    // `--review-first`: the round starts with the review, no writer call.
+    let out = f
+        .repo
+        .run(&["run", "--dry-run", "--review-first", "--json"]);
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    let doc: Value = serde_json::from_str(&out.stdout).unwrap();
+    assert!(doc["writer"].is_null(), "{doc}");
+    assert!(
+        doc["reviewer"]["prompt"]
+            .as_str()
+            .unwrap()
+            .contains("<the changes already in the work tree>"),
+        "{doc}"
+    );
+    let out = f.repo.run(&["run", "--dry-run", "--review-first"]);
+    assert!(
+        out.stdout.contains(
+            "\nno writer call: `--review-first` reviews the changes already in the work tree\n"
+        ),
+        "{}",
+        out.stdout
+    );
+    assert!(!out.stdout.contains("\nwriter `"), "{}", out.stdout);
     assert_eq!(f.repo.ledger_json().len(), rows);
     assert_eq!(f.calls(), calls);
 }

@@ -14,13 +14,18 @@ use crate::engine::{History, Loop};
 /// written yet.
 const PATCH: &str = "<the writer's patch of this round>";
 
-/// Prints the next round's calls of `lp`'s `writer` and `reviewer`.
+/// What stands for the patch a `--review-first` round reviews.
+const REVIEWED_FIRST: &str = "<the changes already in the work tree>";
+
+/// Prints the next round's calls of `lp`'s `writer` and `reviewer`; with
+/// `review_first`, the reviewer's alone (the round reviews the changes
+/// already made).
 pub(super) fn show(
     lp: &Loop,
     history: &History,
-    writer: &Agent,
-    reviewer: &Agent,
+    (writer, reviewer): (&Agent, &Agent),
     task: &str,
+    review_first: bool,
     json_out: bool,
 ) -> anyhow::Result<()> {
     let round = history.round() + 1;
@@ -30,15 +35,17 @@ pub(super) fn show(
     let list = prompt::findings_list(&must_fix);
     vars.push(("findings", list.as_str()));
     let writer_prompt = prompt::render(&super::super::round::template(lp, Role::Writer)?, &vars);
-    let writer_call = dry_run::call(lp, history, writer, Role::Writer, &lp.repo, writer_prompt);
-    let reviewer_call = dry_run::reviewer_call(lp, history, reviewer, task, PATCH)?;
+    let writer_call = (!review_first)
+        .then(|| dry_run::call(lp, history, writer, Role::Writer, &lp.repo, writer_prompt));
+    let patch = if review_first { REVIEWED_FIRST } else { PATCH };
+    let reviewer_call = dry_run::reviewer_call(lp, history, reviewer, task, patch)?;
 
     if json_out {
         let doc = json!({
             "loop": lp.name.as_str(),
             "round": round,
             "dry_run": true,
-            "writer": writer_call.json(),
+            "writer": writer_call.as_ref().map(|c| c.json()),
             "reviewer": reviewer_call.json(),
         });
         return super::super::emit_json(&doc);
@@ -47,7 +54,12 @@ pub(super) fn show(
         "dry run of round {round} of loop `{}`: nothing is called, locked or recorded\n",
         lp.name
     );
-    out.push_str(&writer_call.text());
+    match &writer_call {
+        Some(call) => out.push_str(&call.text()),
+        None => out.push_str(
+            "\nno writer call: `--review-first` reviews the changes already in the work tree\n",
+        ),
+    }
     out.push_str(&reviewer_call.text());
     super::super::emit(&out)
 }
