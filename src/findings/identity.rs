@@ -163,14 +163,28 @@ pub fn derived_id(fingerprint: &str) -> String {
     format!("F-{}", fingerprint.get(..10).unwrap_or(fingerprint))
 }
 
-/// The id for a SARIF result that carries tool fingerprints.
-pub fn sarif_id(rule: Option<&str>, fingerprints: &[(String, String)]) -> String {
+/// What a SARIF result's tool fingerprints say, with its rule: the part of
+/// its id the parser can tell before the path is known (hex).
+pub fn sarif_prints(rule: Option<&str>, fingerprints: &[(String, String)]) -> String {
     let mut framed = Framed::new("referee-sarif-fingerprint-v1");
     framed.field(rule.unwrap_or("").as_bytes());
     for (key, value) in fingerprints {
         framed.field(key.as_bytes());
         framed.field(value.as_bytes());
     }
+    framed.finish()
+}
+
+/// The id for a SARIF result that carries tool fingerprints: its
+/// [`sarif_prints`] and its repository path. The path is part of it: a
+/// line hash (CodeQL's `primaryLocationLineHash`) is the same for the same
+/// line in two files (`app.ts` and the `dist/app.js` built from it), and
+/// fingerprints that say nothing of the place (gitleaks without git) are
+/// the same for every file.
+pub fn sarif_id(prints: &str, file: Option<&str>) -> String {
+    let mut framed = Framed::new("referee-sarif-id-v2");
+    framed.field(prints.as_bytes());
+    framed.field(file.unwrap_or("").as_bytes());
     format!("S-{}", framed.finish().get(..10).unwrap_or_default())
 }
 

@@ -187,6 +187,8 @@ impl FindingsError {
 /// A finding as a parser read it, before paths, fingerprints and ids.
 #[derive(Debug, Clone, Default)]
 pub(crate) struct Draft {
+    /// The id given; for a SARIF result (`id_source` `Sarif`), the digest
+    /// of its fingerprints, made an id with its path by `finish`.
     pub id: Option<String>,
     pub id_source: Option<IdSource>,
     pub severity: Option<Severity>,
@@ -411,6 +413,11 @@ fn finish(
             continue;
         }
         let (id, id_source) = match (draft.id, draft.id_source) {
+            // A SARIF id is its fingerprints' digest until the path is known.
+            (Some(prints), Some(IdSource::Sarif)) => (
+                identity::sarif_id(&prints, file.as_deref()),
+                IdSource::Sarif,
+            ),
             (Some(id), source) => (id, source.unwrap_or(IdSource::Explicit)),
             (None, _) => (identity::derived_id(&fingerprint), IdSource::Derived),
         };

@@ -182,7 +182,7 @@ fn expanded_by_a_shell(path: &str) -> bool {
 }
 
 /// Decodes `%XX` escapes; invalid escapes and non-UTF-8 results stay as text.
-fn percent_decode(text: &str) -> String {
+pub(crate) fn percent_decode(text: &str) -> String {
     let bytes = text.as_bytes();
     let mut out = Vec::with_capacity(bytes.len());
     let mut i = 0;

@@ -6,10 +6,22 @@
 //!   `rule.toolComponent` points there, or by `ruleId`); else `warning`
 //!   (the SARIF default). `error` → bug, `warning` → should,
 //!   `note`/`none` → nit;
+//!   A rule's level may be overridden by the run's
+//!   `invocations[].ruleConfigurationOverrides` (§3.20.5), which win over
+//!   its `defaultConfiguration`;
+//! - the title is the message's `text` (else `markdown`), else the rule's
+//!   `messageStrings[message.id]` (else the driver's
+//!   `globalMessageStrings`) with `{0}`… filled from `message.arguments`
+//!   (§3.11.7), else the rule id;
 //! - the location is the first physical location (`uri`, or the run
-//!   artifact it indexes, and `region.startLine`);
+//!   artifact it indexes, and `region.startLine`). A relative `uri` is
+//!   resolved against its `uriBaseId` through the run's
+//!   `originalUriBaseIds` (a chain of them, §3.14.14); every URI is
+//!   percent-decoded (`config%20file.xml`), and one that resolves outside
+//!   the repository is kept as written and flagged;
 //! - identity comes from `fingerprints` (else `partialFingerprints`) when
-//!   present, else from the content fingerprint.
+//!   present and not all empty, with the path, else from the content
+//!   fingerprint.
 //!
 //! A result is left out only when the log says it is no problem (SPEC §4.1,
 //! no silent drops), each by the SARIF 2.1.0 spec:
@@ -30,7 +42,7 @@
 use serde::Deserialize;
 use serde_json::Value;
 
-use super::identity::sarif_id;
+use super::identity::sarif_prints;
 use super::{Draft, Drafts, FindingsError, Format, IdSource, MAX_TITLE, Severity, bound};
 
 /// A string from the log, borrowed from its text unless it had escapes:
@@ -65,6 +77,9 @@ struct Run<'a> {
     artifacts: Option<Vec<Artifact<'a>>>,
     #[serde(default)]
     invocations: Option<Vec<Invocation>>,
+    #[serde(default, rename = "originalUriBaseIds")]
+    #[serde(borrow)]
+    base_ids: Option<std::collections::HashMap<String, ArtifactLocation<'a>>>,
 }
 
 #[derive(Deserialize, Default)]
@@ -80,12 +95,35 @@ struct Tool {
 struct Invocation {
     #[serde(default)]
     execution_successful: Option<bool>,
+    #[serde(default)]
+    rule_configuration_overrides: Option<Vec<Override>>,
+}
+
+/// A level an invocation set for one rule (§3.51).
+#[derive(Deserialize, Default)]
+struct Override {
+    #[serde(default)]
+    descriptor: Option<RuleReference>,
+    #[serde(default)]
+    configuration: Option<Configuration>,
 }
 
 #[derive(Deserialize, Default)]
+#[serde(rename_all = "camelCase")]
 struct Driver {
     #[serde(default)]
     rules: Option<Vec<Rule>>,
+    #[serde(default)]
+    global_message_strings: Option<std::collections::HashMap<String, MessageString>>,
+}
+
+/// A message text a result names by its `message.id` (§3.12).
+#[derive(Deserialize, Default, Clone)]
+struct MessageString {
+    #[serde(default)]
+    text: Option<String>,
+    #[serde(default)]
+    markdown: Option<String>,
 }
 
 #[derive(Deserialize, Default)]
@@ -95,6 +133,8 @@ struct Rule {
     id: Option<String>,
     #[serde(default)]
     default_configuration: Option<Configuration>,
+    #[serde(default)]
+    message_strings: Option<std::collections::HashMap<String, MessageString>>,
 }
 
 #[derive(Deserialize, Default)]
@@ -317,6 +357,8 @@ struct Message<'a> {
     #[serde(default)]
     #[serde(borrow)]
     id: Option<Str<'a>>,
+    #[serde(default)]
+    arguments: Option<Vec<String>>,
 }
 
 #[derive(Deserialize, Default)]
@@ -337,13 +379,17 @@ struct PhysicalLocation<'a> {
     region: Option<Region>,
 }
 
-#[derive(Deserialize, Default)]
+#[derive(Deserialize, Default, Clone)]
+#[serde(rename_all = "camelCase")]
 struct ArtifactLocation<'a> {
     #[serde(default)]
     #[serde(borrow)]
     uri: Option<Str<'a>>,
     #[serde(default)]
     index: Option<i64>,
+    #[serde(default)]
+    #[serde(borrow)]
+    uri_base_id: Option<Str<'a>>,
 }
 
 #[derive(Deserialize, Default)]
@@ -404,23 +450,45 @@ pub(crate) fn parse(text: &str) -> Result<Drafts, FindingsError> {
             });
         };
         let tool = run.tool.unwrap_or_default();
+        let driver = tool.driver.unwrap_or_default();
+        let overrides = run
+            .invocations
+            .iter()
+            .flatten()
+            .flat_map(|invocation| invocation.rule_configuration_overrides.iter().flatten())
+            .filter_map(|o| {
+                let level = o.configuration.as_ref()?.level.clone()?;
+                Some((o.descriptor.as_ref()?, level))
+            })
+            .map(|(descriptor, level)| Overridden {
+                id: descriptor.id.clone(),
+                index: descriptor.index,
+                component: descriptor
+                    .tool_component
+                    .as_ref()
+                    .and_then(|component| component.index),
+                level,
+            })
+            .collect();
         let rules = Rules {
-            driver: tool
-                .driver
-                .and_then(|driver| driver.rules)
-                .unwrap_or_default(),
+            driver: driver.rules.unwrap_or_default(),
             extensions: tool
                 .extensions
                 .unwrap_or_default()
                 .into_iter()
                 .map(|extension| extension.rules.unwrap_or_default())
                 .collect(),
+            global_strings: driver.global_message_strings.unwrap_or_default(),
+            overrides,
         };
-        let artifacts = run.artifacts.unwrap_or_default();
+        let places = Places {
+            artifacts: run.artifacts.unwrap_or_default(),
+            base_ids: run.base_ids.unwrap_or_default(),
+        };
         drafts.findings.reserve(results.len());
         for (result_index, result) in results.into_iter().enumerate() {
             let at = format!("{at_run}.results[{result_index}]");
-            if let Some(draft) = convert(result, &rules, &artifacts, &at)? {
+            if let Some(draft) = convert(result, &rules, &places, &at)? {
                 drafts.findings.push(draft);
             }
         }
@@ -428,10 +496,133 @@ pub(crate) fn parse(text: &str) -> Result<Drafts, FindingsError> {
     Ok(drafts)
 }
 
-/// A run's rules: the driver's, and each extension's (`tool.extensions`).
+/// A run's rules: the driver's, and each extension's (`tool.extensions`),
+/// the driver's message strings and the levels its invocations override.
 struct Rules {
     driver: Vec<Rule>,
     extensions: Vec<Vec<Rule>>,
+    global_strings: std::collections::HashMap<String, MessageString>,
+    overrides: Vec<Overridden>,
+}
+
+/// A level an invocation set for the rule its descriptor names.
+struct Overridden {
+    id: Option<String>,
+    index: Option<i64>,
+    component: Option<i64>,
+    level: String,
+}
+
+impl Rules {
+    /// The level the run's invocations set for the rule `id` (at `index`
+    /// of component `component`, `None`: the driver), if one did.
+    fn overridden(
+        &self,
+        id: Option<&str>,
+        index: Option<i64>,
+        component: Option<i64>,
+    ) -> Option<&str> {
+        self.overrides
+            .iter()
+            .rev()
+            .find(|o| {
+                o.component == component
+                    && match (&o.id, id, o.index, index) {
+                        (Some(named), Some(id), _, _) => named == id,
+                        (_, _, Some(at), Some(index)) => at == index,
+                        _ => false,
+                    }
+            })
+            .map(|o| o.level.as_str())
+    }
+}
+
+/// Where a run's results point: its artifacts, and the bases relative URIs
+/// are taken from (`originalUriBaseIds`).
+struct Places<'a> {
+    artifacts: Vec<Artifact<'a>>,
+    base_ids: std::collections::HashMap<String, ArtifactLocation<'a>>,
+}
+
+/// How many `uriBaseId`s a chain may pass through: a longer one is a loop.
+const MAX_BASE_CHAIN: usize = 16;
+
+impl Places<'_> {
+    /// The URI `location` names, resolved against its `uriBaseId` chain
+    /// and percent-decoded (a `file:` URI is decoded where it is read, as
+    /// every format's). A base the run does not define (CodeQL's
+    /// `%SRCROOT%`) leaves the URI relative: the repository's top.
+    fn uri(&self, location: &ArtifactLocation) -> Option<String> {
+        let mut uri = location.uri.as_deref()?.to_string();
+        let mut base = location.uri_base_id.as_deref().map(str::to_string);
+        for _ in 0..MAX_BASE_CHAIN {
+            if has_scheme(&uri) || uri.starts_with('/') {
+                break;
+            }
+            let Some(at) = base.take().and_then(|id| self.base_ids.get(&id)) else {
+                break;
+            };
+            let Some(prefix) = at.uri.as_deref() else {
+                break;
+            };
+            uri = match prefix.ends_with('/') || prefix.is_empty() {
+                true => format!("{prefix}{uri}"),
+                false => format!("{prefix}/{uri}"),
+            };
+            base = at.uri_base_id.as_deref().map(str::to_string);
+        }
+        match uri
+            .get(..5)
+            .is_some_and(|s| s.eq_ignore_ascii_case("file:"))
+        {
+            true => Some(uri),
+            false => Some(super::paths::percent_decode(&uri)),
+        }
+    }
+}
+
+/// Whether `uri` starts with a URI scheme (`file:`, `https:`), not a path
+/// (a Windows drive `C:` is one letter, no scheme).
+fn has_scheme(uri: &str) -> bool {
+    match uri.split_once(':') {
+        Some((scheme, _)) => {
+            scheme.len() > 1
+                && scheme.starts_with(|c: char| c.is_ascii_alphabetic())
+                && scheme
+                    .chars()
+                    .all(|c| c.is_ascii_alphanumeric() || matches!(c, '+' | '-' | '.'))
+        }
+        None => false,
+    }
+}
+
+/// A message string with `{0}`, `{1}`… replaced by `arguments` and `{{`,
+/// `}}` by a brace (§3.11.5); a placeholder with no argument stays.
+fn fill(template: &str, arguments: &[String]) -> String {
+    let mut out = String::with_capacity(template.len());
+    let mut rest = template;
+    while let Some(at) = rest.find(['{', '}']) {
+        out.push_str(&rest[..at]);
+        let tail = &rest[at..];
+        if tail.starts_with("{{") || tail.starts_with("}}") {
+            out.push_str(&tail[..1]);
+            rest = &tail[2..];
+            continue;
+        }
+        if let Some(inside) = tail.strip_prefix('{')
+            && let Some(close) = inside.find('}')
+            && let Ok(n) = inside[..close].parse::<usize>()
+            && let Some(argument) = arguments.get(n)
+        {
+            out.push_str(argument);
+            rest = &inside[close + 1..];
+            continue;
+        }
+        out.push_str(&tail[..1]);
+        rest = &tail[1..];
+    }
+    out.push_str(rest);
+    out
 }
 
 /// What a result's `kind` says about it.
@@ -471,10 +662,11 @@ fn is_suppressed(suppressions: &[Suppression], at: &str) -> Result<bool, Finding
 
 fn convert(
     result: SarifResult,
-    rules: &Rules,
-    artifacts: &[Artifact],
+    run_rules: &Rules,
+    places: &Places,
     at: &str,
 ) -> Result<Option<Draft>, FindingsError> {
+    let rules = run_rules;
     let kind = result.kind.as_deref().unwrap_or("fail");
     if !kind_is_a_problem(kind, at)? {
         return match result.level.as_deref() {
@@ -538,13 +730,21 @@ fn convert(
         let id = rule_id.as_deref()?;
         rules.iter().find(|rule| rule.id.as_deref() == Some(id))
     });
+    let entry_index = rule_entry
+        .and_then(|entry| rules.iter().position(|rule| std::ptr::eq(rule, entry)))
+        .and_then(|index| i64::try_from(index).ok());
 
     let level = match result.level.as_deref() {
         Some(level) => level.to_string(),
         None if kind != "fail" => "none".to_string(),
-        None => rule_entry
-            .and_then(|rule| rule.default_configuration.as_ref())
-            .and_then(|config| config.level.clone())
+        None => run_rules
+            .overridden(rule_id.as_deref(), entry_index.or(rule_index), component)
+            .map(str::to_string)
+            .or_else(|| {
+                rule_entry
+                    .and_then(|rule| rule.default_configuration.as_ref())
+                    .and_then(|config| config.level.clone())
+            })
             .unwrap_or_else(|| "warning".to_string()),
     };
     let severity = match level.as_str() {
@@ -561,11 +761,23 @@ fn convert(
     };
 
     let message = result.message.unwrap_or_default();
+    // A message by id: the rule's string, else the driver's (§3.11.7).
+    let by_id = message.id.as_deref().and_then(|id| {
+        let string = rule_entry
+            .and_then(|rule| rule.message_strings.as_ref())
+            .and_then(|strings| strings.get(id))
+            .or_else(|| run_rules.global_strings.get(id))?;
+        let template = string.text.as_deref().or(string.markdown.as_deref())?;
+        Some(fill(
+            template,
+            message.arguments.as_deref().unwrap_or_default(),
+        ))
+    });
     let text = message
         .text
         .or(message.markdown)
-        .or(message.id)
         .map(|text| text.0)
+        .or(by_id.map(std::borrow::Cow::Owned))
         .filter(|text| !text.trim().is_empty())
         .or_else(|| rule_id.clone().map(std::borrow::Cow::Owned))
         .ok_or_else(|| {
@@ -584,32 +796,30 @@ fn convert(
     let (file, line, end_line) = match physical {
         Some(physical) => {
             let uri = physical.artifact_location.and_then(|artifact| {
-                artifact.uri.or_else(|| {
-                    let index = usize::try_from(artifact.index?).ok()?;
-                    artifacts.get(index)?.location.as_ref()?.uri.clone()
-                })
+                if artifact.uri.is_some() {
+                    return places.uri(&artifact);
+                }
+                let index = usize::try_from(artifact.index?).ok()?;
+                places.uri(places.artifacts.get(index)?.location.as_ref()?)
             });
             let region = physical.region.unwrap_or_default();
             let line = region.start_line.and_then(|line| u64::try_from(line).ok());
             let end = region.end_line.and_then(|line| u64::try_from(line).ok());
-            (
-                uri.map(|uri| uri.0.into_owned()),
-                line,
-                end.filter(|end| Some(*end) != line),
-            )
+            (uri, line, end.filter(|end| Some(*end) != line))
         }
         None => (None, None, None),
     };
 
+    // A map whose every value is empty says nothing (gitleaks without git
+    // writes `commitSha`, `email`, … all `""`).
+    let says = |prints: &Prints| prints.0.iter().any(|(_, value)| !value.is_empty());
     let prints = result
         .fingerprints
-        .filter(|prints| !prints.0.is_empty())
-        .or(result
-            .partial_fingerprints
-            .filter(|prints| !prints.0.is_empty()));
+        .filter(says)
+        .or(result.partial_fingerprints.filter(says));
     let (id, id_source) = match prints {
         Some(Prints(pairs)) => (
-            Some(sarif_id(rule_id.as_deref(), &pairs)),
+            Some(sarif_prints(rule_id.as_deref(), &pairs)),
             Some(IdSource::Sarif),
         ),
         None => (None, None),
@@ -724,7 +934,7 @@ mod tests {
         // What the id is made of, spelled out: the rule, then key and text in key order.
         assert_eq!(
             base,
-            sarif_id(
+            sarif_prints(
                 Some("R1"),
                 &[("a".into(), "1".into()), ("b".into(), "2".into())]
             )
@@ -844,5 +1054,209 @@ mod tests {
             parse(r#"{"runs":[{"invocations":[{"executionSuccessful":true}],"results":[]}]}"#)
                 .expect("a clean run");
         assert!(clean.findings.is_empty());
+    }
+
+    /// Findings of a whole log as `record` reads it, the repository at `/work/repo`.
+    fn finished(log: &str) -> Vec<crate::findings::Finding> {
+        crate::findings::parse(log.as_bytes(), Format::Sarif, "/work/repo")
+            .unwrap()
+            .findings
+    }
+
+    /// A run of `results` with `extra` run keys (`"originalUriBaseIds":…,`).
+    fn run_with(extra: &str, results: &str) -> String {
+        format!(
+            r#"{{"version":"2.1.0","runs":[{{{extra}"tool":{{"driver":{{"name":"t"}}}},"results":{results}}}]}}"#
+        )
+    }
+
+    fn at(uri: &str, base: Option<&str>) -> String {
+        let base = base.map_or(String::new(), |b| format!(r#","uriBaseId":"{b}""#));
+        format!(
+            r#"{{"message":{{"text":"m"}},"locations":[{{"physicalLocation":{{"artifactLocation":{{"uri":"{uri}"{base}}},"region":{{"startLine":3}}}}}}]}}"#
+        )
+    }
+
+    /// Every artifact URI is percent-decoded, relative ones too (Meterian's
+    /// `Apache%3A%3ALogFormat`), once: `%2520` is a `%20` in the name.
+    #[test]
+    fn every_artifact_uri_is_percent_decoded_once() {
+        let files: Vec<(Option<String>, bool)> = finished(&run_with(
+            "",
+            &format!(
+                "[{},{},{},{}]",
+                at("config%20with%20spaces.xml", None),
+                at("perl/Apache%3A%3ALogFormat.pm", None),
+                at("file:///work/repo/src/a%20b.rs", None),
+                at("odd%2520name.txt", None)
+            ),
+        ))
+        .into_iter()
+        .map(|f| (f.file, f.path_escapes))
+        .collect();
+        assert_eq!(
+            files,
+            [
+                (Some("config with spaces.xml".to_string()), false),
+                (Some("perl/Apache::LogFormat.pm".to_string()), false),
+                (Some("src/a b.rs".to_string()), false),
+                (Some("odd%20name.txt".to_string()), false),
+            ]
+        );
+    }
+
+    /// A relative URI is taken from its `uriBaseId`, through a chain of
+    /// bases; one that resolves outside the repository (Trivy's `ROOTPATH`
+    /// of `/`) is flagged; an undefined base (`%SRCROOT%`) is the
+    /// repository's top; a loop of bases ends.
+    #[test]
+    fn a_relative_uri_is_resolved_through_its_base_ids() {
+        let bases = r#""originalUriBaseIds":{"REPO":{"uri":"file:///work/repo/"},"SRC":{"uri":"src","uriBaseId":"REPO"},
+            "ROOTPATH":{"uri":"file:///"},"A":{"uri":"a/","uriBaseId":"B"},"B":{"uri":"b/","uriBaseId":"A"}},"#;
+        let files: Vec<(Option<String>, bool)> = finished(&run_with(
+            bases,
+            &format!(
+                "[{},{},{},{},{}]",
+                at("lib/x.rs", Some("SRC")),
+                at("Cargo.toml", Some("REPO")),
+                at("requirements.txt", Some("ROOTPATH")),
+                at("app.ts", Some("%SRCROOT%")),
+                at("loop.rs", Some("A")),
+            ),
+        ))
+        .into_iter()
+        .map(|f| (f.file, f.path_escapes))
+        .collect();
+        assert_eq!(files[0], (Some("src/lib/x.rs".into()), false));
+        assert_eq!(files[1], (Some("Cargo.toml".into()), false));
+        assert_eq!(files[2], (Some("/requirements.txt".into()), true));
+        assert_eq!(files[3], (Some("app.ts".into()), false));
+        assert!(!files[4].1, "{:?}", files[4]);
+        assert!(
+            files[4].0.as_deref().unwrap().ends_with("loop.rs"),
+            "{:?}",
+            files[4]
+        );
+    }
+
+    /// A message given by id reads its rule's string (else the driver's),
+    /// its placeholders filled from the arguments, not the id itself.
+    #[test]
+    fn a_message_by_id_reads_the_rules_string_with_its_arguments() {
+        let log = r#"{"version":"2.1.0","runs":[{"tool":{"driver":{"name":"t",
+            "globalMessageStrings":{"shared":{"text":"shared text about {0}"}},
+            "rules":[{"id":"R1","messageStrings":{"default":{"text":"Variable '{0}' is unused in {1} ({{kept}})"}}}]}},
+            "results":[{"ruleId":"R1","message":{"id":"default","arguments":["x","main"]}},
+                       {"ruleId":"R1","message":{"id":"shared","arguments":["y"]}},
+                       {"ruleId":"R1","message":{"id":"default","arguments":["only-one"]}},
+                       {"ruleId":"R1","message":{"id":"missing"}},
+                       {"ruleId":"R1","message":{"text":"plain","id":"default"}}]}]}"#;
+        let titles: Vec<String> = finished(log).into_iter().map(|f| f.title).collect();
+        assert_eq!(
+            titles,
+            [
+                "Variable 'x' is unused in main ({kept})",
+                "shared text about y",
+                "Variable 'only-one' is unused in {1} ({kept})",
+                "R1",
+                "plain",
+            ]
+        );
+    }
+
+    /// The run's `ruleConfigurationOverrides` set a rule's level over its
+    /// default, found by id or by index; a result's own level still wins.
+    #[test]
+    fn an_invocations_rule_override_sets_the_level() {
+        let log = |overrides: &str| {
+            format!(
+                r#"{{"version":"2.1.0","runs":[{{"invocations":[{{"executionSuccessful":true,"ruleConfigurationOverrides":{overrides}}}],
+                "tool":{{"driver":{{"name":"t","rules":[{{"id":"R0"}},{{"id":"R1","defaultConfiguration":{{"level":"note"}}}}]}}}},
+                "results":[{{"ruleId":"R1","message":{{"text":"a"}}}},{{"ruleId":"R1","ruleIndex":1,"message":{{"text":"b"}}}},
+                           {{"ruleId":"R1","level":"note","message":{{"text":"c"}}}},{{"ruleId":"R0","message":{{"text":"d"}}}}]}}]}}"#
+            )
+        };
+        let levels = |overrides: &str| -> Vec<Severity> {
+            finished(&log(overrides))
+                .into_iter()
+                .map(|f| f.severity)
+                .collect()
+        };
+        use Severity::*;
+        assert_eq!(levels("[]"), [Nit, Nit, Nit, Should]);
+        assert_eq!(
+            levels(r#"[{"descriptor":{"id":"R1"},"configuration":{"level":"error"}}]"#),
+            [Bug, Bug, Nit, Should]
+        );
+        assert_eq!(
+            levels(r#"[{"descriptor":{"index":1},"configuration":{"level":"error"}}]"#),
+            [Bug, Bug, Nit, Should]
+        );
+        assert_eq!(
+            levels(
+                r#"[{"descriptor":{"id":"R1","toolComponent":{"index":0}},"configuration":{"level":"error"}}]"#
+            ),
+            [Nit, Nit, Nit, Should],
+            "an override of an extension's rule is not the driver's"
+        );
+    }
+
+    /// The path is part of a fingerprinted result's id: the same line hash
+    /// in two files is two findings, and fingerprints whose values are all
+    /// empty (gitleaks without git) are no fingerprints.
+    #[test]
+    fn a_fingerprinted_results_id_holds_its_path() {
+        let result = |uri: &str, prints: &str| {
+            format!(
+                r#"{{"ruleId":"R1","partialFingerprints":{prints},"message":{{"text":"m"}},"locations":[{{"physicalLocation":{{"artifactLocation":{{"uri":"{uri}"}},"region":{{"startLine":3}}}}}}]}}"#
+            )
+        };
+        let hash = r#"{"primaryLocationLineHash":"5f0e3d:1"}"#;
+        let empty = r#"{"commitSha":"","email":"","date":""}"#;
+        let found = finished(&run_with(
+            "",
+            &format!(
+                "[{},{},{},{}]",
+                result("app.ts", hash),
+                result("dist/app.js", hash),
+                result("a.env", empty),
+                result("b.env", empty)
+            ),
+        ));
+        let ids: Vec<&str> = found.iter().map(|f| f.id.as_str()).collect();
+        assert!(
+            ids[0].starts_with("S-") && ids[1].starts_with("S-"),
+            "{ids:?}"
+        );
+        assert_ne!(ids[0], ids[1]);
+        assert!(
+            ids[2].starts_with("F-") && ids[3].starts_with("F-"),
+            "{ids:?}"
+        );
+        assert_ne!(ids[2], ids[3]);
+        assert_eq!(found[2].id_source, IdSource::Derived);
+        // The same result read again, or from another checkout of the
+        // repository, keeps its id.
+        let again = crate::findings::parse(
+            run_with(
+                "",
+                &format!("[{}]", result("file:///elsewhere/co/app.ts", hash)),
+            )
+            .as_bytes(),
+            Format::Sarif,
+            "/elsewhere/co",
+        )
+        .unwrap()
+        .findings;
+        assert_eq!(again[0].id, ids[0]);
+    }
+
+    #[test]
+    fn a_message_string_fills_its_placeholders() {
+        let args = ["a".to_string(), "b".to_string()];
+        assert_eq!(fill("{1}{0}", &args), "ba");
+        assert_eq!(fill("{{0}} {0}", &args), "{0} a");
+        assert_eq!(fill("{2} {x} {", &args), "{2} {x} {");
+        assert_eq!(fill("}} }", &args), "} }");
     }
 }
