@@ -64,6 +64,19 @@ fn a_finding_repeated_word_for_word_is_one_finding() {
         {"severity":"bug","title":"t","file":"a.rs","line":4,"body":"two"}]}"#;
     let parsed = parse(other_body.as_bytes(), Format::Native, ROOT).expect("parses");
     assert_eq!(parsed.findings.len(), 2);
+    // Codex's review captured twice: its rendered text, and its event stream.
+    for fixture in ["review.txt", "exec-json-review.jsonl"] {
+        let path = format!(
+            "{}/tests/fixtures/findings/codex/{fixture}",
+            env!("CARGO_MANIFEST_DIR")
+        );
+        let once = std::fs::read_to_string(&path).unwrap();
+        let single = parse(once.as_bytes(), Format::Codex, ROOT).expect("parses");
+        let doubled = parse(format!("{once}\n{once}").as_bytes(), Format::Codex, ROOT)
+            .expect("parses");
+        assert_eq!(single.findings.len(), 3, "{fixture}");
+        assert_eq!(doubled.findings, single.findings, "{fixture}");
+    }
 }
 
 #[test]
