@@ -1,7 +1,8 @@
 //! Auto-detection of a reviewer output's format from its first bytes and
 //! top-level keys. Pure. `--format` overrides it.
 //!
-//! - `<` → JUnit XML;
+//! - `<` → Checkstyle XML when the root element is `<checkstyle>`, else
+//!   JUnit XML;
 //! - JSON lines whose first object has an event `type` → Codex event stream;
 //! - a JSON object with `runs` → SARIF; with `type: "result"` → a Claude
 //!   result (native); with Codex review keys (`overall_correctness`,
@@ -25,7 +26,10 @@ struct Peek {
 pub fn detect(text: &str) -> Format {
     let start = text.trim_start();
     if start.starts_with('<') {
-        return Format::Junit;
+        return match super::checkstyle::is_checkstyle(start) {
+            true => Format::Checkstyle,
+            false => Format::Junit,
+        };
     }
     if start.starts_with('{') || starts_json_array(start) {
         if codex::is_event_stream(start) {
@@ -73,6 +77,10 @@ mod tests {
     fn formats_are_told_apart() {
         let table = [
             ("<?xml version=\"1.0\"?><testsuites/>", Format::Junit),
+            (
+                "<?xml version=\"1.0\"?>\n<checkstyle version=\"4.3\"></checkstyle>",
+                Format::Checkstyle,
+            ),
             ("{\"version\":\"2.1.0\",\"runs\":[]}", Format::Sarif),
             ("{\"findings\":[]}", Format::Native),
             (

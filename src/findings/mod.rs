@@ -2,6 +2,7 @@
 //! bytes and the repository root come in, findings come out; nothing here
 //! touches the file system, processes or the clock.
 
+pub mod checkstyle;
 pub mod codex;
 pub mod detect;
 pub mod identity;
@@ -33,6 +34,7 @@ pub enum Format {
     Sarif,
     Junit,
     Codex,
+    Checkstyle,
 }
 
 impl Format {
@@ -45,6 +47,7 @@ impl Format {
             Format::Sarif => "sarif",
             Format::Junit => "junit xml",
             Format::Codex => "codex review",
+            Format::Checkstyle => "checkstyle xml",
         }
     }
 }
@@ -281,6 +284,7 @@ pub fn parse(input: &[u8], format: Format, repo_root: &str) -> Result<Parsed, Fi
         (Format::Sarif, None) => sarif::parse(text)?,
         (Format::Junit, None) => junit::parse(text)?,
         (Format::Codex, None) => codex::parse(text)?,
+        (Format::Checkstyle, None) => checkstyle::parse(text)?,
     };
     let findings = finish(drafts.findings, format, repo_root)?;
     Ok(Parsed {

@@ -72,8 +72,8 @@ fn a_finding_repeated_word_for_word_is_one_finding() {
         );
         let once = std::fs::read_to_string(&path).unwrap();
         let single = parse(once.as_bytes(), Format::Codex, ROOT).expect("parses");
-        let doubled = parse(format!("{once}\n{once}").as_bytes(), Format::Codex, ROOT)
-            .expect("parses");
+        let doubled =
+            parse(format!("{once}\n{once}").as_bytes(), Format::Codex, ROOT).expect("parses");
         assert_eq!(single.findings.len(), 3, "{fixture}");
         assert_eq!(doubled.findings, single.findings, "{fixture}");
     }

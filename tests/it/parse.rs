@@ -126,6 +126,40 @@ fn junit_all_passing_is_a_clean_round() {
     assert!(clean.findings.is_empty());
 }
 
+/// Where the Checkstyle fixtures were made (README.md there).
+const CHECKSTYLE_ROOT: &str = "/tmp/cs/proj";
+
+#[test]
+fn checkstyle_from_shellcheck() {
+    insta::assert_snapshot!(render("checkstyle/shellcheck.xml", CHECKSTYLE_ROOT));
+}
+
+#[test]
+fn checkstyle_from_jshint() {
+    insta::assert_snapshot!(render("checkstyle/jshint.xml", CHECKSTYLE_ROOT));
+}
+
+#[test]
+fn checkstyle_from_eslint_with_absolute_paths() {
+    insta::assert_snapshot!(render("checkstyle/eslint.xml", CHECKSTYLE_ROOT));
+}
+
+#[test]
+fn checkstyle_of_checked_files_without_errors_is_a_clean_round() {
+    for rel in [
+        "checkstyle/shellcheck-clean.xml",
+        "checkstyle/eslint-clean.xml",
+    ] {
+        let clean = parsed(rel, Format::Auto, CHECKSTYLE_ROOT);
+        assert_eq!(clean.source_format, Format::Checkstyle, "{rel}");
+        assert!(clean.findings.is_empty(), "{rel}");
+    }
+    // Read as JUnit, a Checkstyle report is refused by its root, not read
+    // as a clean round.
+    let err = error("checkstyle/jshint.xml", Format::Junit);
+    assert!(err.contains("root element is `<checkstyle>`"), "{err}");
+}
+
 #[test]
 fn codex_review_json() {
     insta::assert_snapshot!(render("codex/review.json", TINYCALC_ROOT));
