@@ -194,6 +194,15 @@ mod tests {
             .map_err(|err| err.to_string())
     }
 
+    /// A finding's severity, title, file, line and rule.
+    type Seen<'a> = (
+        Option<Severity>,
+        &'a str,
+        Option<&'a str>,
+        Option<u64>,
+        Option<&'a str>,
+    );
+
     #[test]
     fn each_error_is_a_finding_in_its_file() {
         let xml = r#"<?xml version="1.0" encoding="UTF-8"?>
@@ -208,13 +217,7 @@ mod tests {
   </file>
 </checkstyle>"#;
         let found = read(xml).unwrap();
-        let seen: Vec<(
-            Option<Severity>,
-            &str,
-            Option<&str>,
-            Option<u64>,
-            Option<&str>,
-        )> = found
+        let seen: Vec<Seen> = found
             .iter()
             .map(|d| {
                 (
