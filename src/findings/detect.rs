@@ -4,6 +4,10 @@
 //! - `<` → Checkstyle XML when the root element is `<checkstyle>`, else
 //!   JUnit XML;
 //! - JSON lines whose first object has an event `type` → Codex event stream;
+//! - a JSON object with a `diagnostics` list, or lines of objects with
+//!   `message` and `location` → reviewdog rdjson / rdjsonl;
+//! - a JSON array whose first object has `check_name` (or `description`
+//!   and `location.path`) → GitLab Code Quality;
 //! - a JSON object with `runs` → SARIF; with `type: "result"` → a Claude
 //!   result (native); with Codex review keys (`overall_correctness`,
 //!   `code_location`, `confidence_score`) → Codex; otherwise native;
@@ -34,6 +38,12 @@ pub fn detect(text: &str) -> Format {
     if start.starts_with('{') || starts_json_array(start) {
         if codex::is_event_stream(start) {
             return Format::Codex;
+        }
+        if super::rdjson::looks_like(start) {
+            return Format::Rdjson;
+        }
+        if super::codequality::looks_like(start) {
+            return Format::Codequality;
         }
         if !start.starts_with('{') {
             // Only the native parser has something to say about an array.
@@ -103,6 +113,19 @@ mod tests {
             ("{\"runs\": [", Format::Sarif),
             ("{\"findings\": [", Format::Native),
             ("garbage", Format::Tagged),
+            (
+                "{\"diagnostics\":[],\"severity\":\"WARNING\"}",
+                Format::Rdjson,
+            ),
+            (
+                "{\"message\":\"m\",\"location\":{\"path\":\"a\"}}\n{\"message\":\"n\",\"location\":{}}",
+                Format::Rdjson,
+            ),
+            (
+                "[{\"check_name\":\"F401\",\"description\":\"d\"}]",
+                Format::Codequality,
+            ),
+            ("[]", Format::Native),
             ("[{\"severity\": \"bug\"}]", Format::Native),
         ];
         for (input, want) in table {

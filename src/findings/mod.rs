@@ -3,12 +3,14 @@
 //! touches the file system, processes or the clock.
 
 pub mod checkstyle;
+pub mod codequality;
 pub mod codex;
 pub mod detect;
 pub mod identity;
 pub mod junit;
 pub mod native;
 pub mod paths;
+pub mod rdjson;
 pub mod responses;
 pub mod sarif;
 pub mod severity;
@@ -35,6 +37,10 @@ pub enum Format {
     Junit,
     Codex,
     Checkstyle,
+    /// reviewdog's rdjson and rdjsonl.
+    Rdjson,
+    /// GitLab Code Quality (CodeClimate issues).
+    Codequality,
 }
 
 impl Format {
@@ -48,6 +54,8 @@ impl Format {
             Format::Junit => "junit xml",
             Format::Codex => "codex review",
             Format::Checkstyle => "checkstyle xml",
+            Format::Rdjson => "rdjson",
+            Format::Codequality => "codequality",
         }
     }
 }
@@ -285,6 +293,8 @@ pub fn parse(input: &[u8], format: Format, repo_root: &str) -> Result<Parsed, Fi
         (Format::Junit, None) => junit::parse(text)?,
         (Format::Codex, None) => codex::parse(text)?,
         (Format::Checkstyle, None) => checkstyle::parse(text)?,
+        (Format::Rdjson, None) => rdjson::parse(text)?,
+        (Format::Codequality, None) => codequality::parse(text)?,
     };
     let findings = finish(drafts.findings, format, repo_root)?;
     Ok(Parsed {

@@ -160,6 +160,58 @@ fn checkstyle_of_checked_files_without_errors_is_a_clean_round() {
     assert!(err.contains("root element is `<checkstyle>`"), "{err}");
 }
 
+/// Where the ruff fixtures of rdjson and Code Quality were made.
+const RD_ROOT: &str = "/tmp/rd/proj";
+
+#[test]
+fn rdjson_from_ruff() {
+    insta::assert_snapshot!(render("rdjson/ruff.json", RD_ROOT));
+}
+
+#[test]
+fn rdjson_from_biome() {
+    insta::assert_snapshot!(render("rdjson/biome.json", CHECKSTYLE_ROOT));
+}
+
+#[test]
+fn rdjsonl_reads_as_its_rdjson() {
+    for (name, root) in [("ruff", RD_ROOT), ("biome", CHECKSTYLE_ROOT)] {
+        let whole = parsed(&format!("rdjson/{name}.json"), Format::Auto, root);
+        let lines = parsed(&format!("rdjson/{name}.jsonl"), Format::Auto, root);
+        assert_eq!(lines.source_format, Format::Rdjson, "{name}");
+        assert_eq!(lines.findings, whole.findings, "{name}");
+    }
+    let clean = parsed("rdjson/ruff-clean.json", Format::Auto, RD_ROOT);
+    assert_eq!(clean.source_format, Format::Rdjson);
+    assert!(clean.findings.is_empty());
+}
+
+#[test]
+fn codequality_from_ruff() {
+    insta::assert_snapshot!(render("codequality/ruff.json", RD_ROOT));
+}
+
+#[test]
+fn codequality_from_pylint() {
+    insta::assert_snapshot!(render("codequality/pylint.json", RD_ROOT));
+}
+
+#[test]
+fn codequality_from_eslint_and_biome() {
+    insta::assert_snapshot!(render("codequality/eslint.json", CHECKSTYLE_ROOT));
+    let biome = parsed("codequality/biome.json", Format::Auto, CHECKSTYLE_ROOT);
+    assert_eq!(biome.source_format, Format::Codequality);
+    assert_eq!(biome.findings.len(), 1);
+    assert_eq!(biome.findings[0].file.as_deref(), Some("lib/util.js"));
+    assert_eq!(biome.findings[0].severity, findings::Severity::Bug);
+}
+
+#[test]
+fn an_empty_codequality_report_is_clean_when_named() {
+    let clean = parsed("codequality/ruff-clean.json", Format::Codequality, RD_ROOT);
+    assert!(clean.findings.is_empty());
+}
+
 #[test]
 fn codex_review_json() {
     insta::assert_snapshot!(render("codex/review.json", TINYCALC_ROOT));
