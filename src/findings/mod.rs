@@ -6,6 +6,7 @@ pub mod checkstyle;
 pub mod codequality;
 pub mod codex;
 pub mod detect;
+mod foreign;
 pub mod identity;
 pub mod junit;
 pub mod native;
@@ -284,6 +285,17 @@ pub fn parse(input: &[u8], format: Format, repo_root: &str) -> Result<Parsed, Fi
     };
     if fenced.is_some() {
         format = Format::Native;
+    }
+    // A linter's own output is named, with the flag that makes it write a
+    // format referee reads, before a parser gives a misleading refusal.
+    if fenced.is_none()
+        && let Some((tool, instead)) = foreign::own_format(text)
+    {
+        return Err(FindingsError::NotProven {
+            format,
+            message: format!("this is {tool}, which referee does not read"),
+            hint: instead.into(),
+        });
     }
     let drafts = match (format, fenced) {
         (_, Some(drafts)) => drafts,

@@ -212,6 +212,46 @@ fn an_empty_codequality_report_is_clean_when_named() {
     assert!(clean.findings.is_empty());
 }
 
+/// A linter's own output is refused naming the tool and the flag that
+/// makes it write a format referee reads; none is taken for a clean round.
+#[test]
+fn a_linters_own_output_is_named_with_the_flag_that_makes_it_readable() {
+    for (rel, tool, flag) in [
+        (
+            "foreign/eslint.json",
+            "ESLint's JSON",
+            "eslint -f @microsoft/eslint-formatter-sarif",
+        ),
+        (
+            "foreign/ruff.json",
+            "ruff's JSON",
+            "ruff check --output-format sarif",
+        ),
+        (
+            "foreign/pylint.json",
+            "pylint's JSON",
+            "pylint_gitlab.GitlabCodeClimateReporter",
+        ),
+        (
+            "foreign/node-test.tap",
+            "TAP (Test Anything Protocol)",
+            "node --test --test-reporter=junit",
+        ),
+    ] {
+        let err = findings::parse(&fixture(rel), Format::Auto, REPO_ROOT).unwrap_err();
+        assert!(
+            err.to_string()
+                .ends_with(&format!(": this is {tool}, which referee does not read")),
+            "{rel}: {err}"
+        );
+        assert!(
+            err.hint().unwrap().contains(flag),
+            "{rel}: {:?}",
+            err.hint()
+        );
+    }
+}
+
 #[test]
 fn codex_review_json() {
     insta::assert_snapshot!(render("codex/review.json", TINYCALC_ROOT));
