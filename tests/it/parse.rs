@@ -252,6 +252,40 @@ fn a_linters_own_output_is_named_with_the_flag_that_makes_it_readable() {
     }
 }
 
+/// What the real CLIs printed as reviewers against the loopback model
+/// server (tests/mock/try_claude.sh, try_gemini.sh): Claude Code's
+/// `--output-format json` result with `structured_output`, read as native
+/// by `parse` and by the preset; Gemini CLI's `--output-format json`
+/// object, whose `response` (a fenced JSON block) the preset reads.
+#[test]
+fn the_real_claude_and_gemini_results_read_as_their_presets_read_them() {
+    use referee::agent::preset::findings_of;
+    use referee::contract::Preset;
+    let claude = parsed("native/claude-result-real.json", Format::Auto, REPO_ROOT);
+    assert_eq!(claude.source_format, Format::Native);
+    let by_preset = findings_of(
+        Preset::Claude,
+        &fixture("native/claude-result-real.json"),
+        REPO_ROOT,
+    )
+    .unwrap();
+    // The preset takes the reply from the object's `response`.
+    let printed: serde_json::Value =
+        serde_json::from_slice(&fixture("gemini/reviewer-result-real.json")).unwrap();
+    let response = printed["response"].as_str().unwrap();
+    assert!(response.starts_with("```json\n"), "{response}");
+    let gemini = findings_of(Preset::Gemini, response.as_bytes(), REPO_ROOT).unwrap();
+    for found in [&claude, &by_preset, &gemini] {
+        assert_eq!(found.findings.len(), 1);
+        assert_eq!(
+            found.findings[0].title,
+            "hello.txt is not referenced anywhere"
+        );
+        assert_eq!(found.findings[0].file.as_deref(), Some("hello.txt"));
+        assert_eq!(found.findings[0].severity, findings::Severity::Should);
+    }
+}
+
 #[test]
 fn codex_review_json() {
     insta::assert_snapshot!(render("codex/review.json", TINYCALC_ROOT));
