@@ -11,7 +11,7 @@
 //!
 //! Nothing is dropped without a word (SPEC §4.1): a `<failure>` or
 //! `<error>` outside a `<testcase>`, a `<testcase>` inside another, and a
-//! suite whose `failures` + `errors` count more than the `<failure>` and
+//! `<testsuite>` whose `failures` + `errors` count more than the `<failure>` and
 //! `<error>` elements it holds are errors naming the line.
 
 use quick_xml::XmlVersion;
@@ -39,6 +39,9 @@ struct Case {
 
 /// An open `<testsuite>`/`<testsuites>`.
 struct Suite {
+    /// `<testsuites>`: its totals are not checked (gotestsum's count a
+    /// package's failure twice).
+    root: bool,
     file: Option<String>,
     /// Its `failures` + `errors` attributes.
     declared: u64,
@@ -93,6 +96,7 @@ pub(crate) fn parse(text: &str) -> Result<Drafts, FindingsError> {
                     "testsuite" | "testsuites" => {
                         let inherited = suites.last().and_then(|suite| suite.file.clone());
                         let suite = Suite {
+                            root: name == "testsuites",
                             file: attr(&attrs, "file").or(inherited),
                             declared: count(&attrs, "failures") + count(&attrs, "errors"),
                             found: 0,
@@ -257,12 +261,12 @@ fn count(attrs: &[(String, String)], key: &str) -> u64 {
         .unwrap_or(0)
 }
 
-/// Checks a closed suite's counts against the failures found in it, and
+/// Checks a closed `<testsuite>`'s counts against the failures found in it, and
 /// hands them to the suite around it. The line is worked out only here, for
 /// the error: from byte 0 for every suite, it made a report of many suites
 /// quadratic to read.
 fn close_suite(suite: Suite, outer: &mut [Suite], text: &str) -> Result<(), FindingsError> {
-    if suite.declared > suite.found {
+    if !suite.root && suite.declared > suite.found {
         return Err(syntax_at(
             text,
             suite.at,
@@ -476,7 +480,7 @@ mod tests {
 
     #[test]
     fn only_failing_cases_are_findings() {
-        let table: [(&str, &[&str]); 5] = [
+        let table: [(&str, &[&str]); 6] = [
             (
                 r#"<testsuite failures="1" errors="1"><testcase classname="c" name="a"><failure/></testcase>
                    <testcase classname="c" name="b"><error message="boom"/></testcase>
@@ -487,6 +491,12 @@ mod tests {
             (
                 r#"<testsuite failures="0"><testcase classname="c" name="f"><flakyFailure message="x"/></testcase></testsuite>"#,
                 &[],
+            ),
+            // A root `<testsuites>` whose total disagrees (gotestsum counts a
+            // package's failure in `failures` and in `errors`) is no refusal.
+            (
+                r#"<testsuites failures="1" errors="1"><testsuite failures="1"><testcase name="TestMain"><failure/></testcase></testsuite></testsuites>"#,
+                &["TestMain"],
             ),
             // Counts add up through nested suites.
             (

@@ -516,3 +516,14 @@ fn a_linters_own_json_gets_a_hint_to_ask_for_sarif() {
     let err = String::from_utf8_lossy(&out.stderr);
     assert!(err.contains("ruff check --output-format sarif"), "{err}");
 }
+
+// ---- JUnit as real pipelines write it (issue 30) --------------------------
+
+/// gotestsum's report: its root total counts the failing `TestMain` of a
+/// package twice (14 against 13 `<failure>` elements); each package's
+/// `<testsuite>` adds up. Its `message` is always `Failed`: titles say
+/// what the text says.
+#[test]
+fn junit_from_gotestsum() {
+    insta::assert_snapshot!(render("junit/gotestsum.xml", REPO_ROOT));
+}
