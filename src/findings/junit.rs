@@ -54,6 +54,8 @@ struct Suite {
 struct Failure {
     error: bool,
     message: Option<String>,
+    /// The `type` attribute: the title's last resort.
+    kind: Option<String>,
     text: String,
 }
 
@@ -148,7 +150,8 @@ pub(crate) fn parse(text: &str) -> Result<Drafts, FindingsError> {
                         };
                         case.failures.push(Failure {
                             error: name == "error",
-                            message: attr(&attrs, "message").or_else(|| attr(&attrs, "type")),
+                            message: attr(&attrs, "message"),
+                            kind: attr(&attrs, "type"),
                             text: String::new(),
                         });
                         in_failure = !empty;
@@ -299,6 +302,36 @@ fn push_text(case: &mut Option<Case>, text: &str) {
     }
 }
 
+/// A `message` that says no more than that the test failed (gotestsum's
+/// `Failed`) is no summary.
+fn says_something(message: &str) -> bool {
+    let word = message.trim().trim_end_matches(['.', '!', ':']);
+    !["failed", "failure", "error", "errored"]
+        .iter()
+        .any(|plain| word.eq_ignore_ascii_case(plain))
+}
+
+/// The first line of failure text that says what went wrong: not blank,
+/// and not `go test`'s framing (`=== RUN   TestX`, `--- FAIL: TestX`).
+fn meaningful_line(text: &str) -> Option<&str> {
+    const FRAMING: &[&str] = &["=== RUN", "=== PAUSE", "=== CONT", "=== NAME", "--- FAIL"];
+    text.lines()
+        .map(str::trim)
+        .find(|line| !line.is_empty() && !FRAMING.iter().any(|frame| line.starts_with(frame)))
+}
+
+/// One line saying why a failure failed: its message, else the first
+/// meaningful line of its text, else its `type`.
+fn summary(failure: &Failure) -> Option<&str> {
+    failure
+        .message
+        .as_deref()
+        .and_then(|message| message.lines().map(str::trim).find(|line| !line.is_empty()))
+        .filter(|message| says_something(message))
+        .or_else(|| meaningful_line(&failure.text))
+        .or_else(|| failure.kind.as_deref().map(str::trim))
+}
+
 fn finish_case(case: Case, drafts: &mut Drafts) {
     let Some(first) = case.failures.first() else {
         return;
@@ -316,29 +349,14 @@ fn finish_case(case: Case, drafts: &mut Drafts) {
         id
     };
     let verb = if first.error { "errored" } else { "failed" };
-    let summary = first
-        .message
-        .as_deref()
-        .map(str::trim)
-        .filter(|message| !message.is_empty())
-        .or_else(|| {
-            first
-                .text
-                .lines()
-                .map(str::trim)
-                .find(|line| !line.is_empty())
-        })
-        .and_then(|message| message.lines().next());
-    let title = match summary {
+    let title = match summary(first) {
         Some(summary) => format!("{id} {verb}: {summary}"),
         None => format!("{id} {verb}"),
     };
     let mut body = String::new();
     for failure in &case.failures {
-        for part in [failure.message.as_deref(), Some(failure.text.as_str())]
-            .into_iter()
-            .flatten()
-        {
+        let message = failure.message.as_deref().filter(|m| says_something(m));
+        for part in [message, Some(failure.text.as_str())].into_iter().flatten() {
             let part = part.trim();
             if !part.is_empty() && !body.contains(part) {
                 if !body.is_empty() {
@@ -478,6 +496,16 @@ mod tests {
             .map_err(|err| err.to_string())
     }
 
+    /// Each finding's id, severity and title.
+    fn findings(xml: &str) -> Vec<(String, Severity, String)> {
+        parse(xml)
+            .unwrap_or_else(|err| panic!("{xml}: {err}"))
+            .findings
+            .into_iter()
+            .map(|d| (d.id.unwrap_or_default(), d.severity.unwrap_or(Severity::Bug), d.title))
+            .collect()
+    }
+
     #[test]
     fn only_failing_cases_are_findings() {
         let table: [(&str, &[&str]); 6] = [
@@ -593,5 +621,31 @@ mod tests {
         assert_eq!(locate("", "", &files), None);
         // `xsrc/auth.py:3` is not `src/auth.py`.
         assert_eq!(locate("suite::case", "xsrc/auth.py:3", &files), None);
+    }
+
+    #[test]
+    fn a_title_says_why_the_test_failed() {
+        let table = [
+            // The message first.
+            (r#"<failure message="boom" type="AssertionError">trace</failure>"#, "t failed: boom"),
+            // No message: the text's first line, not the type (nextest).
+            (
+                "<failure type=\"test failure\">\n\nthread 't' panicked at src/lib.rs:2:5:\nleft: 1</failure>",
+                "t failed: thread 't' panicked at src/lib.rs:2:5:",
+            ),
+            // A message that only says it failed (gotestsum's `Failed`), and
+            // `go test`'s framing lines, say nothing.
+            (
+                "<failure message=\"Failed\" type=\"\">=== RUN   t\n    a_test.go:9: want 2\n--- FAIL: t (0.00s)</failure>",
+                "t failed: a_test.go:9: want 2",
+            ),
+            // The type only when nothing else is there.
+            (r#"<error type="TimeoutError"/>"#, "t errored: TimeoutError"),
+            (r#"<failure message="Failed"/>"#, "t failed"),
+        ];
+        for (failure, want) in table {
+            let xml = format!("<testsuite><testcase name=\"t\">{failure}</testcase></testsuite>");
+            assert_eq!(findings(&xml)[0].2, want, "{xml}");
+        }
     }
 }

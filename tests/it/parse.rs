@@ -527,3 +527,11 @@ fn a_linters_own_json_gets_a_hint_to_ask_for_sarif() {
 fn junit_from_gotestsum() {
     insta::assert_snapshot!(render("junit/gotestsum.xml", REPO_ROOT));
 }
+
+/// nextest writes no `message`: the title is the failure text's first line
+/// (`thread '…' panicked at tests/basic.rs:19:5:`), not its `type`
+/// ("test failure"). Its retries are `<rerunFailure>` and `<flakyFailure>`.
+#[test]
+fn junit_from_nextest_with_retries() {
+    insta::assert_snapshot!(render("junit/nextest-retries.xml", REPO_ROOT));
+}
