@@ -12,7 +12,8 @@
 //! Nothing is dropped without a word (SPEC §4.1): a `<failure>` or
 //! `<error>` outside a `<testcase>`, a `<testcase>` inside another, and a
 //! `<testsuite>` whose `failures` + `errors` count more than the `<failure>` and
-//! `<error>` elements it holds are errors naming the line.
+//! `<error>` elements it holds are errors naming the line; a report with no
+//! test case at all (no test ran: no proof of a clean round) is an error.
 
 use quick_xml::XmlVersion;
 use quick_xml::escape::resolve_predefined_entity;
@@ -66,6 +67,7 @@ pub(crate) fn parse(text: &str) -> Result<Drafts, FindingsError> {
     let mut seen_root = false;
     let mut suites: Vec<Suite> = Vec::new();
     let mut case: Option<Case> = None;
+    let mut cases = 0usize;
     let mut in_failure = false;
 
     loop {
@@ -121,6 +123,7 @@ pub(crate) fn parse(text: &str) -> Result<Drafts, FindingsError> {
                                 hint: None,
                             });
                         }
+                        cases += 1;
                         let new_case = Case {
                             classname: attr(&attrs, "classname").unwrap_or_default(),
                             name: attr(&attrs, "name").unwrap_or_default(),
@@ -217,6 +220,16 @@ pub(crate) fn parse(text: &str) -> Result<Drafts, FindingsError> {
             column,
             message: format!("unexpected end of input: `<{name}>` is not closed"),
             hint: None,
+        });
+    }
+    if cases == 0 {
+        return Err(FindingsError::NotProven {
+            format: Format::Junit,
+            message: "the report holds no test case: no test ran, which proves no clean round"
+                .into(),
+            hint: "check that the test runner found the tests (pytest exits 5 when it \
+                   collects none), then pass the report of a run that ran them"
+                .into(),
         });
     }
     Ok(drafts)
@@ -537,7 +550,7 @@ mod tests {
                 r#"<testsuite failures="1" errors="1"><testcase name="a"><failure/><error/></testcase></testsuite>"#,
                 &["a"],
             ),
-            (r#"<testsuite failures="0" errors="0"/>"#, &[]),
+            (r#"<testsuite failures="0"><testcase name="ok"/></testsuite>"#, &[]),
         ];
         for (xml, want) in table {
             assert_eq!(
@@ -572,6 +585,12 @@ mod tests {
                 "<testsuites>\n<testsuite><testcase name=\"a\"/></testsuite>\n  <testsuite failures=\"1\"><testcase name=\"b\"/></testsuite>\n</testsuites>",
                 "junit xml: line 3 column 3: the suite counts 1 failures and errors but holds 0",
             ),
+            // No test ran: not a clean round.
+            (
+                "<testsuites><testsuite name=\"pytest\" tests=\"0\"/></testsuites>",
+                "junit xml: the report holds no test case",
+            ),
+            ("<testsuite/>", "junit xml: the report holds no test case"),
         ];
         for (xml, want) in table {
             let err = ids(xml).expect_err(xml);

@@ -535,3 +535,45 @@ fn junit_from_gotestsum() {
 fn junit_from_nextest_with_retries() {
     insta::assert_snapshot!(render("junit/nextest-retries.xml", REPO_ROOT));
 }
+
+/// A report in which no test ran (pytest collected nothing, a surefire
+/// class with no test method) proves nothing: refused, naming the file.
+#[test]
+fn parse_refuses_a_junit_report_with_no_test_case() {
+    let repo = Repo::new();
+    for rel in ["junit/pytest-no-tests.xml", "junit/surefire-no-tests.xml"] {
+        let path = fixture_path(rel);
+        let out = repo
+            .referee()
+            .args(["parse", "--format", "junit", &path])
+            .assert()
+            .code(1);
+        let stderr = text(&out.get_output().stderr);
+        assert!(
+            stderr.starts_with(&format!(
+                "error: findings `{path}`: junit xml: the report holds no test case"
+            )),
+            "{rel}: {stderr}"
+        );
+        assert!(stderr.contains("\nhint: "), "{rel}: {stderr}");
+        assert!(out.get_output().stdout.is_empty(), "{rel}");
+    }
+}
+
+/// `record` refuses it too, and records no round.
+#[test]
+fn record_refuses_a_junit_report_with_no_test_case() {
+    let repo = Repo::with_loop("l", &[]);
+    repo.append("src/a.rs", "a");
+    let report = String::from_utf8(fixture("junit/pytest-no-tests.xml")).expect("utf-8");
+    let out = repo.record(&report).run();
+    assert_eq!(out.code, 1, "{out:?}");
+    assert!(
+        out.stderr
+            .starts_with("error: findings `stdin`: nothing was recorded: junit xml: the report holds no test case"),
+        "{}",
+        out.stderr
+    );
+    let ledger = repo.run(&["ledger", "show", "--json"]);
+    assert!(!ledger.stdout.contains("\"round\""), "{}", ledger.stdout);
+}
