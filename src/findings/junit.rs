@@ -1,13 +1,14 @@
-//! JUnit XML reports (pytest, cargo-nextest, jest-junit, Maven surefire):
-//! each failing or erroring test case is a `bug` finding whose id is
-//! `classname::name`. Pure.
+//! JUnit XML reports (pytest, cargo-nextest, jest-junit, Maven surefire,
+//! gotestsum): each failing or erroring test case is a `bug` finding whose
+//! id is `classname::name`, after the test's file when the class does not
+//! name it. Pure.
 //!
 //! Nested `<testsuites>`/`<testsuite>` are walked; skipped and passing cases
 //! are not findings, and neither are surefire's and nextest's
 //! `<flakyFailure>`/`<flakyError>` (the test passed on a retry), so an
 //! all-passing report is a clean round. The body is the failure message and
 //! text, bounded. `file`/`line` come from the test case's attributes (or its
-//! suite's `file`) as the tool wrote them.
+//! suite's `file`, or a suite named by a path) as the tool wrote them.
 //!
 //! Nothing is dropped without a word (SPEC §4.1): a `<failure>` or
 //! `<error>` outside a `<testcase>`, a `<testcase>` inside another, and a
@@ -98,10 +99,11 @@ pub(crate) fn parse(text: &str) -> Result<Drafts, FindingsError> {
                 let attrs = attributes(start, text, event_start)?;
                 match name.as_str() {
                     "testsuite" | "testsuites" => {
+                        let named = attr(&attrs, "name").filter(|name| is_path(name));
                         let inherited = suites.last().and_then(|suite| suite.file.clone());
                         let suite = Suite {
                             root: name == "testsuites",
-                            file: attr(&attrs, "file").or(inherited),
+                            file: attr(&attrs, "file").or(named).or(inherited),
                             declared: count(&attrs, "failures") + count(&attrs, "errors"),
                             found: 0,
                             at: event_start,
@@ -306,6 +308,61 @@ fn attr(attrs: &[(String, String)], key: &str) -> Option<String> {
         .filter(|value| !value.trim().is_empty())
 }
 
+/// Whether a suite's name is a test file's path (jest-junit's
+/// `suiteNameTemplate: "{filepath}"`), not a class or a Go package.
+fn is_path(name: &str) -> bool {
+    const EXTENSIONS: &[&str] = &[
+        "js", "jsx", "mjs", "cjs", "ts", "tsx", "mts", "cts", "py", "rb", "go", "rs", "java", "kt",
+        "php", "cs", "swift", "ex", "exs",
+    ];
+    !name.contains(char::is_whitespace)
+        && name
+            .rsplit_once('.')
+            .is_some_and(|(stem, ext)| !stem.is_empty() && EXTENSIONS.contains(&ext))
+}
+
+/// A test's id: `classname::name`, after its file when the class does not
+/// already name it (jest-junit's classes are the test's title, so the same
+/// title in two files is two tests).
+fn test_id(class: &str, name: &str, file: Option<&str>) -> String {
+    let test = match (class.trim(), name.trim()) {
+        ("", name) => name.to_string(),
+        (class, "") => class.to_string(),
+        // jest-junit repeats the full name as the class by default.
+        (class, name) if class == name => name.to_string(),
+        (class, name) => format!("{class}::{name}"),
+    };
+    match file.map(str::trim).filter(|file| !file.is_empty()) {
+        Some(file) if !class_names_file(class.trim(), file) => {
+            if test.is_empty() {
+                file.to_string()
+            } else {
+                format!("{file}::{test}")
+            }
+        }
+        _ if test.is_empty() => "unnamed test".to_string(),
+        _ => test,
+    }
+}
+
+/// Whether a dotted class (`tests.test_app.TestLogin`) names the module
+/// `file` is (`tests/test_app.py`), or is that path itself.
+fn class_names_file(class: &str, file: &str) -> bool {
+    if class.is_empty() {
+        return false;
+    }
+    if class == file {
+        return true;
+    }
+    let stem = file.rsplit_once('.').map_or(file, |(stem, _)| stem);
+    let module = stem.replace(['/', '\\'], ".");
+    let mut prefixes = class
+        .match_indices('.')
+        .map(|(at, _)| &class[..at])
+        .chain([class]);
+    prefixes.any(|prefix| module == prefix || module.ends_with(&format!(".{prefix}")))
+}
+
 fn push_text(case: &mut Option<Case>, text: &str) {
     let Some(failure) = case.as_mut().and_then(|case| case.failures.last_mut()) else {
         return;
@@ -349,18 +406,7 @@ fn finish_case(case: Case, drafts: &mut Drafts) {
     let Some(first) = case.failures.first() else {
         return;
     };
-    let id = match (case.classname.trim(), case.name.trim()) {
-        ("", name) => name.to_string(),
-        (class, "") => class.to_string(),
-        // jest-junit repeats the full name as the class by default.
-        (class, name) if class == name => name.to_string(),
-        (class, name) => format!("{class}::{name}"),
-    };
-    let id = if id.is_empty() {
-        "unnamed test".to_string()
-    } else {
-        id
-    };
+    let id = test_id(&case.classname, &case.name, case.file.as_deref());
     let verb = if first.error { "errored" } else { "failed" };
     let title = match summary(first) {
         Some(summary) => format!("{id} {verb}: {summary}"),
@@ -665,6 +711,40 @@ mod tests {
         for (failure, want) in table {
             let xml = format!("<testsuite><testcase name=\"t\">{failure}</testcase></testsuite>");
             assert_eq!(findings(&xml)[0].2, want, "{xml}");
+        }
+    }
+
+    #[test]
+    fn a_test_is_named_with_its_file_unless_its_class_names_it() {
+        let table = [
+            // jest-junit `addFileAttribute`: the title alone names no file.
+            (
+                r#"<testsuite name="total"><testcase classname="total is zero" name="total is zero" file="src/cart/total.test.js">"#,
+                "src/cart/total.test.js::total is zero",
+            ),
+            // jest-junit `suiteNameTemplate: "{filepath}"`.
+            (
+                r#"<testsuite name="src/cart/total.test.js"><testcase classname="total is zero" name="total is zero">"#,
+                "src/cart/total.test.js::total is zero",
+            ),
+            // pytest xunit1: the module is the class.
+            (
+                r#"<testsuite name="pytest"><testcase classname="tests.test_app.TestMath" name="test_div" file="tests/test_app.py">"#,
+                "tests.test_app.TestMath::test_div",
+            ),
+            // A Go package or a Java class is no file.
+            (
+                r#"<testsuite name="example.com/m/pkg"><testcase classname="" name="TestMain">"#,
+                "TestMain",
+            ),
+            (
+                r#"<testsuite name="com.acme.AuthTest"><testcase classname="com.acme.AuthTest" name="expires">"#,
+                "com.acme.AuthTest::expires",
+            ),
+        ];
+        for (open, want) in table {
+            let xml = format!("{open}<failure message=\"x\"/></testcase></testsuite>");
+            assert_eq!(ids(&xml), Ok(vec![want.to_string()]), "{xml}");
         }
     }
 }

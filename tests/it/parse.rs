@@ -577,3 +577,21 @@ fn record_refuses_a_junit_report_with_no_test_case() {
     let ledger = repo.run(&["ledger", "show", "--json"]);
     assert!(!ledger.stdout.contains("\"round\""), "{}", ledger.stdout);
 }
+
+/// jest-junit with `addFileAttribute`, and with the suite named by its
+/// file: the same test name in two files is two tests.
+#[test]
+fn junit_from_jest_names_the_file() {
+    insta::assert_snapshot!(render("junit/jest-two-files.xml", "/tmp/fx30/js"));
+    let by_suite = parsed("junit/jest-suite-filepath.xml", Format::Junit, "/tmp/fx30/js");
+    let mut ids: Vec<String> = by_suite.findings.into_iter().map(|f| f.id).collect();
+    ids.sort();
+    assert_eq!(
+        ids,
+        [
+            "src/cart/total.test.js::total is zero when empty",
+            "src/cart/total.test.js::total rounds to cents",
+            "src/wallet/total.test.js::total is zero when empty",
+        ]
+    );
+}
