@@ -1,20 +1,26 @@
 //! JUnit XML reports (pytest, cargo-nextest, jest-junit, Maven surefire,
-//! gotestsum): each failing or erroring test case is a `bug` finding whose
-//! id is `classname::name`, after the test's file when the class does not
-//! name it. Pure.
+//! gotestsum): each test whose last run failed or errored is one `bug`
+//! finding, and each test that failed and then passed on a rerun is one
+//! `nit` finding saying it was flaky. The id is `classname::name`, after
+//! the test's file when the class does not name it. Pure.
 //!
 //! Nested `<testsuites>`/`<testsuite>` are walked; skipped and passing cases
-//! are not findings, and neither are surefire's and nextest's
-//! `<flakyFailure>`/`<flakyError>` (the test passed on a retry), so an
-//! all-passing report is a clean round. The body is the failure message and
-//! text, bounded. `file`/`line` come from the test case's attributes (or its
-//! suite's `file`, or a suite named by a path) as the tool wrote them.
+//! are not findings. Reruns are read as the tools write them: surefire's and
+//! nextest's `<rerunFailure>`/`<rerunError>` (failed again) and
+//! `<flakyFailure>`/`<flakyError>` (failed, then passed) inside the case, and
+//! the same test written again (pytest-rerunfailures, gotestsum
+//! `--rerun-fails`), where the last one written is how it ended. The body is
+//! the failure message and text, bounded. `file`/`line` come from the test
+//! case's attributes (or its suite's `file`, or a suite named by a path) as
+//! the tool wrote them.
 //!
 //! Nothing is dropped without a word (SPEC §4.1): a `<failure>` or
-//! `<error>` outside a `<testcase>`, a `<testcase>` inside another, and a
-//! `<testsuite>` whose `failures` + `errors` count more than the `<failure>` and
-//! `<error>` elements it holds are errors naming the line; a report with no
-//! test case at all (no test ran: no proof of a clean round) is an error.
+//! `<error>` outside a `<testcase>`, a `<testcase>` inside another, a
+//! `<testsuite>` whose `failures` + `errors` count more than the
+//! `<failure>` and `<error>` elements it holds, and a report with no test
+//! case at all (no test ran: no proof of a clean round) are errors.
+
+use std::collections::HashMap;
 
 use quick_xml::XmlVersion;
 use quick_xml::escape::resolve_predefined_entity;
@@ -26,21 +32,47 @@ use super::{
     line_column,
 };
 
-/// Most failure text kept per test case while reading (the body is cut
+/// Most failure text kept per failure while reading (the body is cut
 /// again to `MAX_BODY`).
 const MAX_TEXT: usize = 2 * MAX_BODY;
 
-#[derive(Default)]
+/// One run of a test: a `<testcase>` element.
 struct Case {
-    classname: String,
-    name: String,
+    /// The `<testsuite>` it is in (its number in the report).
+    suite: usize,
+    id: String,
     file: Option<String>,
     line: Option<u64>,
+    /// Its `<failure>`/`<error>` elements: how this run ended.
     failures: Vec<Failure>,
+    /// Its `<rerun…>`/`<flaky…>` elements: runs that failed before it.
+    retries: Vec<Failure>,
+}
+
+/// A test that failed at least once, over every run the report holds.
+struct Test {
+    id: String,
+    file: Option<String>,
+    line: Option<u64>,
+    /// How its last run ended; empty when it passed.
+    failures: Vec<Failure>,
+    /// The runs that failed before the last.
+    retries: Vec<Failure>,
+}
+
+/// The tests that failed at least once, in the order the report first
+/// names them. A test is its id in one `<testsuite>`: the same id in
+/// another suite (reports merged from several jobs) is another test.
+#[derive(Default)]
+struct Tests {
+    tests: Vec<Test>,
+    by_id: HashMap<(usize, String), usize>,
 }
 
 /// An open `<testsuite>`/`<testsuites>`.
 struct Suite {
+    /// Its number in the report.
+    index: usize,
     /// `<testsuites>`: its totals are not checked (gotestsum's count a
     /// package's failure twice).
     root: bool,
@@ -61,38 +93,43 @@ struct Failure {
     text: String,
 }
 
+/// The failure element whose text is being read.
+struct Reading {
+    retry: bool,
+    /// `open.len()` inside it: text deeper down (`<system-out>`) is not
+    /// the failure's, except a `<stackTrace>`'s (surefire's flaky runs).
+    depth: usize,
+}
+
 pub(crate) fn parse(text: &str) -> Result<Drafts, FindingsError> {
     let mut reader = Reader::from_str(text);
-    let mut drafts = Drafts::default();
     let mut open: Vec<String> = Vec::new();
     let mut seen_root = false;
     let mut suites: Vec<Suite> = Vec::new();
     let mut case: Option<Case> = None;
     let mut cases = 0usize;
-    let mut in_failure = false;
+    let mut suite_count = 0usize;
+    let mut tests = Tests::default();
+    let mut reading: Option<Reading> = None;
 
     loop {
         let event_start = offset(reader.buffer_position());
         let event = reader
             .read_event()
             .map_err(|err| syntax_at(text, offset(reader.error_position()), &err))?;
-        let position = || line_column(text, event_start);
         match event {
             Event::Start(ref start) | Event::Empty(ref start) => {
                 let empty = matches!(event, Event::Empty(_));
                 let name = local_name(start);
                 if !seen_root {
                     if name != "testsuites" && name != "testsuite" {
-                        let (line, column) = position();
-                        return Err(FindingsError::Syntax {
-                            format: Format::Junit,
-                            line,
-                            column,
-                            message: format!(
+                        return Err(syntax_at(
+                            text,
+                            event_start,
+                            &format!(
                                 "root element is `<{name}>`, expected `<testsuites>` or `<testsuite>`"
                             ),
-                            hint: None,
-                        });
+                        ));
                     }
                     seen_root = true;
                 }
@@ -101,7 +138,9 @@ pub(crate) fn parse(text: &str) -> Result<Drafts, FindingsError> {
                     "testsuite" | "testsuites" => {
                         let named = attr(&attrs, "name").filter(|name| is_path(name));
                         let inherited = suites.last().and_then(|suite| suite.file.clone());
+                        suite_count += 1;
                         let suite = Suite {
+                            index: suite_count,
                             root: name == "testsuites",
                             file: attr(&attrs, "file").or(named).or(inherited),
                             declared: count(&attrs, "failures") + count(&attrs, "errors"),
@@ -116,52 +155,64 @@ pub(crate) fn parse(text: &str) -> Result<Drafts, FindingsError> {
                     }
                     "testcase" => {
                         if case.is_some() {
-                            let (line, column) = position();
-                            return Err(FindingsError::Syntax {
-                                format: Format::Junit,
-                                line,
-                                column,
-                                message: "`<testcase>` inside another `<testcase>`".into(),
-                                hint: None,
-                            });
+                            return Err(syntax_at(
+                                text,
+                                event_start,
+                                &"`<testcase>` inside another `<testcase>`",
+                            ));
                         }
                         cases += 1;
+                        let file = attr(&attrs, "file")
+                            .or_else(|| suites.last().and_then(|suite| suite.file.clone()));
                         let new_case = Case {
-                            classname: attr(&attrs, "classname").unwrap_or_default(),
-                            name: attr(&attrs, "name").unwrap_or_default(),
-                            file: attr(&attrs, "file")
-                                .or_else(|| suites.last().and_then(|suite| suite.file.clone())),
+                            suite: suites.last().map_or(0, |suite| suite.index),
+                            id: test_id(
+                                &attr(&attrs, "classname").unwrap_or_default(),
+                                &attr(&attrs, "name").unwrap_or_default(),
+                                file.as_deref(),
+                            ),
+                            file,
                             line: attr(&attrs, "line").and_then(|line| line.trim().parse().ok()),
                             failures: Vec::new(),
+                            retries: Vec::new(),
                         };
                         if empty {
-                            finish_case(new_case, &mut drafts);
+                            tests.add(new_case);
                         } else {
                             case = Some(new_case);
                         }
                     }
-                    "failure" | "error" => {
+                    "failure" | "error" | "rerunFailure" | "rerunError" | "flakyFailure"
+                    | "flakyError" => {
                         let Some(case) = case.as_mut() else {
-                            let (line, column) = position();
-                            return Err(FindingsError::Syntax {
-                                format: Format::Junit,
-                                line,
-                                column,
-                                message: format!(
+                            return Err(syntax_at(
+                                text,
+                                event_start,
+                                &format!(
                                     "`<{name}>` outside a `<testcase>`: a failure that names no test"
                                 ),
-                                hint: None,
-                            });
+                            ));
                         };
-                        case.failures.push(Failure {
-                            error: name == "error",
+                        let retry = !matches!(name.as_str(), "failure" | "error");
+                        let failure = Failure {
+                            error: name.ends_with("rror"),
                             message: attr(&attrs, "message"),
                             kind: attr(&attrs, "type"),
                             text: String::new(),
-                        });
-                        in_failure = !empty;
-                        if let Some(suite) = suites.last_mut() {
-                            suite.found += 1;
+                        };
+                        if retry {
+                            case.retries.push(failure);
+                        } else {
+                            case.failures.push(failure);
+                            if let Some(suite) = suites.last_mut() {
+                                suite.found += 1;
+                            }
+                        }
+                        if !empty {
+                            reading = Some(Reading {
+                                retry,
+                                depth: open.len() + 1,
+                            });
                         }
                     }
                     _ => {}
@@ -172,6 +223,9 @@ pub(crate) fn parse(text: &str) -> Result<Drafts, FindingsError> {
             }
             Event::End(ref end) => {
                 let name = end.local_name().as_ref().to_string();
+                if reading.as_ref().is_some_and(|r| r.depth == open.len()) {
+                    reading = None;
+                }
                 open.pop();
                 match name.as_str() {
                     "testsuite" | "testsuites" => {
@@ -181,27 +235,32 @@ pub(crate) fn parse(text: &str) -> Result<Drafts, FindingsError> {
                     }
                     "testcase" => {
                         if let Some(done) = case.take() {
-                            finish_case(done, &mut drafts);
+                            tests.add(done);
                         }
                     }
-                    "failure" | "error" => in_failure = false,
                     _ => {}
                 }
             }
-            Event::Text(ref content) if in_failure => {
-                push_text(&mut case, &content.xml10_content());
+            Event::Text(ref content) => {
+                if let Some(failure) = reading_failure(&reading, &open, &mut case) {
+                    push_text(failure, &content.xml10_content());
+                }
             }
-            Event::CData(ref content) if in_failure => {
-                push_text(&mut case, &content.xml10_content());
+            Event::CData(ref content) => {
+                if let Some(failure) = reading_failure(&reading, &open, &mut case) {
+                    push_text(failure, &content.xml10_content());
+                }
             }
-            Event::GeneralRef(ref reference) if in_failure => {
-                let resolved = match reference.resolve_char_ref() {
-                    Ok(Some(ch)) => ch.to_string(),
-                    _ => resolve_predefined_entity(reference)
-                        .unwrap_or_default()
-                        .to_string(),
-                };
-                push_text(&mut case, &resolved);
+            Event::GeneralRef(ref reference) => {
+                if let Some(failure) = reading_failure(&reading, &open, &mut case) {
+                    let resolved = match reference.resolve_char_ref() {
+                        Ok(Some(ch)) => ch.to_string(),
+                        _ => resolve_predefined_entity(reference)
+                            .unwrap_or_default()
+                            .to_string(),
+                    };
+                    push_text(failure, &resolved);
+                }
             }
             Event::Eof => break,
             _ => {}
@@ -215,14 +274,11 @@ pub(crate) fn parse(text: &str) -> Result<Drafts, FindingsError> {
         });
     }
     if let Some(name) = open.last() {
-        let (line, column) = line_column(text, text.len());
-        return Err(FindingsError::Syntax {
-            format: Format::Junit,
-            line,
-            column,
-            message: format!("unexpected end of input: `<{name}>` is not closed"),
-            hint: None,
-        });
+        return Err(syntax_at(
+            text,
+            text.len(),
+            &format!("unexpected end of input: `<{name}>` is not closed"),
+        ));
     }
     if cases == 0 {
         return Err(FindingsError::NotProven {
@@ -234,7 +290,59 @@ pub(crate) fn parse(text: &str) -> Result<Drafts, FindingsError> {
                 .into(),
         });
     }
-    Ok(drafts)
+    Ok(Drafts {
+        findings: tests.tests.into_iter().map(finding).collect(),
+        resolved: Vec::new(),
+    })
+}
+
+impl Tests {
+    /// Adds one run of a test. A test written again in its suite is a
+    /// rerun (gotestsum `--rerun-fails` writes the failed runs first,
+    /// pytest-rerunfailures the last run last): this run is how it ends so
+    /// far, and the one before becomes a failed attempt if it failed.
+    fn add(&mut self, case: Case) {
+        let key = (case.suite, case.id);
+        if let Some(&index) = self.by_id.get(&key) {
+            let test = &mut self.tests[index];
+            let before = std::mem::replace(&mut test.failures, case.failures);
+            test.retries.extend(before);
+            test.retries.extend(case.retries);
+            return;
+        }
+        if case.failures.is_empty() && case.retries.is_empty() {
+            return;
+        }
+        self.tests.push(Test {
+            id: key.1.clone(),
+            file: case.file,
+            line: case.line,
+            failures: case.failures,
+            retries: case.retries,
+        });
+        self.by_id.insert(key, self.tests.len() - 1);
+    }
+}
+
+/// The failure whose text the current event is, if any.
+fn reading_failure<'c>(
+    reading: &Option<Reading>,
+    open: &[String],
+    case: &'c mut Option<Case>,
+) -> Option<&'c mut Failure> {
+    let reading = reading.as_ref()?;
+    let inside =
+        open.len() == reading.depth || open.last().is_some_and(|name| name == "stackTrace");
+    if !inside {
+        return None;
+    }
+    let case = case.as_mut()?;
+    let failures = if reading.retry {
+        &mut case.retries
+    } else {
+        &mut case.failures
+    };
+    failures.last_mut()
 }
 
 fn offset(position: u64) -> usize {
@@ -256,16 +364,7 @@ fn attributes(
         let key = attribute.key.local_name().as_ref().to_string();
         let value = attribute
             .normalized_value(XmlVersion::Implicit1_0)
-            .map_err(|err| {
-                let (line, column) = line_column(text, event_start);
-                FindingsError::Syntax {
-                    format: Format::Junit,
-                    line,
-                    column,
-                    message: format!("attribute `{key}`: {err}"),
-                    hint: None,
-                }
-            })?
+            .map_err(|err| syntax_at(text, event_start, &format!("attribute `{key}`: {err}")))?
             .into_owned();
         out.push((key, value));
     }
@@ -279,10 +378,10 @@ fn count(attrs: &[(String, String)], key: &str) -> u64 {
         .unwrap_or(0)
 }
 
-/// Checks a closed `<testsuite>`'s counts against the failures found in it, and
-/// hands them to the suite around it. The line is worked out only here, for
-/// the error: from byte 0 for every suite, it made a report of many suites
-/// quadratic to read.
+/// Checks a closed `<testsuite>`'s counts against the failures found in
+/// it, and hands them to the suite around it. The line is worked out only
+/// here, for the error: from byte 0 for every suite, it made a report of
+/// many suites quadratic to read.
 fn close_suite(suite: Suite, outer: &mut [Suite], text: &str) -> Result<(), FindingsError> {
     if !suite.root && suite.declared > suite.found {
         return Err(syntax_at(
@@ -363,10 +462,7 @@ fn class_names_file(class: &str, file: &str) -> bool {
     prefixes.any(|prefix| module == prefix || module.ends_with(&format!(".{prefix}")))
 }
 
-fn push_text(case: &mut Option<Case>, text: &str) {
-    let Some(failure) = case.as_mut().and_then(|case| case.failures.last_mut()) else {
-        return;
-    };
+fn push_text(failure: &mut Failure, text: &str) {
     if failure.text.len() < MAX_TEXT {
         failure.text.push_str(text);
     }
@@ -402,18 +498,10 @@ fn summary(failure: &Failure) -> Option<&str> {
         .or_else(|| failure.kind.as_deref().map(str::trim))
 }
 
-fn finish_case(case: Case, drafts: &mut Drafts) {
-    let Some(first) = case.failures.first() else {
-        return;
-    };
-    let id = test_id(&case.classname, &case.name, case.file.as_deref());
-    let verb = if first.error { "errored" } else { "failed" };
-    let title = match summary(first) {
-        Some(summary) => format!("{id} {verb}: {summary}"),
-        None => format!("{id} {verb}"),
-    };
-    let mut body = String::new();
-    for failure in &case.failures {
+/// The messages and texts of `failures`, each once, in order (a message
+/// that says nothing is left out).
+fn texts(failures: &[Failure], body: &mut String) {
+    for failure in failures {
         let message = failure.message.as_deref().filter(|m| says_something(m));
         for part in [message, Some(failure.text.as_str())].into_iter().flatten() {
             let part = part.trim();
@@ -425,26 +513,67 @@ fn finish_case(case: Case, drafts: &mut Drafts) {
             }
         }
     }
+}
+
+fn finding(test: Test) -> Draft {
+    let runs = test.retries.len() + 1;
+    let (severity, title, body) = match test.failures.first() {
+        Some(first) => {
+            let verb = if first.error { "errored" } else { "failed" };
+            let title = match summary(first) {
+                Some(summary) => format!("{} {verb}: {summary}", test.id),
+                None => format!("{} {verb}", test.id),
+            };
+            let mut body = String::new();
+            texts(&test.failures, &mut body);
+            if !test.retries.is_empty() {
+                body.push_str(&format!("\n\nIt {verb} on each of its {runs} runs."));
+            }
+            (Severity::Bug, title, body)
+        }
+        None => {
+            let failed = test.retries.len();
+            let times = if failed == 1 { "once" } else { "times" };
+            let count = if failed == 1 {
+                String::new()
+            } else {
+                format!("{failed} ")
+            };
+            let title = match test.retries.first().and_then(summary) {
+                Some(summary) => format!(
+                    "{} is flaky: failed {count}{times}, then passed on a rerun: {summary}",
+                    test.id
+                ),
+                None => format!(
+                    "{} is flaky: failed {count}{times}, then passed on a rerun",
+                    test.id
+                ),
+            };
+            let mut body = format!("Flaky: it failed {count}{times}, then passed on a rerun.");
+            texts(&test.retries, &mut body);
+            (Severity::Nit, title, body)
+        }
+    };
     // The line the failure text cites in the case's own file (pytest's
     // `test_app.py:11: AssertionError`) is where it failed; a `line`
     // attribute is where the test starts, and pytest writes it 0-based.
-    let cited = case.file.as_deref().and_then(|file| {
+    let cited = test.file.as_deref().and_then(|file| {
         cited_lines(&body, file)
             .last()
             .map(|&(_, line)| u64::from(line))
     });
-    drafts.findings.push(Draft {
-        id: Some(id),
+    Draft {
+        id: Some(test.id),
         id_source: Some(IdSource::Test),
-        severity: Some(Severity::Bug),
+        severity: Some(severity),
         title: bound(&title, MAX_TITLE),
-        file: case.file,
-        line: cited.or(case.line),
+        file: test.file,
+        line: cited.or(test.line),
         end_line: None,
         body: Some(bound(&body, MAX_BODY)),
         undoes: None,
         rule: None,
-    });
+    }
 }
 
 /// A JUnit syntax error at byte `at` of `text`.
@@ -561,23 +690,24 @@ mod tests {
             .unwrap_or_else(|err| panic!("{xml}: {err}"))
             .findings
             .into_iter()
-            .map(|d| (d.id.unwrap_or_default(), d.severity.unwrap_or(Severity::Bug), d.title))
+            .map(|d| {
+                (
+                    d.id.unwrap_or_default(),
+                    d.severity.unwrap_or(Severity::Bug),
+                    d.title,
+                )
+            })
             .collect()
     }
 
     #[test]
     fn only_failing_cases_are_findings() {
-        let table: [(&str, &[&str]); 6] = [
+        let table: [(&str, &[&str]); 5] = [
             (
                 r#"<testsuite failures="1" errors="1"><testcase classname="c" name="a"><failure/></testcase>
                    <testcase classname="c" name="b"><error message="boom"/></testcase>
                    <testcase classname="c" name="ok"/><testcase classname="c" name="s"><skipped/></testcase></testsuite>"#,
                 &["c::a", "c::b"],
-            ),
-            // Passed on a retry: flaky, not failing.
-            (
-                r#"<testsuite failures="0"><testcase classname="c" name="f"><flakyFailure message="x"/></testcase></testsuite>"#,
-                &[],
             ),
             // A root `<testsuites>` whose total disagrees (gotestsum counts a
             // package's failure in `failures` and in `errors`) is no refusal.
@@ -596,7 +726,10 @@ mod tests {
                 r#"<testsuite failures="1" errors="1"><testcase name="a"><failure/><error/></testcase></testsuite>"#,
                 &["a"],
             ),
-            (r#"<testsuite failures="0"><testcase name="ok"/></testsuite>"#, &[]),
+            (
+                r#"<testsuite failures="0"><testcase name="ok"/></testsuite>"#,
+                &[],
+            ),
         ];
         for (xml, want) in table {
             assert_eq!(
@@ -626,10 +759,14 @@ mod tests {
                 "<testsuite tests=\"3\" failures=\"3\"/>",
                 "junit xml: line 1 column 1: the suite counts 3 failures and errors but holds 0",
             ),
-            // The line of a suite deep in a report of many.
+            // The count is checked per suite, in a report of many.
             (
                 "<testsuites>\n<testsuite><testcase name=\"a\"/></testsuite>\n  <testsuite failures=\"1\"><testcase name=\"b\"/></testsuite>\n</testsuites>",
                 "junit xml: line 3 column 3: the suite counts 1 failures and errors but holds 0",
+            ),
+            (
+                "<testsuite>\n<testcase name=\"a\">\n<rerunFailure/></testcase>\n<flakyError/></testsuite>",
+                "junit xml: line 4 column 1: `<flakyError>` outside a `<testcase>`",
             ),
             // No test ran: not a clean round.
             (
@@ -692,7 +829,10 @@ mod tests {
     fn a_title_says_why_the_test_failed() {
         let table = [
             // The message first.
-            (r#"<failure message="boom" type="AssertionError">trace</failure>"#, "t failed: boom"),
+            (
+                r#"<failure message="boom" type="AssertionError">trace</failure>"#,
+                "t failed: boom",
+            ),
             // No message: the text's first line, not the type (nextest).
             (
                 "<failure type=\"test failure\">\n\nthread 't' panicked at src/lib.rs:2:5:\nleft: 1</failure>",
@@ -712,6 +852,73 @@ mod tests {
             let xml = format!("<testsuite><testcase name=\"t\">{failure}</testcase></testsuite>");
             assert_eq!(findings(&xml)[0].2, want, "{xml}");
         }
+    }
+
+    #[test]
+    fn a_rerun_test_is_one_finding_and_flaky_when_it_passed() {
+        let flaky = "c::t is flaky: failed once, then passed on a rerun: first";
+        let table: [(&str, &[(&str, Severity, &str)]); 6] = [
+            // Surefire and nextest: failed again on every rerun.
+            (
+                r#"<testcase classname="c" name="t"><failure message="first"/><rerunFailure message="second"/><rerunError message="third"/></testcase>"#,
+                &[("c::t", Severity::Bug, "c::t failed: first")],
+            ),
+            // Failed, then passed: flaky, below any floor but `nit`.
+            (
+                r#"<testcase classname="c" name="t"><flakyFailure message="first"/></testcase>"#,
+                &[("c::t", Severity::Nit, flaky)],
+            ),
+            (
+                r#"<testcase classname="c" name="t"><flakyError message="first"/><flakyFailure message="second"/></testcase>"#,
+                &[(
+                    "c::t",
+                    Severity::Nit,
+                    "c::t is flaky: failed 2 times, then passed on a rerun: first",
+                )],
+            ),
+            // nextest's flaky-fail: flaky, but reported failing.
+            (
+                r#"<testcase classname="c" name="t"><failure message="last"/><flakyFailure message="first"/></testcase>"#,
+                &[("c::t", Severity::Bug, "c::t failed: last")],
+            ),
+            // gotestsum `--rerun-fails`: the failed runs, then the pass, each
+            // a `<testcase>` of the package's suite.
+            (
+                r#"<testcase classname="c" name="t"><failure message="first"/></testcase><testcase classname="c" name="t"><failure message="again"/></testcase><testcase classname="c" name="t"/>"#,
+                &[(
+                    "c::t",
+                    Severity::Nit,
+                    "c::t is flaky: failed 2 times, then passed on a rerun: first",
+                )],
+            ),
+            (
+                r#"<testcase classname="c" name="t"><failure message="first"/></testcase><testcase classname="c" name="t"><failure message="again"/></testcase>"#,
+                &[("c::t", Severity::Bug, "c::t failed: again")],
+            ),
+        ];
+        for (cases, want) in table {
+            let xml = format!("<testsuite>{cases}</testsuite>");
+            let want: Vec<(String, Severity, String)> = want
+                .iter()
+                .map(|(id, severity, title)| (id.to_string(), *severity, title.to_string()))
+                .collect();
+            assert_eq!(findings(&xml), want, "{xml}");
+        }
+        // The same test in two suites (reports merged from two jobs) is
+        // not a rerun: each suite's failure stands.
+        let merged = r#"<testsuites><testsuite><testcase name="t"><failure message="py3.9"/></testcase></testsuite><testsuite><testcase name="t"/></testsuite></testsuites>"#;
+        assert_eq!(
+            findings(merged),
+            vec![(
+                "t".to_string(),
+                Severity::Bug,
+                "t failed: py3.9".to_string()
+            )]
+        );
+        // A rerun that holds no failure (pytest-rerunfailures writes a failed
+        // run it reran as a bare case) proves none.
+        let bare = r#"<testsuite><testcase name="t"/><testcase name="t"/></testsuite>"#;
+        assert_eq!(findings(bare), vec![]);
     }
 
     #[test]

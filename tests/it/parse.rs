@@ -583,7 +583,11 @@ fn record_refuses_a_junit_report_with_no_test_case() {
 #[test]
 fn junit_from_jest_names_the_file() {
     insta::assert_snapshot!(render("junit/jest-two-files.xml", "/tmp/fx30/js"));
-    let by_suite = parsed("junit/jest-suite-filepath.xml", Format::Junit, "/tmp/fx30/js");
+    let by_suite = parsed(
+        "junit/jest-suite-filepath.xml",
+        Format::Junit,
+        "/tmp/fx30/js",
+    );
     let mut ids: Vec<String> = by_suite.findings.into_iter().map(|f| f.id).collect();
     ids.sort();
     assert_eq!(
@@ -594,4 +598,99 @@ fn junit_from_jest_names_the_file() {
             "src/wallet/total.test.js::total is zero when empty",
         ]
     );
+}
+
+/// Surefire's `rerunFailingTestsCount`: three `<flakyFailure>`s and a
+/// `<flakyError>`, then a pass.
+#[test]
+fn junit_from_surefire_flaky() {
+    insta::assert_snapshot!(render("junit/surefire-flaky.xml", REPO_ROOT));
+}
+
+/// pytest-rerunfailures writes every run of a rerun test as its own
+/// `<testcase>`: the test that failed all three runs is one finding.
+#[test]
+fn junit_from_pytest_rerunfailures() {
+    insta::assert_snapshot!(render("junit/pytest-rerunfailures.xml", "/tmp/fx30/py"));
+}
+
+/// What the binary makes of each real report: the findings' ids and
+/// severities.
+#[test]
+fn parse_junit_from_real_pipelines() {
+    let cases: &[(&str, &[(&str, &str)])] = &[
+        ("junit/gotestsum.xml", &[("TestMain", "bug")]),
+        (
+            "junit/nextest-retries.xml",
+            &[
+                ("fixture-project::basic::test_failure_assert", "bug"),
+                ("fixture-project::basic::test_flaky_mod_4", "nit"),
+            ],
+        ),
+        (
+            "junit/surefire-flaky.xml",
+            &[("org.acme.FlakyTest::testFlaky", "nit")],
+        ),
+        (
+            "junit/pytest-rerunfailures.xml",
+            &[("test_flaky::test_always_fails", "bug")],
+        ),
+        (
+            "junit/jest-two-files.xml",
+            &[
+                ("src/wallet/total.test.js::total is zero when empty", "bug"),
+                ("src/cart/total.test.js::total rounds to cents", "bug"),
+                ("src/cart/total.test.js::total is zero when empty", "bug"),
+            ],
+        ),
+    ];
+    let repo = Repo::new();
+    for (rel, want) in cases {
+        let out = repo
+            .referee()
+            .args(["parse", "--format", "junit", &fixture_path(rel)])
+            .assert()
+            .success();
+        let json: serde_json::Value =
+            serde_json::from_slice(&out.get_output().stdout).expect("json");
+        let findings = json["findings"].as_array().expect("findings");
+        let got: Vec<(&str, &str)> = findings
+            .iter()
+            .map(|f| {
+                (
+                    f["id"].as_str().expect("id"),
+                    f["severity"].as_str().expect("severity"),
+                )
+            })
+            .take(want.len())
+            .collect();
+        assert_eq!(&got, want, "{rel}");
+        if *rel == "junit/gotestsum.xml" {
+            assert_eq!(findings.len(), 13, "{rel}");
+        }
+    }
+}
+
+/// `record` reads the same reports: gotestsum's is a round with 13 failing
+/// tests, and a flaky test alone is below the floor.
+#[test]
+fn record_reads_junit_from_real_pipelines() {
+    let gotestsum = Repo::with_loop("l", &[]);
+    gotestsum.append("src/a.rs", "a");
+    let report = String::from_utf8(fixture("junit/gotestsum.xml")).expect("utf-8");
+    gotestsum.record(&report).run().assert(10, "");
+    let json = gotestsum.run(&["findings", "--json"]);
+    let json: serde_json::Value = serde_json::from_str(&json.stdout).expect("json");
+    assert_eq!(json["findings"].as_array().expect("findings").len(), 13);
+
+    let flaky = Repo::with_loop("l", &[]);
+    flaky.append("src/a.rs", "a");
+    let report = String::from_utf8(fixture("junit/surefire-flaky.xml")).expect("utf-8");
+    let out = flaky.record(&report).run();
+    out.assert(0, "clean");
+    assert!(out.stdout.contains("below floor 1"), "{}", out.stdout);
+    let json = flaky.run(&["findings", "--json"]);
+    let json: serde_json::Value = serde_json::from_str(&json.stdout).expect("json");
+    assert_eq!(json["findings"][0]["severity"], "nit", "{out:?}");
+    assert_eq!(json["findings"][0]["id"], "org.acme.FlakyTest::testFlaky");
 }
