@@ -86,7 +86,7 @@ def repo(path):
 
 
 # ONLY="3 5" runs only those sections (section 2's inputs take a while).
-ONLY = set(os.environ.get("ONLY", "1 2 3 4 5 6").split())
+ONLY = set(os.environ.get("ONLY", "1 2 3 4 5 6 7").split())
 
 
 def ratio(a, b, target):
@@ -319,6 +319,51 @@ def section_6():
     print(f"  rounds 2-11 (median)  {first*1000:8.0f} ms")
     print(f"  rounds 91-100 (median) {last*1000:7.0f} ms")
     print(f"  round 100 / round 2: {ratio(last, first, 1.3)}")
+
+
+# ---------------------------------------------------------------- 7. JUnit
+def junit(path, cases, suites):
+    """A JUnit report of `cases` test cases in `suites` suites, as a large
+    CI run writes it: one case in 100 fails with a message and a trace,
+    one in 50 is skipped."""
+    per = cases // suites
+    with open(path, "w") as fh:
+        fh.write('<?xml version="1.0" encoding="UTF-8"?>\n')
+        fh.write(f'<testsuites name="bench" tests="{cases}" failures="{cases // 100}" errors="0" time="1.0">\n')
+        n = 0
+        for s in range(suites):
+            failing = sum(1 for i in range(n, n + per) if i % 100 == 0)
+            fh.write(f'  <testsuite name="pkg{s}.ModuleTest" tests="{per}" failures="{failing}" errors="0" '
+                     f'skipped="0" time="0.5" timestamp="2026-12-02T00:00:00">\n')
+            fh.write('    <properties><property name="python" value="3.11.7"/></properties>\n')
+            for _ in range(per):
+                head = f'    <testcase classname="pkg{s}.ModuleTest" name="test_case_{n}" file="tests/pkg{s}/test_module.py" line="{n % 400}" time="0.001"'
+                if n % 100 == 0:
+                    fh.write(head + f'>\n      <failure message="AssertionError: assert {n} == {n + 1}">def test_case_{n}():\n'
+                             f'&gt;       assert compute({n}) == {n + 1}\nE       AssertionError: assert {n} == {n + 1}\n\n'
+                             f'tests/pkg{s}/test_module.py:{n % 400 + 2}: AssertionError</failure>\n'
+                             f'      <system-out>captured output of case {n}</system-out>\n    </testcase>\n')
+                elif n % 50 == 1:
+                    fh.write(head + '>\n      <skipped message="needs a database"/>\n    </testcase>\n')
+                else:
+                    fh.write(head + '/>\n')
+                n += 1
+            fh.write('  </testsuite>\n')
+        fh.write('</testsuites>\n')
+
+
+def section_7():
+    print("7. `parse --format junit` of large reports, next to Python's ElementTree")
+    for cases, suites in ((100_000, 1_000), (300_000, 3_000)):
+        path = os.path.join(WORK, f"junit-{cases}.xml")
+        junit(path, cases, suites)
+        print(f"  ({cases:,} cases in {suites:,} suites: {os.path.getsize(path) / 1e6:.1f} MB)")
+        etree = ["python3", "-c", "import sys, xml.etree.ElementTree as ET; ET.parse(sys.argv[1])", path]
+        et, parse = in_turn([
+            (f"ElementTree.parse, {cases:,} cases", etree, (0,)),
+            (f"referee parse --format junit, {cases:,} cases", [REFEREE, "parse", "--format", "junit", path], (0,)),
+        ], WORK)
+        print(f"  parse / ElementTree: {ratio(parse, et, 1.0)}")
 
 
 for n in sorted(ONLY):

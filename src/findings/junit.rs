@@ -1,18 +1,26 @@
-//! JUnit XML reports (pytest, cargo-nextest, jest-junit, Maven surefire):
-//! each failing or erroring test case is a `bug` finding whose id is
-//! `classname::name`. Pure.
+//! JUnit XML reports (pytest, cargo-nextest, jest-junit, Maven surefire,
+//! gotestsum): each test whose last run failed or errored is one `bug`
+//! finding, and each test that failed and then passed on a rerun is one
+//! `nit` finding saying it was flaky. The id is `classname::name`, after
+//! the test's file when the class does not name it. Pure.
 //!
 //! Nested `<testsuites>`/`<testsuite>` are walked; skipped and passing cases
-//! are not findings, and neither are surefire's and nextest's
-//! `<flakyFailure>`/`<flakyError>` (the test passed on a retry), so an
-//! all-passing report is a clean round. The body is the failure message and
-//! text, bounded. `file`/`line` come from the test case's attributes (or its
-//! suite's `file`) as the tool wrote them.
+//! are not findings. Reruns are read as the tools write them: surefire's and
+//! nextest's `<rerunFailure>`/`<rerunError>` (failed again) and
+//! `<flakyFailure>`/`<flakyError>` (failed, then passed) inside the case, and
+//! the same test written again (pytest-rerunfailures, gotestsum
+//! `--rerun-fails`), where the last one written is how it ended. The body is
+//! the failure message and text, bounded. `file`/`line` come from the test
+//! case's attributes (or its suite's `file`, or a suite named by a path) as
+//! the tool wrote them.
 //!
 //! Nothing is dropped without a word (SPEC §4.1): a `<failure>` or
-//! `<error>` outside a `<testcase>`, a `<testcase>` inside another, and a
-//! suite whose `failures` + `errors` count more than the `<failure>` and
-//! `<error>` elements it holds are errors naming the line.
+//! `<error>` outside a `<testcase>`, a `<testcase>` inside another, a
+//! `<testsuite>` whose `failures` + `errors` count more than the
+//! `<failure>` and `<error>` elements it holds, and a report with no test
+//! case at all (no test ran: no proof of a clean round) are errors.
+
+use std::collections::HashMap;
 
 use quick_xml::XmlVersion;
 use quick_xml::escape::resolve_predefined_entity;
@@ -24,134 +32,187 @@ use super::{
     line_column,
 };
 
-/// Most failure text kept per test case while reading (the body is cut
+/// Most failure text kept per failure while reading (the body is cut
 /// again to `MAX_BODY`).
 const MAX_TEXT: usize = 2 * MAX_BODY;
 
-#[derive(Default)]
+/// One run of a test: a `<testcase>` element.
 struct Case {
-    classname: String,
-    name: String,
+    /// The `<testsuite>` it is in (its number in the report).
+    suite: usize,
+    id: String,
     file: Option<String>,
     line: Option<u64>,
+    /// Its `<failure>`/`<error>` elements: how this run ended.
     failures: Vec<Failure>,
+    /// Its `<rerun…>`/`<flaky…>` elements: runs that failed before it.
+    retries: Vec<Failure>,
+}
+
+/// A test that failed at least once, over every run the report holds.
+struct Test {
+    id: String,
+    file: Option<String>,
+    line: Option<u64>,
+    /// How its last run ended; empty when it passed.
+    failures: Vec<Failure>,
+    /// The runs that failed before the last.
+    retries: Vec<Failure>,
+}
+
+/// The tests that failed at least once, in the order the report first
+/// names them. A test is its id in one `<testsuite>`: the same id in
+/// another suite (reports merged from several jobs) is another test.
+#[derive(Default)]
+struct Tests {
+    tests: Vec<Test>,
+    by_id: HashMap<(usize, String), usize>,
 }
 
 /// An open `<testsuite>`/`<testsuites>`.
 struct Suite {
+    /// Its number in the report.
+    index: usize,
+    /// `<testsuites>`: its totals are not checked (gotestsum's count a
+    /// package's failure twice).
+    root: bool,
     file: Option<String>,
     /// Its `failures` + `errors` attributes.
     declared: u64,
     /// `<failure>`/`<error>` elements found inside it so far.
     found: u64,
-    line: usize,
-    column: usize,
+    /// Byte offset of its start tag.
+    at: usize,
 }
 
 struct Failure {
     error: bool,
     message: Option<String>,
+    /// The `type` attribute: the title's last resort.
+    kind: Option<String>,
     text: String,
+}
+
+/// The failure element whose text is being read.
+struct Reading {
+    retry: bool,
+    /// `open.len()` inside it: text deeper down (`<system-out>`) is not
+    /// the failure's, except a `<stackTrace>`'s (surefire's flaky runs).
+    depth: usize,
 }
 
 pub(crate) fn parse(text: &str) -> Result<Drafts, FindingsError> {
     let mut reader = Reader::from_str(text);
-    let mut drafts = Drafts::default();
     let mut open: Vec<String> = Vec::new();
     let mut seen_root = false;
     let mut suites: Vec<Suite> = Vec::new();
     let mut case: Option<Case> = None;
-    let mut in_failure = false;
+    let mut cases = 0usize;
+    let mut suite_count = 0usize;
+    let mut tests = Tests::default();
+    let mut reading: Option<Reading> = None;
 
     loop {
         let event_start = offset(reader.buffer_position());
         let event = reader
             .read_event()
             .map_err(|err| syntax_at(text, offset(reader.error_position()), &err))?;
-        let position = || line_column(text, event_start);
         match event {
             Event::Start(ref start) | Event::Empty(ref start) => {
                 let empty = matches!(event, Event::Empty(_));
                 let name = local_name(start);
                 if !seen_root {
                     if name != "testsuites" && name != "testsuite" {
-                        let (line, column) = position();
-                        return Err(FindingsError::Syntax {
-                            format: Format::Junit,
-                            line,
-                            column,
-                            message: format!(
+                        return Err(syntax_at(
+                            text,
+                            event_start,
+                            &format!(
                                 "root element is `<{name}>`, expected `<testsuites>` or `<testsuite>`"
                             ),
-                            hint: None,
-                        });
+                        ));
                     }
                     seen_root = true;
                 }
                 let attrs = attributes(start, text, event_start)?;
                 match name.as_str() {
                     "testsuite" | "testsuites" => {
-                        let (line, column) = position();
+                        let named = attr(&attrs, "name").filter(|name| is_path(name));
                         let inherited = suites.last().and_then(|suite| suite.file.clone());
+                        suite_count += 1;
                         let suite = Suite {
-                            file: attr(&attrs, "file").or(inherited),
+                            index: suite_count,
+                            root: name == "testsuites",
+                            file: attr(&attrs, "file").or(named).or(inherited),
                             declared: count(&attrs, "failures") + count(&attrs, "errors"),
                             found: 0,
-                            line,
-                            column,
+                            at: event_start,
                         };
                         if empty {
-                            close_suite(suite, &mut suites)?;
+                            close_suite(suite, &mut suites, text)?;
                         } else {
                             suites.push(suite);
                         }
                     }
                     "testcase" => {
                         if case.is_some() {
-                            let (line, column) = position();
-                            return Err(FindingsError::Syntax {
-                                format: Format::Junit,
-                                line,
-                                column,
-                                message: "`<testcase>` inside another `<testcase>`".into(),
-                                hint: None,
-                            });
+                            return Err(syntax_at(
+                                text,
+                                event_start,
+                                &"`<testcase>` inside another `<testcase>`",
+                            ));
                         }
+                        cases += 1;
+                        let file = attr(&attrs, "file")
+                            .or_else(|| suites.last().and_then(|suite| suite.file.clone()));
                         let new_case = Case {
-                            classname: attr(&attrs, "classname").unwrap_or_default(),
-                            name: attr(&attrs, "name").unwrap_or_default(),
-                            file: attr(&attrs, "file")
-                                .or_else(|| suites.last().and_then(|suite| suite.file.clone())),
+                            suite: suites.last().map_or(0, |suite| suite.index),
+                            id: test_id(
+                                &attr(&attrs, "classname").unwrap_or_default(),
+                                &attr(&attrs, "name").unwrap_or_default(),
+                                file.as_deref(),
+                            ),
+                            file,
                             line: attr(&attrs, "line").and_then(|line| line.trim().parse().ok()),
                             failures: Vec::new(),
+                            retries: Vec::new(),
                         };
                         if empty {
-                            finish_case(new_case, &mut drafts);
+                            tests.add(new_case);
                         } else {
                             case = Some(new_case);
                         }
                     }
-                    "failure" | "error" => {
+                    "failure" | "error" | "rerunFailure" | "rerunError" | "flakyFailure"
+                    | "flakyError" => {
                         let Some(case) = case.as_mut() else {
-                            let (line, column) = position();
-                            return Err(FindingsError::Syntax {
-                                format: Format::Junit,
-                                line,
-                                column,
-                                message: format!(
+                            return Err(syntax_at(
+                                text,
+                                event_start,
+                                &format!(
                                     "`<{name}>` outside a `<testcase>`: a failure that names no test"
                                 ),
-                                hint: None,
-                            });
+                            ));
                         };
-                        case.failures.push(Failure {
-                            error: name == "error",
-                            message: attr(&attrs, "message").or_else(|| attr(&attrs, "type")),
+                        let retry = !matches!(name.as_str(), "failure" | "error");
+                        let failure = Failure {
+                            error: name.ends_with("rror"),
+                            message: attr(&attrs, "message"),
+                            kind: attr(&attrs, "type"),
                             text: String::new(),
-                        });
-                        in_failure = !empty;
-                        if let Some(suite) = suites.last_mut() {
-                            suite.found += 1;
+                        };
+                        if retry {
+                            case.retries.push(failure);
+                        } else {
+                            case.failures.push(failure);
+                            if let Some(suite) = suites.last_mut() {
+                                suite.found += 1;
+                            }
+                        }
+                        if !empty {
+                            reading = Some(Reading {
+                                retry,
+                                depth: open.len() + 1,
+                            });
                         }
                     }
                     _ => {}
@@ -162,36 +223,44 @@ pub(crate) fn parse(text: &str) -> Result<Drafts, FindingsError> {
             }
             Event::End(ref end) => {
                 let name = end.local_name().as_ref().to_string();
+                if reading.as_ref().is_some_and(|r| r.depth == open.len()) {
+                    reading = None;
+                }
                 open.pop();
                 match name.as_str() {
                     "testsuite" | "testsuites" => {
                         if let Some(suite) = suites.pop() {
-                            close_suite(suite, &mut suites)?;
+                            close_suite(suite, &mut suites, text)?;
                         }
                     }
                     "testcase" => {
                         if let Some(done) = case.take() {
-                            finish_case(done, &mut drafts);
+                            tests.add(done);
                         }
                     }
-                    "failure" | "error" => in_failure = false,
                     _ => {}
                 }
             }
-            Event::Text(ref content) if in_failure => {
-                push_text(&mut case, &content.xml10_content());
+            Event::Text(ref content) => {
+                if let Some(failure) = reading_failure(&reading, &open, &mut case) {
+                    push_text(failure, &content.xml10_content());
+                }
             }
-            Event::CData(ref content) if in_failure => {
-                push_text(&mut case, &content.xml10_content());
+            Event::CData(ref content) => {
+                if let Some(failure) = reading_failure(&reading, &open, &mut case) {
+                    push_text(failure, &content.xml10_content());
+                }
             }
-            Event::GeneralRef(ref reference) if in_failure => {
-                let resolved = match reference.resolve_char_ref() {
-                    Ok(Some(ch)) => ch.to_string(),
-                    _ => resolve_predefined_entity(reference)
-                        .unwrap_or_default()
-                        .to_string(),
-                };
-                push_text(&mut case, &resolved);
+            Event::GeneralRef(ref reference) => {
+                if let Some(failure) = reading_failure(&reading, &open, &mut case) {
+                    let resolved = match reference.resolve_char_ref() {
+                        Ok(Some(ch)) => ch.to_string(),
+                        _ => resolve_predefined_entity(reference)
+                            .unwrap_or_default()
+                            .to_string(),
+                    };
+                    push_text(failure, &resolved);
+                }
             }
             Event::Eof => break,
             _ => {}
@@ -205,16 +274,75 @@ pub(crate) fn parse(text: &str) -> Result<Drafts, FindingsError> {
         });
     }
     if let Some(name) = open.last() {
-        let (line, column) = line_column(text, text.len());
-        return Err(FindingsError::Syntax {
+        return Err(syntax_at(
+            text,
+            text.len(),
+            &format!("unexpected end of input: `<{name}>` is not closed"),
+        ));
+    }
+    if cases == 0 {
+        return Err(FindingsError::NotProven {
             format: Format::Junit,
-            line,
-            column,
-            message: format!("unexpected end of input: `<{name}>` is not closed"),
-            hint: None,
+            message: "the report holds no test case: no test ran, which proves no clean round"
+                .into(),
+            hint: "check that the test runner found the tests (pytest exits 5 when it \
+                   collects none), then pass the report of a run that ran them"
+                .into(),
         });
     }
-    Ok(drafts)
+    Ok(Drafts {
+        findings: tests.tests.into_iter().map(finding).collect(),
+        resolved: Vec::new(),
+    })
+}
+
+impl Tests {
+    /// Adds one run of a test. A test written again in its suite is a
+    /// rerun (gotestsum `--rerun-fails` writes the failed runs first,
+    /// pytest-rerunfailures the last run last): this run is how it ends so
+    /// far, and the one before becomes a failed attempt if it failed.
+    fn add(&mut self, case: Case) {
+        let key = (case.suite, case.id);
+        if let Some(&index) = self.by_id.get(&key) {
+            let test = &mut self.tests[index];
+            let before = std::mem::replace(&mut test.failures, case.failures);
+            test.retries.extend(before);
+            test.retries.extend(case.retries);
+            return;
+        }
+        if case.failures.is_empty() && case.retries.is_empty() {
+            return;
+        }
+        self.tests.push(Test {
+            id: key.1.clone(),
+            file: case.file,
+            line: case.line,
+            failures: case.failures,
+            retries: case.retries,
+        });
+        self.by_id.insert(key, self.tests.len() - 1);
+    }
+}
+
+/// The failure whose text the current event is, if any.
+fn reading_failure<'c>(
+    reading: &Option<Reading>,
+    open: &[String],
+    case: &'c mut Option<Case>,
+) -> Option<&'c mut Failure> {
+    let reading = reading.as_ref()?;
+    let inside =
+        open.len() == reading.depth || open.last().is_some_and(|name| name == "stackTrace");
+    if !inside {
+        return None;
+    }
+    let case = case.as_mut()?;
+    let failures = if reading.retry {
+        &mut case.retries
+    } else {
+        &mut case.failures
+    };
+    failures.last_mut()
 }
 
 fn offset(position: u64) -> usize {
@@ -236,16 +364,7 @@ fn attributes(
         let key = attribute.key.local_name().as_ref().to_string();
         let value = attribute
             .normalized_value(XmlVersion::Implicit1_0)
-            .map_err(|err| {
-                let (line, column) = line_column(text, event_start);
-                FindingsError::Syntax {
-                    format: Format::Junit,
-                    line,
-                    column,
-                    message: format!("attribute `{key}`: {err}"),
-                    hint: None,
-                }
-            })?
+            .map_err(|err| syntax_at(text, event_start, &format!("attribute `{key}`: {err}")))?
             .into_owned();
         out.push((key, value));
     }
@@ -259,20 +378,20 @@ fn count(attrs: &[(String, String)], key: &str) -> u64 {
         .unwrap_or(0)
 }
 
-/// Checks a closed suite's counts against the failures found in it, and
-/// hands them to the suite around it.
-fn close_suite(suite: Suite, outer: &mut [Suite]) -> Result<(), FindingsError> {
-    if suite.declared > suite.found {
-        return Err(FindingsError::Syntax {
-            format: Format::Junit,
-            line: suite.line,
-            column: suite.column,
-            message: format!(
+/// Checks a closed `<testsuite>`'s counts against the failures found in
+/// it, and hands them to the suite around it. The line is worked out only
+/// here, for the error: from byte 0 for every suite, it made a report of
+/// many suites quadratic to read.
+fn close_suite(suite: Suite, outer: &mut [Suite], text: &str) -> Result<(), FindingsError> {
+    if !suite.root && suite.declared > suite.found {
+        return Err(syntax_at(
+            text,
+            suite.at,
+            &format!(
                 "the suite counts {} failures and errors but holds {} `<failure>`/`<error>` elements",
                 suite.declared, suite.found
             ),
-            hint: None,
-        });
+        ));
     }
     if let Some(parent) = outer.last_mut() {
         parent.found += suite.found;
@@ -288,55 +407,103 @@ fn attr(attrs: &[(String, String)], key: &str) -> Option<String> {
         .filter(|value| !value.trim().is_empty())
 }
 
-fn push_text(case: &mut Option<Case>, text: &str) {
-    let Some(failure) = case.as_mut().and_then(|case| case.failures.last_mut()) else {
-        return;
-    };
-    if failure.text.len() < MAX_TEXT {
-        failure.text.push_str(text);
-    }
+/// Whether a suite's name is a test file's path (jest-junit's
+/// `suiteNameTemplate: "{filepath}"`), not a class or a Go package.
+fn is_path(name: &str) -> bool {
+    const EXTENSIONS: &[&str] = &[
+        "js", "jsx", "mjs", "cjs", "ts", "tsx", "mts", "cts", "py", "rb", "go", "rs", "java", "kt",
+        "php", "cs", "swift", "ex", "exs",
+    ];
+    !name.contains(char::is_whitespace)
+        && name
+            .rsplit_once('.')
+            .is_some_and(|(stem, ext)| !stem.is_empty() && EXTENSIONS.contains(&ext))
 }
 
-fn finish_case(case: Case, drafts: &mut Drafts) {
-    let Some(first) = case.failures.first() else {
-        return;
-    };
-    let id = match (case.classname.trim(), case.name.trim()) {
+/// A test's id: `classname::name`, after its file when the class does not
+/// already name it (jest-junit's classes are the test's title, so the same
+/// title in two files is two tests).
+fn test_id(class: &str, name: &str, file: Option<&str>) -> String {
+    let test = match (class.trim(), name.trim()) {
         ("", name) => name.to_string(),
         (class, "") => class.to_string(),
         // jest-junit repeats the full name as the class by default.
         (class, name) if class == name => name.to_string(),
         (class, name) => format!("{class}::{name}"),
     };
-    let id = if id.is_empty() {
-        "unnamed test".to_string()
-    } else {
-        id
-    };
-    let verb = if first.error { "errored" } else { "failed" };
-    let summary = first
+    match file.map(str::trim).filter(|file| !file.is_empty()) {
+        Some(file) if !class_names_file(class.trim(), file) => {
+            if test.is_empty() {
+                file.to_string()
+            } else {
+                format!("{file}::{test}")
+            }
+        }
+        _ if test.is_empty() => "unnamed test".to_string(),
+        _ => test,
+    }
+}
+
+/// Whether a dotted class (`tests.test_app.TestLogin`) names the module
+/// `file` is (`tests/test_app.py`), or is that path itself.
+fn class_names_file(class: &str, file: &str) -> bool {
+    if class.is_empty() {
+        return false;
+    }
+    if class == file {
+        return true;
+    }
+    let stem = file.rsplit_once('.').map_or(file, |(stem, _)| stem);
+    let module = stem.replace(['/', '\\'], ".");
+    let mut prefixes = class
+        .match_indices('.')
+        .map(|(at, _)| &class[..at])
+        .chain([class]);
+    prefixes.any(|prefix| module == prefix || module.ends_with(&format!(".{prefix}")))
+}
+
+fn push_text(failure: &mut Failure, text: &str) {
+    if failure.text.len() < MAX_TEXT {
+        failure.text.push_str(text);
+    }
+}
+
+/// A `message` that says no more than that the test failed (gotestsum's
+/// `Failed`) is no summary.
+fn says_something(message: &str) -> bool {
+    let word = message.trim().trim_end_matches(['.', '!', ':']);
+    !["failed", "failure", "error", "errored"]
+        .iter()
+        .any(|plain| word.eq_ignore_ascii_case(plain))
+}
+
+/// The first line of failure text that says what went wrong: not blank,
+/// and not `go test`'s framing (`=== RUN   TestX`, `--- FAIL: TestX`).
+fn meaningful_line(text: &str) -> Option<&str> {
+    const FRAMING: &[&str] = &["=== RUN", "=== PAUSE", "=== CONT", "=== NAME", "--- FAIL"];
+    text.lines()
+        .map(str::trim)
+        .find(|line| !line.is_empty() && !FRAMING.iter().any(|frame| line.starts_with(frame)))
+}
+
+/// One line saying why a failure failed: its message, else the first
+/// meaningful line of its text, else its `type`.
+fn summary(failure: &Failure) -> Option<&str> {
+    failure
         .message
         .as_deref()
-        .map(str::trim)
-        .filter(|message| !message.is_empty())
-        .or_else(|| {
-            first
-                .text
-                .lines()
-                .map(str::trim)
-                .find(|line| !line.is_empty())
-        })
-        .and_then(|message| message.lines().next());
-    let title = match summary {
-        Some(summary) => format!("{id} {verb}: {summary}"),
-        None => format!("{id} {verb}"),
-    };
-    let mut body = String::new();
-    for failure in &case.failures {
-        for part in [failure.message.as_deref(), Some(failure.text.as_str())]
-            .into_iter()
-            .flatten()
-        {
+        .and_then(|message| message.lines().map(str::trim).find(|line| !line.is_empty()))
+        .filter(|message| says_something(message))
+        .or_else(|| meaningful_line(&failure.text))
+        .or_else(|| failure.kind.as_deref().map(str::trim))
+}
+
+/// The messages and texts of `failures`, each once, in order (a message
+/// that says nothing is left out).
+fn texts(failures: &[Failure], body: &mut String) {
+    for failure in failures {
+        let message = failure.message.as_deref().filter(|m| says_something(m));
+        for part in [message, Some(failure.text.as_str())].into_iter().flatten() {
             let part = part.trim();
             if !part.is_empty() && !body.contains(part) {
                 if !body.is_empty() {
@@ -346,26 +513,67 @@ fn finish_case(case: Case, drafts: &mut Drafts) {
             }
         }
     }
+}
+
+fn finding(test: Test) -> Draft {
+    let runs = test.retries.len() + 1;
+    let (severity, title, body) = match test.failures.first() {
+        Some(first) => {
+            let verb = if first.error { "errored" } else { "failed" };
+            let title = match summary(first) {
+                Some(summary) => format!("{} {verb}: {summary}", test.id),
+                None => format!("{} {verb}", test.id),
+            };
+            let mut body = String::new();
+            texts(&test.failures, &mut body);
+            if !test.retries.is_empty() {
+                body.push_str(&format!("\n\nIt {verb} on each of its {runs} runs."));
+            }
+            (Severity::Bug, title, body)
+        }
+        None => {
+            let failed = test.retries.len();
+            let times = if failed == 1 { "once" } else { "times" };
+            let count = if failed == 1 {
+                String::new()
+            } else {
+                format!("{failed} ")
+            };
+            let title = match test.retries.first().and_then(summary) {
+                Some(summary) => format!(
+                    "{} is flaky: failed {count}{times}, then passed on a rerun: {summary}",
+                    test.id
+                ),
+                None => format!(
+                    "{} is flaky: failed {count}{times}, then passed on a rerun",
+                    test.id
+                ),
+            };
+            let mut body = format!("Flaky: it failed {count}{times}, then passed on a rerun.");
+            texts(&test.retries, &mut body);
+            (Severity::Nit, title, body)
+        }
+    };
     // The line the failure text cites in the case's own file (pytest's
     // `test_app.py:11: AssertionError`) is where it failed; a `line`
     // attribute is where the test starts, and pytest writes it 0-based.
-    let cited = case.file.as_deref().and_then(|file| {
+    let cited = test.file.as_deref().and_then(|file| {
         cited_lines(&body, file)
             .last()
             .map(|&(_, line)| u64::from(line))
     });
-    drafts.findings.push(Draft {
-        id: Some(id),
+    Draft {
+        id: Some(test.id),
         id_source: Some(IdSource::Test),
-        severity: Some(Severity::Bug),
+        severity: Some(severity),
         title: bound(&title, MAX_TITLE),
-        file: case.file,
-        line: cited.or(case.line),
+        file: test.file,
+        line: cited.or(test.line),
         end_line: None,
         body: Some(bound(&body, MAX_BODY)),
         undoes: None,
         rule: None,
-    });
+    }
 }
 
 /// A JUnit syntax error at byte `at` of `text`.
@@ -476,6 +684,22 @@ mod tests {
             .map_err(|err| err.to_string())
     }
 
+    /// Each finding's id, severity and title.
+    fn findings(xml: &str) -> Vec<(String, Severity, String)> {
+        parse(xml)
+            .unwrap_or_else(|err| panic!("{xml}: {err}"))
+            .findings
+            .into_iter()
+            .map(|d| {
+                (
+                    d.id.unwrap_or_default(),
+                    d.severity.unwrap_or(Severity::Bug),
+                    d.title,
+                )
+            })
+            .collect()
+    }
+
     #[test]
     fn only_failing_cases_are_findings() {
         let table: [(&str, &[&str]); 5] = [
@@ -485,10 +709,11 @@ mod tests {
                    <testcase classname="c" name="ok"/><testcase classname="c" name="s"><skipped/></testcase></testsuite>"#,
                 &["c::a", "c::b"],
             ),
-            // Passed on a retry: flaky, not failing.
+            // A root `<testsuites>` whose total disagrees (gotestsum counts a
+            // package's failure in `failures` and in `errors`) is no refusal.
             (
-                r#"<testsuite failures="0"><testcase classname="c" name="f"><flakyFailure message="x"/></testcase></testsuite>"#,
-                &[],
+                r#"<testsuites failures="1" errors="1"><testsuite failures="1"><testcase name="TestMain"><failure/></testcase></testsuite></testsuites>"#,
+                &["TestMain"],
             ),
             // Counts add up through nested suites.
             (
@@ -501,7 +726,10 @@ mod tests {
                 r#"<testsuite failures="1" errors="1"><testcase name="a"><failure/><error/></testcase></testsuite>"#,
                 &["a"],
             ),
-            (r#"<testsuite failures="0" errors="0"/>"#, &[]),
+            (
+                r#"<testsuite failures="0"><testcase name="ok"/></testsuite>"#,
+                &[],
+            ),
         ];
         for (xml, want) in table {
             assert_eq!(
@@ -531,6 +759,21 @@ mod tests {
                 "<testsuite tests=\"3\" failures=\"3\"/>",
                 "junit xml: line 1 column 1: the suite counts 3 failures and errors but holds 0",
             ),
+            // The count is checked per suite, in a report of many.
+            (
+                "<testsuites>\n<testsuite><testcase name=\"a\"/></testsuite>\n  <testsuite failures=\"1\"><testcase name=\"b\"/></testsuite>\n</testsuites>",
+                "junit xml: line 3 column 3: the suite counts 1 failures and errors but holds 0",
+            ),
+            (
+                "<testsuite>\n<testcase name=\"a\">\n<rerunFailure/></testcase>\n<flakyError/></testsuite>",
+                "junit xml: line 4 column 1: `<flakyError>` outside a `<testcase>`",
+            ),
+            // No test ran: not a clean round.
+            (
+                "<testsuites><testsuite name=\"pytest\" tests=\"0\"/></testsuites>",
+                "junit xml: the report holds no test case",
+            ),
+            ("<testsuite/>", "junit xml: the report holds no test case"),
         ];
         for (xml, want) in table {
             let err = ids(xml).expect_err(xml);
@@ -580,5 +823,135 @@ mod tests {
         assert_eq!(locate("", "", &files), None);
         // `xsrc/auth.py:3` is not `src/auth.py`.
         assert_eq!(locate("suite::case", "xsrc/auth.py:3", &files), None);
+    }
+
+    #[test]
+    fn a_title_says_why_the_test_failed() {
+        let table = [
+            // The message first.
+            (
+                r#"<failure message="boom" type="AssertionError">trace</failure>"#,
+                "t failed: boom",
+            ),
+            // No message: the text's first line, not the type (nextest).
+            (
+                "<failure type=\"test failure\">\n\nthread 't' panicked at src/lib.rs:2:5:\nleft: 1</failure>",
+                "t failed: thread 't' panicked at src/lib.rs:2:5:",
+            ),
+            // A message that only says it failed (gotestsum's `Failed`), and
+            // `go test`'s framing lines, say nothing.
+            (
+                "<failure message=\"Failed\" type=\"\">=== RUN   t\n    a_test.go:9: want 2\n--- FAIL: t (0.00s)</failure>",
+                "t failed: a_test.go:9: want 2",
+            ),
+            // The type only when nothing else is there.
+            (r#"<error type="TimeoutError"/>"#, "t errored: TimeoutError"),
+            (r#"<failure message="Failed"/>"#, "t failed"),
+        ];
+        for (failure, want) in table {
+            let xml = format!("<testsuite><testcase name=\"t\">{failure}</testcase></testsuite>");
+            assert_eq!(findings(&xml)[0].2, want, "{xml}");
+        }
+    }
+
+    #[test]
+    fn a_rerun_test_is_one_finding_and_flaky_when_it_passed() {
+        let flaky = "c::t is flaky: failed once, then passed on a rerun: first";
+        let table: [(&str, &[(&str, Severity, &str)]); 6] = [
+            // Surefire and nextest: failed again on every rerun.
+            (
+                r#"<testcase classname="c" name="t"><failure message="first"/><rerunFailure message="second"/><rerunError message="third"/></testcase>"#,
+                &[("c::t", Severity::Bug, "c::t failed: first")],
+            ),
+            // Failed, then passed: flaky, below any floor but `nit`.
+            (
+                r#"<testcase classname="c" name="t"><flakyFailure message="first"/></testcase>"#,
+                &[("c::t", Severity::Nit, flaky)],
+            ),
+            (
+                r#"<testcase classname="c" name="t"><flakyError message="first"/><flakyFailure message="second"/></testcase>"#,
+                &[(
+                    "c::t",
+                    Severity::Nit,
+                    "c::t is flaky: failed 2 times, then passed on a rerun: first",
+                )],
+            ),
+            // nextest's flaky-fail: flaky, but reported failing.
+            (
+                r#"<testcase classname="c" name="t"><failure message="last"/><flakyFailure message="first"/></testcase>"#,
+                &[("c::t", Severity::Bug, "c::t failed: last")],
+            ),
+            // gotestsum `--rerun-fails`: the failed runs, then the pass, each
+            // a `<testcase>` of the package's suite.
+            (
+                r#"<testcase classname="c" name="t"><failure message="first"/></testcase><testcase classname="c" name="t"><failure message="again"/></testcase><testcase classname="c" name="t"/>"#,
+                &[(
+                    "c::t",
+                    Severity::Nit,
+                    "c::t is flaky: failed 2 times, then passed on a rerun: first",
+                )],
+            ),
+            (
+                r#"<testcase classname="c" name="t"><failure message="first"/></testcase><testcase classname="c" name="t"><failure message="again"/></testcase>"#,
+                &[("c::t", Severity::Bug, "c::t failed: again")],
+            ),
+        ];
+        for (cases, want) in table {
+            let xml = format!("<testsuite>{cases}</testsuite>");
+            let want: Vec<(String, Severity, String)> = want
+                .iter()
+                .map(|(id, severity, title)| (id.to_string(), *severity, title.to_string()))
+                .collect();
+            assert_eq!(findings(&xml), want, "{xml}");
+        }
+        // The same test in two suites (reports merged from two jobs) is
+        // not a rerun: each suite's failure stands.
+        let merged = r#"<testsuites><testsuite><testcase name="t"><failure message="py3.9"/></testcase></testsuite><testsuite><testcase name="t"/></testsuite></testsuites>"#;
+        assert_eq!(
+            findings(merged),
+            vec![(
+                "t".to_string(),
+                Severity::Bug,
+                "t failed: py3.9".to_string()
+            )]
+        );
+        // A rerun that holds no failure (pytest-rerunfailures writes a failed
+        // run it reran as a bare case) proves none.
+        let bare = r#"<testsuite><testcase name="t"/><testcase name="t"/></testsuite>"#;
+        assert_eq!(findings(bare), vec![]);
+    }
+
+    #[test]
+    fn a_test_is_named_with_its_file_unless_its_class_names_it() {
+        let table = [
+            // jest-junit `addFileAttribute`: the title alone names no file.
+            (
+                r#"<testsuite name="total"><testcase classname="total is zero" name="total is zero" file="src/cart/total.test.js">"#,
+                "src/cart/total.test.js::total is zero",
+            ),
+            // jest-junit `suiteNameTemplate: "{filepath}"`.
+            (
+                r#"<testsuite name="src/cart/total.test.js"><testcase classname="total is zero" name="total is zero">"#,
+                "src/cart/total.test.js::total is zero",
+            ),
+            // pytest xunit1: the module is the class.
+            (
+                r#"<testsuite name="pytest"><testcase classname="tests.test_app.TestMath" name="test_div" file="tests/test_app.py">"#,
+                "tests.test_app.TestMath::test_div",
+            ),
+            // A Go package or a Java class is no file.
+            (
+                r#"<testsuite name="example.com/m/pkg"><testcase classname="" name="TestMain">"#,
+                "TestMain",
+            ),
+            (
+                r#"<testsuite name="com.acme.AuthTest"><testcase classname="com.acme.AuthTest" name="expires">"#,
+                "com.acme.AuthTest::expires",
+            ),
+        ];
+        for (open, want) in table {
+            let xml = format!("{open}<failure message=\"x\"/></testcase></testsuite>");
+            assert_eq!(ids(&xml), Ok(vec![want.to_string()]), "{xml}");
+        }
     }
 }

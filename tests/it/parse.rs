@@ -676,3 +676,181 @@ fn a_linters_own_json_gets_a_hint_to_ask_for_sarif() {
     let err = String::from_utf8_lossy(&out.stderr);
     assert!(err.contains("ruff check --output-format sarif"), "{err}");
 }
+
+// ---- JUnit as real pipelines write it (issue 30) --------------------------
+
+/// gotestsum's report: its root total counts the failing `TestMain` of a
+/// package twice (14 against 13 `<failure>` elements); each package's
+/// `<testsuite>` adds up. Its `message` is always `Failed`: titles say
+/// what the text says.
+#[test]
+fn junit_from_gotestsum() {
+    insta::assert_snapshot!(render("junit/gotestsum.xml", REPO_ROOT));
+}
+
+/// nextest writes no `message`: the title is the failure text's first line
+/// (`thread '…' panicked at tests/basic.rs:19:5:`), not its `type`
+/// ("test failure"). Its retries are `<rerunFailure>` and `<flakyFailure>`.
+#[test]
+fn junit_from_nextest_with_retries() {
+    insta::assert_snapshot!(render("junit/nextest-retries.xml", REPO_ROOT));
+}
+
+/// A report in which no test ran (pytest collected nothing, a surefire
+/// class with no test method) proves nothing: refused, naming the file.
+#[test]
+fn parse_refuses_a_junit_report_with_no_test_case() {
+    let repo = Repo::new();
+    for rel in ["junit/pytest-no-tests.xml", "junit/surefire-no-tests.xml"] {
+        let path = fixture_path(rel);
+        let out = repo
+            .referee()
+            .args(["parse", "--format", "junit", &path])
+            .assert()
+            .code(1);
+        let stderr = text(&out.get_output().stderr);
+        assert!(
+            stderr.starts_with(&format!(
+                "error: findings `{path}`: junit xml: the report holds no test case"
+            )),
+            "{rel}: {stderr}"
+        );
+        assert!(stderr.contains("\nhint: "), "{rel}: {stderr}");
+        assert!(out.get_output().stdout.is_empty(), "{rel}");
+    }
+}
+
+/// `record` refuses it too, and records no round.
+#[test]
+fn record_refuses_a_junit_report_with_no_test_case() {
+    let repo = Repo::with_loop("l", &[]);
+    repo.append("src/a.rs", "a");
+    let report = String::from_utf8(fixture("junit/pytest-no-tests.xml")).expect("utf-8");
+    let out = repo.record(&report).run();
+    assert_eq!(out.code, 1, "{out:?}");
+    assert!(
+        out.stderr
+            .starts_with("error: findings `stdin`: nothing was recorded: junit xml: the report holds no test case"),
+        "{}",
+        out.stderr
+    );
+    let ledger = repo.run(&["ledger", "show", "--json"]);
+    assert!(!ledger.stdout.contains("\"round\""), "{}", ledger.stdout);
+}
+
+/// jest-junit with `addFileAttribute`, and with the suite named by its
+/// file: the same test name in two files is two tests.
+#[test]
+fn junit_from_jest_names_the_file() {
+    insta::assert_snapshot!(render("junit/jest-two-files.xml", "/tmp/fx30/js"));
+    let by_suite = parsed(
+        "junit/jest-suite-filepath.xml",
+        Format::Junit,
+        "/tmp/fx30/js",
+    );
+    let mut ids: Vec<String> = by_suite.findings.into_iter().map(|f| f.id).collect();
+    ids.sort();
+    assert_eq!(
+        ids,
+        [
+            "src/cart/total.test.js::total is zero when empty",
+            "src/cart/total.test.js::total rounds to cents",
+            "src/wallet/total.test.js::total is zero when empty",
+        ]
+    );
+}
+
+/// Surefire's `rerunFailingTestsCount`: three `<flakyFailure>`s and a
+/// `<flakyError>`, then a pass.
+#[test]
+fn junit_from_surefire_flaky() {
+    insta::assert_snapshot!(render("junit/surefire-flaky.xml", REPO_ROOT));
+}
+
+/// pytest-rerunfailures writes every run of a rerun test as its own
+/// `<testcase>`: the test that failed all three runs is one finding.
+#[test]
+fn junit_from_pytest_rerunfailures() {
+    insta::assert_snapshot!(render("junit/pytest-rerunfailures.xml", "/tmp/fx30/py"));
+}
+
+/// What the binary makes of each real report: the findings' ids and
+/// severities.
+#[test]
+fn parse_junit_from_real_pipelines() {
+    let cases: &[(&str, &[(&str, &str)])] = &[
+        ("junit/gotestsum.xml", &[("TestMain", "bug")]),
+        (
+            "junit/nextest-retries.xml",
+            &[
+                ("fixture-project::basic::test_failure_assert", "bug"),
+                ("fixture-project::basic::test_flaky_mod_4", "nit"),
+            ],
+        ),
+        (
+            "junit/surefire-flaky.xml",
+            &[("org.acme.FlakyTest::testFlaky", "nit")],
+        ),
+        (
+            "junit/pytest-rerunfailures.xml",
+            &[("test_flaky::test_always_fails", "bug")],
+        ),
+        (
+            "junit/jest-two-files.xml",
+            &[
+                ("src/wallet/total.test.js::total is zero when empty", "bug"),
+                ("src/cart/total.test.js::total rounds to cents", "bug"),
+                ("src/cart/total.test.js::total is zero when empty", "bug"),
+            ],
+        ),
+    ];
+    let repo = Repo::new();
+    for (rel, want) in cases {
+        let out = repo
+            .referee()
+            .args(["parse", "--format", "junit", &fixture_path(rel)])
+            .assert()
+            .success();
+        let json: serde_json::Value =
+            serde_json::from_slice(&out.get_output().stdout).expect("json");
+        let findings = json["findings"].as_array().expect("findings");
+        let got: Vec<(&str, &str)> = findings
+            .iter()
+            .map(|f| {
+                (
+                    f["id"].as_str().expect("id"),
+                    f["severity"].as_str().expect("severity"),
+                )
+            })
+            .take(want.len())
+            .collect();
+        assert_eq!(&got, want, "{rel}");
+        if *rel == "junit/gotestsum.xml" {
+            assert_eq!(findings.len(), 13, "{rel}");
+        }
+    }
+}
+
+/// `record` reads the same reports: gotestsum's is a round with 13 failing
+/// tests, and a flaky test alone is below the floor.
+#[test]
+fn record_reads_junit_from_real_pipelines() {
+    let gotestsum = Repo::with_loop("l", &[]);
+    gotestsum.append("src/a.rs", "a");
+    let report = String::from_utf8(fixture("junit/gotestsum.xml")).expect("utf-8");
+    gotestsum.record(&report).run().assert(10, "");
+    let json = gotestsum.run(&["findings", "--json"]);
+    let json: serde_json::Value = serde_json::from_str(&json.stdout).expect("json");
+    assert_eq!(json["findings"].as_array().expect("findings").len(), 13);
+
+    let flaky = Repo::with_loop("l", &[]);
+    flaky.append("src/a.rs", "a");
+    let report = String::from_utf8(fixture("junit/surefire-flaky.xml")).expect("utf-8");
+    let out = flaky.record(&report).run();
+    out.assert(0, "clean");
+    assert!(out.stdout.contains("below floor 1"), "{}", out.stdout);
+    let json = flaky.run(&["findings", "--json"]);
+    let json: serde_json::Value = serde_json::from_str(&json.stdout).expect("json");
+    assert_eq!(json["findings"][0]["severity"], "nit", "{out:?}");
+    assert_eq!(json["findings"][0]["id"], "org.acme.FlakyTest::testFlaky");
+}
