@@ -614,3 +614,454 @@ fn the_judge_confirms_a_weak_resemblance_as_a_reopen() {
     // Out of range: ignored.
     assert_eq!(decide(&[7]).counts.reopened, 0);
 }
+
+/// A finding with no file to point at is closed by whatever the writer
+/// changed, as a failing test is; with nothing changed the reviewer skipped it.
+#[test]
+fn a_finding_without_a_place_closes_on_any_change() {
+    let json = r#"{"findings":[{"id":"F1","severity":"bug","title":"the build warns about an unused crate"}]}"#;
+    let parsed = parse(json.as_bytes(), Format::Native, "/repo").unwrap();
+    let r1 = run(&Registry::default(), 1, Closure::Absent, &parsed);
+    let gone = review(&[], &[]);
+    let fixed = run_with(
+        &r1.registry,
+        2,
+        Closure::Absent,
+        &gone,
+        &touching(&[("src/lib.rs", 3)]),
+        &[],
+    );
+    assert_eq!((fixed.counts.closed, fixed.skipped.len()), (1, 0));
+    let idle = run(&r1.registry, 2, Closure::Absent, &gone);
+    assert_eq!(
+        (idle.counts.closed, idle.skipped),
+        (0, vec!["F1".to_string()])
+    );
+}
+
+/// A rename carries a finding to the file's new name: reported there
+/// reworded, at its line, it is the same finding.
+#[test]
+fn a_finding_in_a_renamed_file_is_carried_to_its_new_name() {
+    let first = titled(&[("session cookie lacks the secure flag", "web/a.py", 10)]);
+    let r1 = run(&Registry::default(), 1, Closure::Absent, &first);
+    let rename = crate::patch::parse(
+        b"diff --git a/web/a.py b/web/b.py\nsimilarity index 100%\nrename from web/a.py\nrename to web/b.py\n",
+    );
+    let again = titled(&[("session cookie is sent without secure", "web/b.py", 10)]);
+    let r2 = run_with(&r1.registry, 2, Closure::Absent, &again, &rename, &[]);
+    assert_eq!((r2.counts.opened, r2.counts.must_fix_left), (0, 1));
+    assert_eq!(r2.reported[0].finding.id, r1.reported[0].finding.id);
+    assert_eq!(r2.reported[0].matched_by, Some(MatchedBy::Place));
+}
+
+/// Lines inserted inside a finding's range stretch its end and leave its
+/// start; a finding the patch did not move keeps no place of its own.
+#[test]
+fn a_range_stretches_with_lines_inserted_inside_it() {
+    let mut first = titled(&[
+        ("token expiry compared with >", "auth.rs", 10),
+        ("config loader ignores the env", "auth.rs", 3),
+    ]);
+    first.findings[0].end_line = Some(12);
+    let r1 = run(&Registry::default(), 1, Closure::Explicit, &first);
+    let insert = crate::patch::parse(
+        b"diff --git a/auth.rs b/auth.rs\n--- a/auth.rs\n+++ b/auth.rs\n@@ -10,0 +11,2 @@\n+let now = clock.now();\n+let skew = config.skew;\n",
+    );
+    let r2 = run_with(
+        &r1.registry,
+        2,
+        Closure::Explicit,
+        &titled(&[]),
+        &insert,
+        &[],
+    );
+    let places: Vec<_> = r2.registry.findings.iter().map(Tracked::place).collect();
+    assert_eq!(
+        places,
+        vec![
+            (Some("auth.rs"), Some(10), Some(14)),
+            (Some("auth.rs"), Some(3), None)
+        ]
+    );
+    assert_eq!(r2.registry.findings[1].place, None);
+    // Reported reworded two lines below its new end: the same finding.
+    let near_end = titled(&[("expired tokens accepted a second late", "auth.rs", 16)]);
+    let r3 = run(&r2.registry, 3, Closure::Explicit, &near_end);
+    assert_eq!(r3.counts.opened, 0);
+    assert_eq!(r3.reported[0].finding.id, r1.reported[0].finding.id);
+}
+
+/// What the progress guards read as open before a round: the must-fix
+/// findings still open, not a closed one nor one below the floor, and a
+/// dispute only of those.
+#[test]
+fn open_must_fix_counts_only_open_findings_at_the_floor() {
+    let r1 = run(
+        &Registry::default(),
+        1,
+        Closure::Absent,
+        &review(
+            &[
+                ("F1", "bug", "a.rs", 1),
+                ("F2", "bug", "b.rs", 5),
+                ("N1", "nit", "c.rs", 9),
+            ],
+            &[],
+        ),
+    );
+    let r2 = run(
+        &r1.registry,
+        2,
+        Closure::Absent,
+        &review(
+            &[("F1", "bug", "a.rs", 1), ("N1", "nit", "c.rs", 9)],
+            &["F2"],
+        ),
+    );
+    let disputes = [
+        response("F2", Status::Disputed),
+        response("N1", Status::Disputed),
+    ];
+    assert_eq!(
+        open_must_fix(&r2.registry, Severity::Bug, &disputes),
+        (1, vec![])
+    );
+    let r3 = run_with(
+        &r2.registry,
+        3,
+        Closure::Absent,
+        &review(&[("F1", "bug", "a.rs", 1)], &[]),
+        &ParsedPatch::default(),
+        &disputes,
+    );
+    assert_eq!(r3.facts.must_fix_open_before, 1);
+    assert!(!r3.facts.disputed_answered);
+}
+
+/// Reported again, a waived finding and one below the floor are shown as
+/// not must-fix; an open one at the floor is.
+#[test]
+fn a_waived_or_below_floor_finding_reported_again_is_not_must_fix() {
+    let findings = [
+        ("F1", "bug", "a.rs", 1),
+        ("N1", "nit", "b.rs", 2),
+        ("F2", "bug", "c.rs", 3),
+    ];
+    let mut r1 = run(
+        &Registry::default(),
+        1,
+        Closure::Absent,
+        &review(&findings, &[]),
+    );
+    assert!(waive(&mut r1.registry, "F1"));
+    let r2 = run(&r1.registry, 2, Closure::Absent, &review(&findings, &[]));
+    let shown: Vec<(&str, Seen, bool)> = r2
+        .reported
+        .iter()
+        .map(|r| (r.finding.id.as_str(), r.state, r.must_fix))
+        .collect();
+    assert_eq!(
+        shown,
+        vec![
+            ("F1", Seen::Waived, false),
+            ("N1", Seen::Open, false),
+            ("F2", Seen::Open, true)
+        ]
+    );
+}
+
+/// A reworded finding keeps its earlier wording, once: a reviewer who
+/// reports that wording again under an id of its own is reporting it. The
+/// same words again add nothing to keep.
+#[test]
+fn a_findings_earlier_wordings_are_kept_once_and_still_match() {
+    let first = "expired tokens pass the auth check";
+    let r1 = run(
+        &Registry::default(),
+        1,
+        Closure::Absent,
+        &titled(&[(first, "src/auth.rs", 42)]),
+    );
+    let same = run(
+        &r1.registry,
+        2,
+        Closure::Absent,
+        &titled(&[(first, "src/auth.rs", 42)]),
+    );
+    assert!(same.registry.findings[0].aliases.is_empty());
+    let r2 = run(
+        &r1.registry,
+        2,
+        Closure::Absent,
+        &titled(&[(
+            "expired tokens still pass the auth check",
+            "src/auth.rs",
+            71,
+        )]),
+    );
+    let was = content_fingerprint(Some("src/auth.rs"), None, first);
+    assert_eq!(r2.registry.findings[0].aliases, vec![was]);
+    let json = format!(
+        r#"{{"findings":[{{"id":"R9","severity":"bug","title":"{first}","file":"src/auth.rs","line":200}}]}}"#
+    );
+    let r3 = run(
+        &r2.registry,
+        3,
+        Closure::Absent,
+        &parse(json.as_bytes(), Format::Native, "/repo").unwrap(),
+    );
+    assert_eq!(r3.counts.opened, 0);
+    assert_eq!(r3.reported[0].finding.id, r1.reported[0].finding.id);
+    assert_eq!(r3.reported[0].matched_by, Some(MatchedBy::Fingerprint));
+}
+
+/// A refused id gives its finding the derived id; another new finding of
+/// the round with the same words, and so that id, gets one of its own: no
+/// two findings share an id.
+#[test]
+fn new_findings_never_share_an_id() {
+    let r1 = run(
+        &Registry::default(),
+        1,
+        Closure::Absent,
+        &review(&[("F1", "bug", "a.rs", 3)], &[]),
+    );
+    let json = r#"{"findings":[{"id":"F1","severity":"bug","title":"sql built by string concatenation","file":"b.rs","line":9},
+                               {"severity":"bug","title":"sql built by string concatenation","file":"b.rs","line":40}]}"#;
+    let r2 = run(
+        &r1.registry,
+        2,
+        Closure::Absent,
+        &parse(json.as_bytes(), Format::Native, "/repo").unwrap(),
+    );
+    assert_eq!(r2.counts.opened, 2);
+    let ids: HashSet<&str> = r2
+        .registry
+        .findings
+        .iter()
+        .map(|t| t.finding.id.as_str())
+        .collect();
+    assert_eq!(ids.len(), 3, "{ids:?}");
+    let derived = derived_id(&content_fingerprint(
+        Some("b.rs"),
+        None,
+        "sql built by string concatenation",
+    ));
+    let given: Vec<&str> = r2.reported.iter().map(|r| r.finding.id.as_str()).collect();
+    assert_eq!(given, [derived.clone(), format!("{derived}-2")]);
+}
+
+/// Under explicit closure, what the rules hear as carried unconfirmed is the
+/// must-fix findings the review left out, not one below the floor.
+#[test]
+fn only_must_fix_findings_are_carried_unconfirmed() {
+    let r1 = run(
+        &Registry::default(),
+        1,
+        Closure::Explicit,
+        &review(&[("F1", "bug", "a.rs", 1), ("N1", "nit", "b.rs", 2)], &[]),
+    );
+    let r2 = run(&r1.registry, 2, Closure::Explicit, &review(&[], &[]));
+    assert_eq!(r2.facts.carried_unconfirmed, vec!["F1"]);
+    assert_eq!(
+        (r2.counts.must_fix_left, r2.counts.below_floor_open),
+        (1, 1)
+    );
+}
+
+/// A merge keeps open only findings that are open or skipped: a closed
+/// finding a new report sits next to, sharing a word of its subject, stays
+/// closed.
+#[test]
+fn a_closed_finding_is_never_kept_open_by_a_merge() {
+    let first = titled(&[("flush() reads the buffer without the lock", "sink.py", 12)]);
+    let r1 = run(&Registry::default(), 1, Closure::Absent, &first);
+    let r2 = run_with(
+        &r1.registry,
+        2,
+        Closure::Absent,
+        &titled(&[]),
+        &touching(&[("sink.py", 12)]),
+        &[],
+    );
+    let third = titled(&[(
+        "flush() holds the lock across the network call",
+        "sink.py",
+        13,
+    )]);
+    let r3 = run(&r2.registry, 3, Closure::Absent, &third);
+    assert_eq!(r3.registry.findings[0].standing, FindingStanding::Closed);
+    assert!(r3.reported[0].stands_for.is_empty());
+    assert_eq!(r3.counts.must_fix_left, 1);
+}
+
+fn with_severity(mut parsed: Parsed, severities: &[Severity]) -> Parsed {
+    for (finding, severity) in parsed.findings.iter_mut().zip(severities) {
+        finding.severity = *severity;
+    }
+    parsed
+}
+
+/// Of two findings next to each other, a below-floor report of one keeps
+/// only that one: the must-fix one beside it is not kept open by it.
+#[test]
+fn a_below_floor_report_keeps_no_must_fix_finding_open() {
+    let first = titled(&[
+        ("expiry compared with > instead of >=", "auth.rs", 40),
+        ("refresh window expiry ignores clock skew", "auth.rs", 42),
+    ]);
+    let r1 = run(&Registry::default(), 1, Closure::Absent, &first);
+    let nit = with_severity(
+        titled(&[("expiry comparison reads oddly", "auth.rs", 41)]),
+        &[Severity::Nit],
+    );
+    let r2 = run(&r1.registry, 2, Closure::Absent, &nit);
+    assert_eq!(r2.reported[0].finding.id, r1.reported[0].finding.id);
+    assert!(r2.reported[0].stands_for.is_empty());
+    assert_eq!(r2.skipped, vec![r1.reported[1].finding.id.clone()]);
+    // Both below the floor, the report keeps the other one open.
+    let nits = with_severity(first, &[Severity::Nit, Severity::Nit]);
+    let r1 = run(&Registry::default(), 1, Closure::Absent, &nits);
+    let r2 = run(&r1.registry, 2, Closure::Absent, &nit);
+    assert_eq!(
+        r2.reported[0].stands_for,
+        vec![r1.reported[1].finding.id.clone()]
+    );
+    assert!(r2.skipped.is_empty());
+}
+
+/// A report keeps open only findings at its own place: one in another file
+/// sharing its subject, left out of the review, was skipped.
+#[test]
+fn a_merge_needs_the_same_place() {
+    let first = titled(&[
+        ("expiry check accepts expired tokens", "a.rs", 10),
+        ("token expiry ignores clock skew", "b.rs", 50),
+    ]);
+    let r1 = run(&Registry::default(), 1, Closure::Absent, &first);
+    let r2 = run(
+        &r1.registry,
+        2,
+        Closure::Absent,
+        &titled(&[("token expiry compared with >", "a.rs", 10)]),
+    );
+    assert_eq!(r2.reported[0].finding.id, r1.reported[0].finding.id);
+    assert!(r2.reported[0].stands_for.is_empty());
+    assert_eq!(r2.skipped, vec![r1.reported[1].finding.id.clone()]);
+}
+
+/// Findings as `titled` gives them, each with a linter rule or none.
+fn ruled(findings: &[(&str, u64, Option<&str>)]) -> Parsed {
+    let items: Vec<String> = findings
+        .iter()
+        .map(|(title, line, rule)| {
+            let rule = rule
+                .map(|r| format!(r#","rule":"{r}""#))
+                .unwrap_or_default();
+            format!(
+                r#"{{"severity":"bug","title":"{title}","file":"auth.rs","line":{line}{rule}}}"#
+            )
+        })
+        .collect();
+    let json = format!(r#"{{"findings":[{}]}}"#, items.join(","));
+    parse(json.as_bytes(), Format::Native, "/repo").unwrap()
+}
+
+/// A merge across rules: a report of one linter rule never stands for a
+/// finding of another; the same rule, or a side with no rule, may.
+#[test]
+fn a_linter_rules_report_stands_only_for_its_own_rules_findings() {
+    // (the rule of the finding the report matches, of the one beside it, of
+    // the report) and whether the report stands for the one beside it.
+    let cases = [
+        (Some("R2"), Some("R1"), Some("R2"), false),
+        (Some("R1"), Some("R1"), Some("R1"), true),
+        (Some("R1"), None, Some("R1"), true),
+        (None, Some("R1"), None, true),
+    ];
+    for (matched, beside, report, stands) in cases {
+        let r1 = run(
+            &Registry::default(),
+            1,
+            Closure::Absent,
+            &ruled(&[
+                ("expiry compared with > instead of >=", 40, matched),
+                ("refresh window expiry ignores clock skew", 42, beside),
+            ]),
+        );
+        let r2 = run(
+            &r1.registry,
+            2,
+            Closure::Absent,
+            &ruled(&[("expiry comparison is off by one", 41, report)]),
+        );
+        let case = format!("{matched:?} {beside:?} {report:?}");
+        assert_eq!(
+            r2.reported[0].finding.id, r1.reported[0].finding.id,
+            "{case}"
+        );
+        let beside_id = r1.reported[1].finding.id.clone();
+        assert_eq!(
+            r2.reported[0].stands_for == vec![beside_id.clone()],
+            stands,
+            "{case}"
+        );
+        assert_eq!(r2.skipped == vec![beside_id], !stands, "{case}");
+    }
+}
+
+/// A reviewer that keeps its ids merges too: F1 reported again, reworded to
+/// cover F2 beside it, stands for F2.
+#[test]
+fn a_known_id_reported_again_may_stand_for_the_finding_beside_it() {
+    let first = r#"{"findings":[
+        {"id":"F1","severity":"bug","title":"expiry compared with > instead of >=","file":"auth.rs","line":40},
+        {"id":"F2","severity":"bug","title":"refresh window expiry ignores clock skew","file":"auth.rs","line":42}]}"#;
+    let merged = r#"{"findings":[{"id":"F1","severity":"bug","title":"expiry handling is wrong (comparison and skew)","file":"auth.rs","line":41}]}"#;
+    let r1 = run(
+        &Registry::default(),
+        1,
+        Closure::Absent,
+        &parse(first.as_bytes(), Format::Native, "/repo").unwrap(),
+    );
+    let r2 = run(
+        &r1.registry,
+        2,
+        Closure::Absent,
+        &parse(merged.as_bytes(), Format::Native, "/repo").unwrap(),
+    );
+    assert_eq!(
+        (r2.reported[0].state, r2.reported[0].matched_by),
+        (Seen::Open, Some(MatchedBy::Id))
+    );
+    assert_eq!(r2.reported[0].stands_for, vec!["F2"]);
+    assert_eq!(r2.counts.must_fix_left, 2);
+}
+
+/// A linter's new result (its own fingerprint id, matched by nothing else)
+/// at the place of findings the review left out stands for them: only a
+/// reviewer's brand-new id never does.
+#[test]
+fn a_new_linter_result_may_stand_for_the_findings_at_its_place() {
+    let r1 = run(
+        &Registry::default(),
+        1,
+        Closure::Absent,
+        &titled(&[
+            ("expiry compared with > instead of >=", "auth.rs", 40),
+            ("refresh window expiry ignores clock skew", "auth.rs", 42),
+        ]),
+    );
+    let sarif = r#"{"version":"2.1.0","runs":[{"tool":{"driver":{"name":"lint"}},"results":[
+        {"ruleId":"R1","level":"error","message":{"text":"expiry handling is wrong (comparison and skew)"},
+         "partialFingerprints":{"k":"1"},
+         "locations":[{"physicalLocation":{"artifactLocation":{"uri":"auth.rs"},"region":{"startLine":41}}}]}]}]}"#;
+    let parsed = parse(sarif.as_bytes(), Format::Sarif, "/repo").unwrap();
+    assert_eq!(parsed.findings[0].id_source, IdSource::Sarif);
+    let r2 = run(&r1.registry, 2, Closure::Absent, &parsed);
+    assert_eq!(r2.reported[0].state, Seen::New);
+    let ids: Vec<String> = r1.reported.iter().map(|r| r.finding.id.clone()).collect();
+    assert_eq!(r2.reported[0].stands_for, ids);
+    assert_eq!((r2.counts.must_fix_left, r2.skipped.len()), (3, 0));
+}
