@@ -857,7 +857,8 @@ mod tests {
     #[test]
     fn a_rerun_test_is_one_finding_and_flaky_when_it_passed() {
         let flaky = "c::t is flaky: failed once, then passed on a rerun: first";
-        let table: [(&str, &[(&str, Severity, &str)]); 6] = [
+        type Case<'a> = (&'a str, &'a [(&'a str, Severity, &'a str)]);
+        let table: [Case; 6] = [
             // Surefire and nextest: failed again on every rerun.
             (
                 r#"<testcase classname="c" name="t"><failure message="first"/><rerunFailure message="second"/><rerunError message="third"/></testcase>"#,
