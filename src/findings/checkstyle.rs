@@ -26,7 +26,7 @@ use quick_xml::XmlVersion;
 use quick_xml::events::{BytesStart, Event};
 use quick_xml::reader::Reader;
 
-use super::{Draft, Drafts, FindingsError, Format, MAX_TITLE, Severity, bound, line_column};
+use super::{Draft, Drafts, FindingsError, Format, Severity, line_column};
 
 pub(crate) fn parse(text: &str) -> Result<Drafts, FindingsError> {
     let mut reader = Reader::from_str(text);
@@ -117,9 +117,7 @@ fn finding(
         .map(|m| m.trim().to_string())
         .filter(|m| !m.is_empty())
         .ok_or_else(|| refusal(text, at, "`<error>` without a `message`".into()))?;
-    let first = message.lines().next().unwrap_or(&message);
-    let title = bound(first, MAX_TITLE);
-    let body = (title != message).then(|| message.clone());
+    let (title, body) = super::titled(&message);
     Ok(Draft {
         severity: Some(severity),
         title,

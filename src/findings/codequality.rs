@@ -12,9 +12,11 @@
 //! (`[3].severity`). Only `--format codequality` reads `[]`: detection
 //! needs an issue to tell the format by.
 
+use serde::Deserialize;
+use serde::de::IgnoredAny;
 use serde_json::Value;
 
-use super::{Draft, Drafts, FindingsError, Format, MAX_TITLE, Severity, bound};
+use super::{Draft, Drafts, FindingsError, Format, Severity};
 
 pub(crate) fn parse(text: &str) -> Result<Drafts, FindingsError> {
     let doc: Value =
@@ -34,19 +36,51 @@ pub(crate) fn parse(text: &str) -> Result<Drafts, FindingsError> {
 }
 
 /// Whether `text` is a Code Quality report: an array whose first item has
-/// `check_name`, or a `description` and a `location` with a `path`.
+/// `check_name`, or a `description` and a `location` with a `path`. Read
+/// without keeping any value: only the first item's keys are looked at.
 pub(crate) fn looks_like(text: &str) -> bool {
-    let Ok(Value::Array(items)) = serde_json::from_str::<Value>(text) else {
-        return false;
-    };
-    items
-        .first()
-        .and_then(Value::as_object)
-        .is_some_and(|first| {
-            first.contains_key("check_name")
-                || (first.contains_key("description")
-                    && first.get("location").and_then(|l| l.get("path")).is_some())
+    #[derive(Deserialize)]
+    struct Location {
+        #[serde(default)]
+        path: Option<IgnoredAny>,
+    }
+    #[derive(Deserialize)]
+    struct Issue {
+        #[serde(default)]
+        check_name: Option<IgnoredAny>,
+        #[serde(default)]
+        description: Option<IgnoredAny>,
+        #[serde(default)]
+        location: Option<Location>,
+    }
+    /// The first item of an array, the rest skipped.
+    struct First(Option<Issue>);
+    impl<'de> Deserialize<'de> for First {
+        fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<First, D::Error> {
+            struct Visit;
+            impl<'de> serde::de::Visitor<'de> for Visit {
+                type Value = First;
+                fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+                    f.write_str("an array")
+                }
+                fn visit_seq<A: serde::de::SeqAccess<'de>>(
+                    self,
+                    mut seq: A,
+                ) -> Result<First, A::Error> {
+                    let first = seq.next_element::<Issue>()?;
+                    while seq.next_element::<IgnoredAny>()?.is_some() {}
+                    Ok(First(first))
+                }
+            }
+            d.deserialize_seq(Visit)
+        }
+    }
+    serde_json::from_str::<First>(text.trim_start()).is_ok_and(|first| {
+        first.0.is_some_and(|issue| {
+            issue.check_name.is_some()
+                || (issue.description.is_some() && issue.location.is_some_and(|l| l.path.is_some()))
         })
+    })
 }
 
 fn finding(issue: &Value, at: &str) -> Result<Draft, FindingsError> {
@@ -108,9 +142,7 @@ fn finding(issue: &Value, at: &str) -> Result<Draft, FindingsError> {
         .and_then(Value::as_str)
         .filter(|c| !c.trim().is_empty())
         .map(str::to_string);
-    let first = description.lines().next().unwrap_or(description);
-    let title = bound(first, MAX_TITLE);
-    let body = (title != description).then(|| description.to_string());
+    let (title, body) = super::titled(description);
     Ok(Draft {
         severity: Some(severity),
         title,

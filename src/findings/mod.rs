@@ -220,6 +220,15 @@ pub(crate) struct Drafts {
     pub resolved: Vec<String>,
 }
 
+/// A message as a finding says it: its first line the title (bounded),
+/// the whole message the body when it says more.
+pub(crate) fn titled(message: &str) -> (String, Option<String>) {
+    let first = message.lines().next().unwrap_or(message);
+    let title = bound(first, MAX_TITLE);
+    let body = (title != message).then(|| message.to_string());
+    (title, body)
+}
+
 /// Longest title kept; longer ones are cut (the whole text stays in `body`).
 pub(crate) const MAX_TITLE: usize = 300;
 /// Longest body kept (test output can be huge).
@@ -286,27 +295,33 @@ pub fn parse(input: &[u8], format: Format, repo_root: &str) -> Result<Parsed, Fi
     if fenced.is_some() {
         format = Format::Native;
     }
-    // A linter's own output is named, with the flag that makes it write a
-    // format referee reads, before a parser gives a misleading refusal.
-    if fenced.is_none()
-        && let Some((tool, instead)) = foreign::own_format(text)
-    {
-        return Err(FindingsError::NotProven {
-            format,
-            message: format!("this is {tool}, which referee does not read"),
-            hint: instead.into(),
-        });
-    }
-    let drafts = match (format, fenced) {
-        (_, Some(drafts)) => drafts,
-        (Format::Native | Format::Auto, None) => native::parse(text)?,
-        (Format::Tagged, None) => tagged::parse(text)?,
-        (Format::Sarif, None) => sarif::parse(text)?,
-        (Format::Junit, None) => junit::parse(text)?,
-        (Format::Codex, None) => codex::parse(text)?,
-        (Format::Checkstyle, None) => checkstyle::parse(text)?,
-        (Format::Rdjson, None) => rdjson::parse(text)?,
-        (Format::Codequality, None) => codequality::parse(text)?,
+    let read = match (format, fenced) {
+        (_, Some(drafts)) => Ok(drafts),
+        (Format::Native | Format::Auto, None) => native::parse(text),
+        (Format::Tagged, None) => tagged::parse(text),
+        (Format::Sarif, None) => sarif::parse(text),
+        (Format::Junit, None) => junit::parse(text),
+        (Format::Codex, None) => codex::parse(text),
+        (Format::Checkstyle, None) => checkstyle::parse(text),
+        (Format::Rdjson, None) => rdjson::parse(text),
+        (Format::Codequality, None) => codequality::parse(text),
+    };
+    // A linter's own output that no parser reads is named, with the flag
+    // that makes the tool write a format referee reads, in place of the
+    // parser's refusal (looked at only then: a review that reads is never
+    // parsed twice).
+    let drafts = match read {
+        Ok(drafts) => drafts,
+        Err(err) => match foreign::own_format(text) {
+            Some((tool, instead)) => {
+                return Err(FindingsError::NotProven {
+                    format,
+                    message: format!("this is {tool}, which referee does not read"),
+                    hint: instead.into(),
+                });
+            }
+            None => return Err(err),
+        },
     };
     let findings = finish(drafts.findings, format, repo_root)?;
     Ok(Parsed {

@@ -12,9 +12,11 @@
 //! so); a diagnostic without a `message`, or an unknown severity, is an
 //! error naming it (`diagnostics[3].severity`).
 
-use serde_json::{Map, Value};
+use serde::Deserialize;
+use serde::de::IgnoredAny;
+use serde_json::Value;
 
-use super::{Draft, Drafts, FindingsError, Format, MAX_TITLE, Severity, bound};
+use super::{Draft, Drafts, FindingsError, Format, Severity};
 
 pub(crate) fn parse(text: &str) -> Result<Drafts, FindingsError> {
     let mut drafts = Drafts::default();
@@ -70,12 +72,28 @@ pub(crate) fn parse(text: &str) -> Result<Drafts, FindingsError> {
     Ok(drafts)
 }
 
+/// The keys detection looks at, read without keeping any value: a large
+/// log of another format is skipped over, not built.
+#[derive(Deserialize)]
+struct Peek {
+    #[serde(default)]
+    message: Option<IgnoredAny>,
+    #[serde(default)]
+    location: Option<IgnoredAny>,
+    #[serde(default)]
+    diagnostics: Option<IgnoredAny>,
+    #[serde(default)]
+    findings: Option<IgnoredAny>,
+    #[serde(default)]
+    runs: Option<IgnoredAny>,
+}
+
 /// Whether `text` is rdjsonl: its first line a whole object that is a
 /// diagnostic (`message` and `location`), not a result.
 fn is_lines(text: &str) -> bool {
     let first = text.lines().next().unwrap_or_default();
-    serde_json::from_str::<Map<String, Value>>(first)
-        .is_ok_and(|object| object.contains_key("message") && object.contains_key("location"))
+    serde_json::from_str::<Peek>(first)
+        .is_ok_and(|peek| peek.message.is_some() && peek.location.is_some())
 }
 
 /// Whether `text` (JSON) is reviewdog's: a result with `diagnostics`, or
@@ -85,10 +103,8 @@ pub(crate) fn looks_like(text: &str) -> bool {
     if is_lines(start) {
         return true;
     }
-    serde_json::from_str::<Map<String, Value>>(start).is_ok_and(|object| {
-        object.get("diagnostics").is_some_and(Value::is_array)
-            && !object.contains_key("findings")
-            && !object.contains_key("runs")
+    serde_json::from_str::<Peek>(start).is_ok_and(|peek| {
+        peek.diagnostics.is_some() && peek.findings.is_none() && peek.runs.is_none()
     })
 }
 
@@ -154,9 +170,7 @@ fn diagnostic(item: &Value, fallback: Option<Severity>, at: &str) -> Result<Draf
         .and_then(Value::as_str)
         .filter(|c| !c.trim().is_empty())
         .map(str::to_string);
-    let first = message.lines().next().unwrap_or(message);
-    let title = bound(first, MAX_TITLE);
-    let body = (title != message).then(|| message.to_string());
+    let (title, body) = super::titled(message);
     Ok(Draft {
         severity: Some(severity),
         title,

@@ -43,7 +43,7 @@ use serde::Deserialize;
 use serde_json::Value;
 
 use super::identity::sarif_prints;
-use super::{Draft, Drafts, FindingsError, Format, IdSource, MAX_TITLE, Severity, bound};
+use super::{Draft, Drafts, FindingsError, Format, IdSource, Severity};
 
 /// A string from the log, borrowed from its text unless it had escapes:
 /// a large log's messages and paths are not copied to be read.
@@ -787,10 +787,7 @@ fn convert(
                 "no message text and no rule id",
             )
         })?;
-    let text = text.trim();
-    let first_line = text.lines().next().unwrap_or(text);
-    let title = bound(first_line, MAX_TITLE);
-    let body = (title != text).then(|| text.to_string());
+    let (title, body) = super::titled(text.trim());
 
     let physical = result.physical.0;
     let (file, line, end_line) = match physical {
