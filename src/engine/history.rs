@@ -497,6 +497,7 @@ mod slim {
                     fingerprint: String::new(),
                     id_source: IdSource::Explicit,
                     path_escapes: false,
+                    reported_by: Vec::new(),
                 },
                 state: r.state,
                 must_fix: r.must_fix,

@@ -766,6 +766,7 @@ mod tests {
             fingerprint,
             id_source,
             path_escapes: false,
+            reported_by: Vec::new(),
         }
     }
 

@@ -10,6 +10,7 @@ mod foreign;
 pub mod identity;
 pub mod junit;
 pub mod native;
+pub mod panel;
 pub mod paths;
 pub mod rdjson;
 pub mod responses;
@@ -103,6 +104,10 @@ pub struct Finding {
     /// The reported path leaves the repository: kept as text, never opened.
     #[serde(default, skip_serializing_if = "is_false")]
     pub path_escapes: bool,
+    /// The panel reviewers that reported it, in the panel's order (SPEC
+    /// §6.1); empty for a round of one reviewer.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub reported_by: Vec<String>,
 }
 
 fn is_false(value: &bool) -> bool {
@@ -491,6 +496,7 @@ fn finish(
             fingerprint,
             id_source,
             path_escapes,
+            reported_by: Vec::new(),
         });
     }
     Ok(findings)

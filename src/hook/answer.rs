@@ -162,6 +162,7 @@ mod tests {
             fingerprint: String::new(),
             id_source: crate::findings::IdSource::Explicit,
             path_escapes: false,
+            reported_by: Vec::new(),
         }
     }
 
