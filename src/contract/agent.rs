@@ -7,7 +7,7 @@ use serde::{Deserialize, Serialize, Serializer};
 use toml::Value;
 
 use super::preset::Preset;
-use super::value::{Argv, Bounded, Env, RepoFolder, RepoPath, Strings, Text, describe};
+use super::value::{Argv, Bounded, Env, MemberName, RepoFolder, RepoPath, Strings, Text, describe};
 use super::{ContractError, Timeout};
 
 /// Which side of the loop an agent plays: the contract's `[writer]` or
@@ -54,11 +54,43 @@ pub struct Agent {
     pub sandbox: Option<String>,
 }
 
+/// A reviewer of a `[[reviewers]]` panel (SPEC §6.1): its name and agent.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Member {
+    pub name: String,
+    #[serde(flatten)]
+    pub agent: Agent,
+}
+
+impl Member {
+    /// The `index`th `[[reviewers]]` entry (0-based), with its required
+    /// name.
+    pub(super) fn from_raw(mut raw: RawAgent, index: usize) -> Result<Member, ContractError> {
+        let section = format!("reviewers[{index}]");
+        let Some(name) = raw.name.take() else {
+            return Err(ContractError::Missing {
+                field: format!("{section}.name"),
+                allowed: format!(
+                    "each panel reviewer is named: {}, such as \"codex\"",
+                    MemberName::SHAPE
+                ),
+            });
+        };
+        let agent = Agent::from_raw(raw, &section, Role::Reviewer)?;
+        Ok(Member {
+            name: name.0,
+            agent,
+        })
+    }
+}
+
 /// A `[writer]` or `[reviewer]` table as written; `Agent::from_raw` checks
 /// what serde cannot: the options each preset takes.
 #[derive(Deserialize)]
 #[serde(deny_unknown_fields)]
 pub(super) struct RawAgent {
+    /// Only in a `[[reviewers]]` entry.
+    name: Option<MemberName>,
     preset: Option<Preset>,
     model: Option<Text>,
     bin: Option<Text>,
@@ -95,7 +127,7 @@ impl Agent {
 
     pub(super) fn from_raw(
         raw: RawAgent,
-        section: &'static str,
+        section: &str,
         role: Role,
     ) -> Result<Agent, ContractError> {
         let invalid = |field: &str, value: &Value, allowed: &str| ContractError::Invalid {
@@ -103,6 +135,13 @@ impl Agent {
             value: describe(value),
             allowed: allowed.to_string(),
         };
+        if let Some(name) = &raw.name {
+            return Err(invalid(
+                "name",
+                &Value::String(name.0.clone()),
+                "absent: only a `[[reviewers]]` entry of a panel has a name",
+            ));
+        }
         let Some(preset) = raw.preset else {
             return Err(ContractError::Missing {
                 field: format!("{section}.preset"),

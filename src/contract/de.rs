@@ -60,7 +60,14 @@ impl FieldError {
 
 impl From<FieldError> for ContractError {
     fn from(err: FieldError) -> ContractError {
-        let field = err.path.join(".");
+        // `reviewers[1].preset`: an index follows its array without a dot.
+        let mut field = String::new();
+        for part in &err.path {
+            if !field.is_empty() && !part.starts_with('[') {
+                field.push('.');
+            }
+            field.push_str(part);
+        }
         match err.problem {
             Problem::Invalid { value, allowed } => ContractError::Invalid {
                 field,
@@ -141,7 +148,7 @@ impl<'de> de::Deserializer<'de> for ValueDe {
             Value::Datetime(d) => visitor.visit_map(toml_datetime::de::DatetimeDeserializer::<
                 FieldError,
             >::new(d)),
-            Value::Array(items) => visitor.visit_seq(Items(items.into_iter())),
+            Value::Array(items) => visitor.visit_seq(Items(items.into_iter().enumerate())),
             Value::Table(table) => visitor.visit_map(Entries {
                 entries: table.into_iter(),
                 pending: None,
@@ -192,7 +199,9 @@ impl<'de> de::Deserializer<'de> for ValueDe {
     }
 }
 
-struct Items(std::vec::IntoIter<Value>);
+/// An array's items; an error raised by one gets its index, `[i]`, put in
+/// front of its path.
+struct Items(std::iter::Enumerate<std::vec::IntoIter<Value>>);
 
 impl<'de> SeqAccess<'de> for Items {
     type Error = FieldError;
@@ -203,7 +212,11 @@ impl<'de> SeqAccess<'de> for Items {
     ) -> Result<Option<T::Value>, FieldError> {
         self.0
             .next()
-            .map(|item| seed.deserialize(ValueDe(item)))
+            .map(|(index, item)| {
+                let shown = item.clone();
+                seed.deserialize(ValueDe(item))
+                    .map_err(|err| err.under(&format!("[{index}]"), &shown))
+            })
             .transpose()
     }
 

@@ -13,9 +13,20 @@ pub fn line_of(text: &str, field: &str) -> Option<usize> {
     let mut table = top.get_ref();
     let mut found = None;
     for part in field.split('.') {
-        let (key, value) = table.get_key_value(part)?;
+        // `reviewers[1]`: the second table of the array `reviewers`.
+        let (name, index) = match part.split_once('[') {
+            Some((name, rest)) => (name, rest.trim_end_matches(']').parse::<usize>().ok()),
+            None => (part, None),
+        };
+        let (key, value) = table.get_key_value(name)?;
         found = Some(key.span().start);
-        match value.get_ref() {
+        let mut value = value.get_ref();
+        if let (Some(index), DeValue::Array(items)) = (index, value) {
+            let Some(item) = items.get(index) else { break };
+            found = Some(item.span().start);
+            value = item.get_ref();
+        }
+        match value {
             DeValue::Table(inner) => table = inner,
             _ => break,
         }
@@ -67,6 +78,14 @@ mod tests {
         assert_eq!(line_of(dotted, "budget.dollars"), Some(2));
         let inline = "loop = \"x\"\n\nwriter = { preset = \"claude\", flags = 1 }\n";
         assert_eq!(line_of(inline, "writer.flags"), Some(3));
+    }
+
+    #[test]
+    fn a_field_of_an_array_of_tables_is_found_in_its_entry() {
+        let text = "loop = \"x\"\n\n[[reviewers]]\nname = \"a\"\npreset = \"codex\"\n\n[[reviewers]]\nname = \"b\"\nmodle = 1\n";
+        assert_eq!(line_of(text, "reviewers[1].modle"), Some(9));
+        assert_eq!(line_of(text, "reviewers[0].preset"), Some(5));
+        assert_eq!(line_of(text, "reviewers[5].preset"), Some(3));
     }
 
     #[test]

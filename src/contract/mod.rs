@@ -15,12 +15,13 @@ mod value;
 use serde::de::Deserializer;
 use serde::{Deserialize, Serialize};
 
-pub use agent::{Agent, Judge, JudgeEngine, Role};
+pub use agent::{Agent, Judge, JudgeEngine, Member, Role};
 pub use duration::Timeout;
 pub use name::LoopName;
 pub use preset::{Preset, PresetInfo};
 
 use crate::findings::Severity;
+pub use crate::findings::panel::Veto;
 use crate::money::Usd;
 
 /// The hard upper bound of `max_rounds`: a loop longer than this is no loop.
@@ -55,6 +56,11 @@ pub struct Contract {
     pub writer: Option<Agent>,
     #[serde(skip_serializing_if = "Option::is_none", skip_deserializing)]
     pub reviewer: Option<Agent>,
+    /// `[[reviewers]]`: a panel (SPEC §6.1); empty with `[reviewer]`.
+    #[serde(skip_serializing_if = "Vec::is_empty", skip_deserializing)]
+    pub reviewers: Vec<Member>,
+    #[serde(skip_serializing_if = "Panel::is_default", skip_deserializing)]
+    pub panel: Panel,
     #[serde(skip_serializing_if = "Option::is_none", skip_deserializing)]
     pub judge: Option<Judge>,
     #[serde(skip_serializing_if = "Prompts::is_empty", skip_deserializing)]
@@ -97,6 +103,21 @@ pub struct Prompts {
 impl Prompts {
     pub fn is_empty(&self) -> bool {
         *self == Prompts::default()
+    }
+}
+
+/// `[panel]`: how a panel's answers make a round (SPEC §6.1).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize)]
+pub struct Panel {
+    /// Reviewers that must answer for a round to count; `None`: all.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub quorum: Option<u32>,
+    pub veto: Veto,
+}
+
+impl Panel {
+    pub fn is_default(&self) -> bool {
+        *self == Panel::default()
     }
 }
 
@@ -272,6 +293,25 @@ impl Contract {
         out
     }
 
+    /// The reviewers of a round, named: the `[[reviewers]]` panel, or
+    /// `[reviewer]` as a panel of one named `reviewer`.
+    pub fn panel_reviewers(&self) -> Vec<(&str, &Agent)> {
+        match &self.reviewer {
+            Some(reviewer) => vec![("reviewer", reviewer)],
+            None => self
+                .reviewers
+                .iter()
+                .map(|m| (m.name.as_str(), &m.agent))
+                .collect(),
+        }
+    }
+
+    /// Whether the contract names a panel (`[[reviewers]]`), whose
+    /// findings say who reported them.
+    pub fn is_panel(&self) -> bool {
+        !self.reviewers.is_empty()
+    }
+
     /// A contract with every default, for loop `name` starting at `base`.
     pub fn with_defaults(name: LoopName, base: String) -> Contract {
         Contract {
@@ -285,6 +325,8 @@ impl Contract {
             base,
             writer: None,
             reviewer: None,
+            reviewers: Vec::new(),
+            panel: Panel::default(),
             judge: None,
             prompt: Prompts::default(),
         }

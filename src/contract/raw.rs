@@ -9,10 +9,11 @@ use serde::Deserialize;
 use serde::de::Deserializer;
 use toml::Value;
 
-use super::agent::{RawAgent, RawJudge, Role};
+use super::agent::{Member, RawAgent, RawJudge, Role};
 use super::de::ValueDe;
-use super::value::{RepoPath, Text, refuse_shown, strings};
-use super::{Agent, Contract, ContractError, Guard, Judge, Prompts};
+use super::value::{Bounded, RepoPath, Text, refuse, refuse_shown, strings};
+use super::{Agent, Contract, ContractError, Guard, Judge, Panel, Prompts};
+use crate::findings::panel::Veto;
 
 /// The sections of a contract file read after its settings: the agents,
 /// which `Agent::from_raw` checks against their presets, and `[prompt]`,
@@ -22,8 +23,34 @@ use super::{Agent, Contract, ContractError, Guard, Judge, Prompts};
 pub(super) struct Sections {
     writer: Option<RawAgent>,
     reviewer: Option<RawAgent>,
+    reviewers: Option<Vec<RawAgent>>,
+    panel: Option<RawPanel>,
     judge: Option<RawJudge>,
     prompt: Option<RawPrompts>,
+}
+
+/// `[panel]` (SPEC §6.1).
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(super) struct RawPanel {
+    quorum: Option<Bounded<1, 100>>,
+    veto: Option<VetoValue>,
+}
+
+/// `panel.veto`, checked while read.
+struct VetoValue(Veto);
+
+impl<'de> Deserialize<'de> for VetoValue {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        let value = Value::deserialize(d)?;
+        match value.as_str().and_then(Veto::parse) {
+            Some(veto) => Ok(VetoValue(veto)),
+            None => Err(refuse(
+                &value,
+                "`any` (a must-fix from one reviewer is must-fix) or `majority` (the median severity of the answering reviewers)",
+            )),
+        }
+    }
 }
 
 /// `[prompt]`.
@@ -37,7 +64,14 @@ pub(super) struct RawPrompts {
 }
 
 /// The keys of [`Sections`], as a contract file spells them.
-const SECTIONS: [&str; 4] = ["writer", "reviewer", "judge", "prompt"];
+const SECTIONS: [&str; 6] = [
+    "writer",
+    "reviewer",
+    "reviewers",
+    "panel",
+    "judge",
+    "prompt",
+];
 
 /// The sections taken out of a contract's table, read once its settings are.
 pub(super) struct Taken(toml::Table);
@@ -72,12 +106,29 @@ impl Sections {
 impl Taken {
     /// Reads the sections into `contract`.
     pub(super) fn fill(self, contract: &mut Contract) -> Result<(), ContractError> {
-        let sections = Sections::deserialize(ValueDe(Value::Table(self.0)))?;
+        let sections = Sections::deserialize(ValueDe(Value::Table(self.0))).map_err(|err| {
+            match ContractError::from(err) {
+                // Only a `[[reviewers]]` entry takes a `name`.
+                ContractError::Unknown { field, allowed }
+                    if field.starts_with("writer.") || field.starts_with("reviewer.") =>
+                {
+                    let allowed = allowed.replacen("name, ", "", 1);
+                    ContractError::Unknown { field, allowed }
+                }
+                other => other,
+            }
+        })?;
         if let Some(writer) = sections.writer {
             contract.writer = Some(Agent::from_raw(writer, "writer", Role::Writer)?);
         }
         if let Some(reviewer) = sections.reviewer {
             contract.reviewer = Some(Agent::from_raw(reviewer, "reviewer", Role::Reviewer)?);
+        }
+        if let Some(reviewers) = sections.reviewers {
+            contract.reviewers = members(reviewers, contract.reviewer.is_some())?;
+        }
+        if let Some(panel) = sections.panel {
+            contract.panel = panel.check(contract)?;
         }
         if let Some(judge) = sections.judge {
             contract.judge = Some(Judge::from_raw(judge)?);
@@ -86,6 +137,65 @@ impl Taken {
             contract.prompt = prompt.check()?;
         }
         Ok(())
+    }
+}
+
+/// The `[[reviewers]]` entries, each named once; none beside `[reviewer]`.
+fn members(raw: Vec<RawAgent>, has_reviewer: bool) -> Result<Vec<Member>, ContractError> {
+    if has_reviewer {
+        return Err(ContractError::Invalid {
+            field: "reviewers".into(),
+            value: "given together with `[reviewer]`".into(),
+            allowed: "one of the two: `[reviewer]` for one reviewer, or every reviewer of a panel as a `[[reviewers]]` entry".into(),
+        });
+    }
+    if raw.is_empty() {
+        return Err(ContractError::Invalid {
+            field: "reviewers".into(),
+            value: "an empty list".into(),
+            allowed: "at least one `[[reviewers]]` entry".into(),
+        });
+    }
+    let mut members: Vec<Member> = Vec::with_capacity(raw.len());
+    for (index, entry) in raw.into_iter().enumerate() {
+        let member = Member::from_raw(entry, index)?;
+        if let Some(first) = members.iter().position(|m| m.name == member.name) {
+            return Err(ContractError::Invalid {
+                field: format!("reviewers[{index}].name"),
+                value: format!("`{}`, the name of `reviewers[{first}]` too", member.name),
+                allowed: "a name no other reviewer of the panel has".into(),
+            });
+        }
+        members.push(member);
+    }
+    Ok(members)
+}
+
+impl RawPanel {
+    /// The panel's terms, its quorum no more than the reviewers it names.
+    fn check(self, contract: &Contract) -> Result<Panel, ContractError> {
+        let quorum = self.quorum.map(|q| q.0 as u32);
+        let named = match (&contract.reviewer, contract.reviewers.len()) {
+            (Some(_), _) => Some(1),
+            (None, 0) => None,
+            (None, n) => Some(n as u32),
+        };
+        if let (Some(q), Some(n)) = (quorum, named)
+            && q > n
+        {
+            return Err(ContractError::Invalid {
+                field: "panel.quorum".into(),
+                value: q.to_string(),
+                allowed: format!(
+                    "at most the {n} reviewer{} the contract names",
+                    if n == 1 { "" } else { "s" }
+                ),
+            });
+        }
+        Ok(Panel {
+            quorum,
+            veto: self.veto.map(|v| v.0).unwrap_or_default(),
+        })
     }
 }
 

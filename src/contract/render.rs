@@ -61,6 +61,32 @@ pub fn to_toml(contract: &Contract) -> String {
     if let Some(reviewer) = &c.reviewer {
         agent(&mut out, "reviewer", reviewer);
     }
+    for member in &c.reviewers {
+        out.push('\n');
+        line(&mut out, "[[reviewers]]");
+        kv(&mut out, "name", &string(&member.name));
+        fields(&mut out, &member.agent);
+    }
+    if !c.reviewers.is_empty() || !c.panel.is_default() {
+        out.push('\n');
+        line(
+            &mut out,
+            "# quorum: reviewers that must answer for a round to count (leave out for all);",
+        );
+        line(
+            &mut out,
+            "# veto: any (one reviewer's must-fix is must-fix) or majority (the median severity)",
+        );
+        line(&mut out, "[panel]");
+        match c.panel.quorum {
+            Some(q) => kv(&mut out, "quorum", &q.to_string()),
+            None => line(
+                &mut out,
+                &format!("# quorum = {}", c.reviewers.len().max(1)),
+            ),
+        }
+        kv(&mut out, "veto", &string(c.panel.veto.as_str()));
+    }
     if let Some(judge) = &c.judge {
         judge_section(&mut out, judge);
     }
@@ -82,6 +108,10 @@ pub fn to_toml(contract: &Contract) -> String {
 fn agent(out: &mut String, section: &str, a: &Agent) {
     out.push('\n');
     line(out, &format!("[{section}]"));
+    fields(out, a);
+}
+
+fn fields(out: &mut String, a: &Agent) {
     kv(out, "preset", &string(a.preset.as_str()));
     opt(out, "model", a.model.as_deref());
     opt(out, "bin", a.bin.as_deref());

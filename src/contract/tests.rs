@@ -362,7 +362,19 @@ fn render_writes_every_field_the_contract_reads() {
         ..Agent::new(Preset::Claude)
     };
     c.writer = Some(agent.clone());
-    c.reviewer = Some(agent);
+    c.reviewer = Some(agent.clone());
+    // `[reviewer]` and `[[reviewers]]` are one or the other: a panel is
+    // written from a second contract.
+    let mut p = c.clone();
+    p.reviewer = None;
+    p.reviewers = vec![agent::Member {
+        name: "a".into(),
+        agent,
+    }];
+    p.panel = Panel {
+        quorum: Some(1),
+        veto: Veto::Majority,
+    };
     c.judge = Some(Judge {
         engine: JudgeEngine::Replay,
         replay: s("r.json"),
@@ -383,7 +395,11 @@ fn render_writes_every_field_the_contract_reads() {
         writer_file: s("w.md"),
         reviewer_file: s("r.md"),
     };
-    let written: toml::Table = toml::from_str(&render::to_toml(&c)).unwrap();
+    let mut written: toml::Table = toml::from_str(&render::to_toml(&c)).unwrap();
+    let panel: toml::Table = toml::from_str(&render::to_toml(&p)).unwrap();
+    for section in ["reviewers", "panel"] {
+        written.insert(section.into(), panel[section].clone());
+    }
     let keys = |table: &toml::Table| {
         let mut keys: Vec<String> = table.keys().cloned().collect();
         keys.sort();
@@ -401,7 +417,15 @@ fn render_writes_every_field_the_contract_reads() {
         .collect();
     assert_eq!(keys(&written), sorted(&read));
     let settings: Vec<&str> = SETTINGS.iter().map(|(key, _)| *key).collect();
-    let tables = ["budget", "writer", "reviewer", "judge", "prompt"];
+    let tables = [
+        "budget",
+        "writer",
+        "reviewer",
+        "reviewers",
+        "panel",
+        "judge",
+        "prompt",
+    ];
     let scalars: Vec<&str> = fields_of::<Contract>()
         .iter()
         .copied()
@@ -412,16 +436,29 @@ fn render_writes_every_field_the_contract_reads() {
         sorted(&scalars),
         "SETTINGS lists each setting"
     );
+    // Only a panel's entries are named.
+    let lone: &[&str] = &fields_of::<agent::RawAgent>()[1..];
+    assert_eq!(fields_of::<agent::RawAgent>()[0], "name");
     for (section, fields) in [
         ("budget", fields_of::<Budget>()),
-        ("writer", fields_of::<agent::RawAgent>()),
-        ("reviewer", fields_of::<agent::RawAgent>()),
+        ("writer", lone),
+        ("reviewer", lone),
         ("judge", fields_of::<agent::RawJudge>()),
         ("prompt", fields_of::<raw::RawPrompts>()),
     ] {
         let table = written[section].as_table().unwrap();
         assert_eq!(keys(table), sorted(fields), "[{section}]");
     }
+    let entry = written["reviewers"].as_array().unwrap()[0]
+        .as_table()
+        .unwrap();
+    assert_eq!(
+        keys(entry),
+        sorted(fields_of::<agent::RawAgent>()),
+        "[[reviewers]]"
+    );
+    let terms = written["panel"].as_table().unwrap();
+    assert_eq!(keys(terms), sorted(fields_of::<raw::RawPanel>()), "[panel]");
 }
 
 #[test]
@@ -543,7 +580,7 @@ fn the_files_a_contract_names_come_with_their_fields() {
 fn an_unknown_key_is_told_what_its_own_table_allows() {
     assert_eq!(
         parse("loop = \"x\"\ncolour = 1").unwrap_err().to_string(),
-        "field `colour` is unknown; allowed here: loop, max_rounds, severity_floor, scope, closure, budget, guards, base, writer, reviewer, judge, prompt"
+        "field `colour` is unknown; allowed here: loop, max_rounds, severity_floor, scope, closure, budget, guards, base, writer, reviewer, reviewers, panel, judge, prompt"
     );
     assert_eq!(
         parse("loop = \"x\"\n[budget]\ndollars = 1")
@@ -670,4 +707,109 @@ fn an_environment_variable_needs_a_name_a_process_can_take_and_a_value_without_n
     let env = c.writer.unwrap().env;
     let expected = [("A_1", "1"), ("_b", "")].map(|(k, v)| (k.to_string(), v.to_string()));
     assert_eq!(env, expected.into());
+}
+
+const PANEL: &str = r#"
+loop = "p"
+
+[[reviewers]]
+name = "codex"
+preset = "codex"
+
+[[reviewers]]
+name = "claude"
+preset = "claude"
+model = "sonnet"
+
+[panel]
+quorum = 1
+veto = "majority"
+"#;
+
+#[test]
+fn a_panel_names_each_reviewer_and_its_quorum_and_veto() {
+    let c = parse(PANEL).unwrap();
+    let names: Vec<&str> = c.panel_reviewers().iter().map(|(n, _)| *n).collect();
+    assert_eq!(names, ["codex", "claude"]);
+    assert!(c.is_panel());
+    assert_eq!(c.reviewers[1].agent.model.as_deref(), Some("sonnet"));
+    assert_eq!(c.panel.quorum, Some(1));
+    assert_eq!(c.panel.veto, Veto::Majority);
+    let back = parse(&render::to_toml(&c)).unwrap();
+    assert_eq!(back, c, "{}", render::to_toml(&c));
+    let lone = parse("loop = \"x\"\n[reviewer]\npreset = \"codex\"\n").unwrap();
+    assert_eq!(lone.panel_reviewers()[0].0, "reviewer");
+    assert!(!lone.is_panel());
+    assert_eq!(lone.panel, Panel::default());
+}
+
+#[test]
+fn a_panel_is_refused_with_the_entry_and_field_named() {
+    let err = |text: &str| placed(text).unwrap_err().to_string();
+    let unnamed = PANEL.replacen("name = \"claude\"\n", "", 1);
+    assert!(
+        err(&unnamed).contains("field `reviewers[1].name` is required"),
+        "{}",
+        err(&unnamed)
+    );
+    let twice = PANEL.replacen("name = \"claude\"", "name = \"codex\"", 1);
+    let shown = err(&twice);
+    assert!(
+        shown.contains("line 9: field `reviewers[1].name`"),
+        "{shown}"
+    );
+    assert!(shown.contains("the name of `reviewers[0]` too"), "{shown}");
+    let typo = PANEL.replacen("model = \"sonnet\"", "modle = \"sonnet\"", 1);
+    let shown = err(&typo);
+    assert!(
+        shown.contains("line 11: field `reviewers[1].modle` is unknown; did you mean `model`?"),
+        "{shown}"
+    );
+    let bad_name = PANEL.replacen("name = \"claude\"", "name = \"Claude Code\"", 1);
+    assert!(
+        err(&bad_name).contains("lowercase letters"),
+        "{}",
+        err(&bad_name)
+    );
+    let too_many = PANEL.replacen("quorum = 1", "quorum = 3", 1);
+    assert!(
+        err(&too_many).contains(
+            "field `panel.quorum`: must be at most the 2 reviewers the contract names, not 3"
+        ),
+        "{}",
+        err(&too_many)
+    );
+    let veto = PANEL.replacen("\"majority\"", "\"all\"", 1);
+    assert!(
+        err(&veto).contains("field `panel.veto`: must be `any`"),
+        "{}",
+        err(&veto)
+    );
+    let both = format!("{PANEL}\n[reviewer]\npreset = \"codex\"\n");
+    assert!(
+        err(&both).contains("field `reviewers`: must be one of the two"),
+        "{}",
+        err(&both)
+    );
+    let named = "loop = \"x\"\n[reviewer]\nname = \"a\"\npreset = \"codex\"\n";
+    assert!(
+        err(named).contains("field `reviewer.name`: must be absent"),
+        "{}",
+        err(named)
+    );
+    let writer = "loop = \"x\"\n[[reviewers]]\nname = \"a\"\npreset = \"claude\"\n[[reviewers]]\nname = \"b\"\npreset = \"tests\"\n";
+    assert!(
+        err(writer).contains("reviewers[1].command"),
+        "{}",
+        err(writer)
+    );
+    let lone_quorum = "loop = \"x\"\n[reviewer]\npreset = \"codex\"\n[panel]\nquorum = 2\n";
+    assert!(
+        err(lone_quorum).contains("at most the 1 reviewer the contract names"),
+        "{}",
+        err(lone_quorum)
+    );
+    // Without reviewers a panel's terms are for `record --findings NAME=FILE`.
+    let c = parse("loop = \"x\"\n[panel]\nquorum = 2\n").unwrap();
+    assert_eq!(c.panel.quorum, Some(2));
 }

@@ -201,6 +201,36 @@ impl RepoPath {
 
 /// A folder inside the repository, relative to its top.
 #[derive(Debug, Clone)]
+/// A panel reviewer's `name`: shown in the ledger's evidence, status and
+/// the hand-off, and part of its evidence files' names: lowercase letters,
+/// digits, `.`, `_` and `-`, starting with a letter or digit, at most 32.
+pub(super) struct MemberName(pub String);
+
+impl MemberName {
+    pub(super) const SHAPE: &'static str = "a name of lowercase letters, digits, `.`, `_` and `-`, starting with a letter or digit, at most 32 long";
+
+    /// Whether `text` is a valid member name.
+    pub fn valid(text: &str) -> bool {
+        let mut chars = text.chars();
+        chars
+            .next()
+            .is_some_and(|c| c.is_ascii_lowercase() || c.is_ascii_digit())
+            && text.len() <= 32
+            && chars.all(|c| {
+                c.is_ascii_lowercase() || c.is_ascii_digit() || matches!(c, '.' | '_' | '-')
+            })
+    }
+}
+
+impl<'de> Deserialize<'de> for MemberName {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        match Value::deserialize(d)? {
+            Value::String(s) if MemberName::valid(&s) => Ok(MemberName(s)),
+            other => Err(refuse(&other, MemberName::SHAPE)),
+        }
+    }
+}
+
 pub(super) struct RepoFolder(pub String);
 
 impl<'de> Deserialize<'de> for RepoFolder {
