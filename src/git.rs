@@ -260,7 +260,7 @@ fn start_version() -> std::io::Result<std::process::Child> {
     for name in REDIRECTING {
         cmd.env_remove(name);
     }
-    cmd.spawn()
+    crate::children::spawn(&mut cmd)
 }
 
 /// The check's answer from a `git version` started by [`start_version`]:
@@ -406,7 +406,7 @@ impl<'a> Git<'a> {
     pub fn run_unchecked<S: AsRef<OsStr>>(&self, args: &[S]) -> Result<Output, GitError> {
         let mut cmd = self.command(args)?;
         cmd.stdin(Stdio::null());
-        cmd.output().map_err(GitError::Spawn)
+        crate::children::output(&mut cmd).map_err(GitError::Spawn)
     }
 
     /// Runs `git ARGS` with `input` on its stdin; returns its output when it
@@ -418,7 +418,7 @@ impl<'a> Git<'a> {
         cmd.stdin(Stdio::piped())
             .stdout(Stdio::piped())
             .stderr(Stdio::piped());
-        let mut child = cmd.spawn().map_err(GitError::Spawn)?;
+        let mut child = crate::children::spawn(&mut cmd).map_err(GitError::Spawn)?;
         let stdin = child.stdin.take();
         let writer = std::thread::Builder::new().spawn(move || {
             if let Some(mut stdin) = stdin {
@@ -450,19 +450,19 @@ impl<'a> Git<'a> {
         // line of its own. Exactly the three answers, then, is a git newer
         // than the oldest referee supports, and `git version` (one process
         // more at every start) is asked only otherwise.
-        let early = self
-            .unchecked_command()
-            .args([
-                "rev-parse",
-                "--path-format=absolute",
-                "--show-toplevel",
-                "--absolute-git-dir",
-                "--show-object-format",
-            ])
-            .stdin(Stdio::null())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::piped())
-            .spawn();
+        let early = crate::children::spawn(
+            self.unchecked_command()
+                .args([
+                    "rev-parse",
+                    "--path-format=absolute",
+                    "--show-toplevel",
+                    "--absolute-git-dir",
+                    "--show-object-format",
+                ])
+                .stdin(Stdio::null())
+                .stdout(Stdio::piped())
+                .stderr(Stdio::piped()),
+        );
         let planted = self.listed_config(false);
         let out = early.and_then(|child| child.wait_with_output()).ok();
         let text = out
@@ -645,7 +645,7 @@ impl<'a> Git<'a> {
         let mut cmd = self.unchecked_command();
         cmd.args(["config", "--list", "--show-scope", "--includes", "-z"])
             .stdin(Stdio::null());
-        let out = cmd.output();
+        let out = crate::children::output(&mut cmd);
         if let Some(started) = started {
             let _ = CHECKED.set(version_of(started));
         }

@@ -3,6 +3,7 @@
 pub mod agent;
 pub(crate) mod anchor;
 pub(crate) mod checkout;
+pub(crate) mod children;
 pub mod cmd;
 pub mod contract;
 pub mod digest;

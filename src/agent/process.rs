@@ -11,7 +11,7 @@
 //! a deadline. Arguments and stdin are passed as bytes: nothing goes through
 //! a shell.
 
-use std::collections::HashSet;
+use std::collections::{HashMap, HashSet};
 use std::ffi::OsString;
 use std::io::{Read, Write};
 use std::os::unix::process::CommandExt;
@@ -174,7 +174,9 @@ pub fn run(
         // which then ends the whole call; a timeout does the same.
         .process_group(0);
     die_with_referee(&mut command);
-    let mut child = command.spawn().map_err(|cause| ProcessError::Spawn {
+    // Listed as it is spawned: a call ending meanwhile (a panel's other
+    // reviewer) never takes this one, not yet marked, for its orphan.
+    let mut child = crate::children::spawn(&mut command).map_err(|cause| ProcessError::Spawn {
         program: call.program.clone(),
         cause,
     })?;
@@ -350,9 +352,23 @@ fn die_with_referee(_: &mut Command) {}
 /// process group is all it can see.
 fn end(child: &mut Child, family: &Family, marker: &str, gently: bool) {
     let group = Pid::from_raw(family.agent.0);
-    let members = || -> Option<Vec<Proc>> {
-        let table = tree::scan()?;
-        Some(family.members(&table, &mut |pid| tree::carries(pid, marker)))
+    // What the referee started for other calls under way is theirs (an
+    // agent that exited is a zombie, whose marker cannot be read, until its
+    // call reaps it; a git process has none). Held while the table is read
+    // and signalled, so that nothing is started meanwhile.
+    let members = || -> (Option<Vec<Proc>>, std::sync::MutexGuard<'static, crate::children::Started>) {
+        let started = crate::children::held();
+        let found = tree::scan().map(|table| {
+            let start: HashMap<i32, u64> = table.iter().map(|p| (p.pid, p.start)).collect();
+            family.members(&table, &mut |pid| {
+                if start.get(&pid).is_some_and(|s| started.contains(pid, *s)) {
+                    tree::Mark::Another
+                } else {
+                    tree::mark(pid, marker)
+                }
+            })
+        });
+        (found, started)
     };
     let signal = |sig: Signal, members: &Option<Vec<Proc>>| {
         let _ = killpg(group, sig);
@@ -379,19 +395,20 @@ fn end(child: &mut Child, family: &Family, marker: &str, gently: bool) {
         }
     };
     if gently {
-        signal(Signal::SIGTERM, &members());
+        signal(Signal::SIGTERM, &members().0);
         let until = Instant::now() + TERM_GRACE;
-        while settle(child, &members()) && Instant::now() < until {
+        while settle(child, &members().0) && Instant::now() < until {
             std::thread::sleep(Duration::from_millis(20));
         }
     }
     let until = Instant::now() + KILL_GRACE;
     loop {
-        let now = members();
+        let (now, _held) = members();
         if !settle(child, &now) || Instant::now() >= until {
             break;
         }
         signal(Signal::SIGKILL, &now);
+        drop(_held);
         std::thread::sleep(Duration::from_millis(10));
     }
 }

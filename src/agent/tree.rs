@@ -56,10 +56,12 @@ pub struct Family {
 }
 
 impl Family {
-    /// The members among `procs`, zombies included. `carries(pid)` says
-    /// whether a process has the call's marker in its environment; it is
-    /// asked only about processes no other rule took in.
-    pub fn members(&self, procs: &[Proc], carries: &mut dyn FnMut(i32) -> bool) -> Vec<Proc> {
+    /// The members among `procs`, zombies included. `mark(pid)` says whose
+    /// call's marker a process has in its environment; it is asked only
+    /// about the re-parented orphans (one that carries another call's
+    /// marker is that call's: a panel's reviewers are called at once) and
+    /// the processes no other rule took in.
+    pub fn members(&self, procs: &[Proc], mark: &mut dyn FnMut(i32) -> Mark) -> Vec<Proc> {
         let (agent, agent_start) = self.agent;
         // Group `agent` is the call's while its leader is the agent or gone:
         // a pid is not reused while a process group still bears it, so a
@@ -68,13 +70,15 @@ impl Family {
             .iter()
             .find(|p| p.pid == agent)
             .is_none_or(|p| p.start == agent_start);
-        let is_root = |p: &Proc| {
+        let mut is_root = |p: &Proc| {
             (p.pid == agent && p.start == agent_start)
                 || (p.start >= agent_start
                     && ((group_is_ours && p.pgid == agent)
                         || (self.reaper == Some(p.ppid)
                             && p.pid != agent
-                            && !self.before.contains(&p.pid))))
+                            && !self.before.contains(&p.pid)
+                            && mark(p.pid) != Mark::Another)
+                        || mark(p.pid) == Mark::Ours))
         };
         let mut children: HashMap<i32, Vec<usize>> = HashMap::new();
         for (i, p) in procs.iter().enumerate() {
@@ -86,7 +90,7 @@ impl Family {
             if self.spared.contains(&p.pid) {
                 continue;
             }
-            if is_root(p) || (p.start >= agent_start && carries(p.pid)) {
+            if is_root(p) {
                 taken[i] = true;
                 stack.push(i);
             }
@@ -124,11 +128,37 @@ pub fn get(pid: i32) -> Option<Proc> {
     Proc::parse(&std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?)
 }
 
-/// Whether `pid`'s environment holds `entry` (`NAME=value`). False when it
-/// cannot be read (another user's process, or gone).
-pub fn carries(pid: i32, entry: &str) -> bool {
-    std::fs::read(format!("/proc/{pid}/environ"))
-        .is_ok_and(|env| env.split(|&b| b == 0).any(|e| e == entry.as_bytes()))
+/// Whose call a process belongs to by the marker in its environment.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Mark {
+    /// It carries this call's marker.
+    Ours,
+    /// It carries the marker of another call.
+    Another,
+    /// No marker, or an environment that cannot be read (another user's
+    /// process, or gone).
+    Unmarked,
+}
+
+/// Whether `pid`'s environment holds `entry` (`NAME=value`), or another
+/// value of `NAME`.
+pub fn mark(pid: i32, entry: &str) -> Mark {
+    let Ok(env) = std::fs::read(format!("/proc/{pid}/environ")) else {
+        return Mark::Unmarked;
+    };
+    let name = entry.split_once('=').map_or(entry, |(name, _)| name);
+    let mut found = Mark::Unmarked;
+    for e in env.split(|&b| b == 0) {
+        if e == entry.as_bytes() {
+            return Mark::Ours;
+        }
+        if e.strip_prefix(name.as_bytes())
+            .is_some_and(|rest| rest.starts_with(b"="))
+        {
+            found = Mark::Another;
+        }
+    }
+    found
 }
 
 /// `pid` and every ancestor of it.
@@ -217,8 +247,14 @@ mod tests {
             p(107, 1, 107, 57),   // a stranger that carries the marker
             p(200, 1, 200, 60),   // a stranger
             p(201, 90, 201, 61),  // the child of the earlier child
+            p(108, 10, 108, 58),  // a panel's other call, begun after this one
+            p(109, 108, 108, 59), // its child
         ];
-        let mut marked = |pid| pid == 107;
+        let mut marked = |pid| match pid {
+            107 => Mark::Ours,
+            108 | 109 => Mark::Another,
+            _ => Mark::Unmarked,
+        };
         assert_eq!(
             pids(family(Some(10)).members(&table, &mut marked)),
             vec![100, 101, 102, 104, 105, 106, 107]
@@ -239,7 +275,7 @@ mod tests {
             p(107, 1, 107, 30),  // marked, but older than the agent
         ];
         assert_eq!(
-            pids(family(Some(10)).members(&table, &mut |_| true)),
+            pids(family(Some(10)).members(&table, &mut |_| Mark::Ours)),
             vec![100]
         );
     }
@@ -250,13 +286,13 @@ mod tests {
         // process, leader of a new group 100: its members are not ours.
         let table = [p(100, 1, 100, 70), p(101, 100, 100, 71)];
         assert_eq!(
-            pids(family(None).members(&table, &mut |_| false)),
+            pids(family(None).members(&table, &mut |_| Mark::Unmarked)),
             Vec::<i32>::new()
         );
         // The agent is gone and no one holds pid 100: the group is ours.
         let table = [p(101, 1, 100, 71)];
         assert_eq!(
-            pids(family(None).members(&table, &mut |_| false)),
+            pids(family(None).members(&table, &mut |_| Mark::Unmarked)),
             vec![101]
         );
     }
