@@ -94,6 +94,7 @@ impl Checkout {
         tree: &str,
         base: &str,
         files: &[String],
+        member: Option<&str>,
     ) -> Result<Checkout, CheckoutError> {
         let io = |action: &'static str, path: &Path| {
             let path = path.to_path_buf();
@@ -108,7 +109,11 @@ impl Checkout {
             .mode(0o700)
             .create(anchor.dir())
             .map_err(io("create", anchor.dir()))?;
-        let dir = anchor.file(FOLDER);
+        // Each reviewer of a panel, called at once, has a folder of its own.
+        let dir = match member {
+            None => anchor.file(FOLDER),
+            Some(name) => anchor.file(&format!("{FOLDER}-{name}")),
+        };
         statefs::check(anchor.base(), &dir)?;
         // What a killed referee left (`remove_dir_all` removes a link
         // itself, never its target).

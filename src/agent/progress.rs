@@ -10,10 +10,10 @@ use crate::money::Usd;
 
 /// What a driver shows while an agent runs. `hook stop` shows nothing: its
 /// stdout is the agent's protocol.
-pub trait Progress {
+pub trait Progress: Sync {
     fn call_started(&self, _round: u32, _role: Role, _agent: &str, _call: &Call) {}
     fn tick(&self, _round: u32, _role: Role, _agent: &str, _elapsed: Duration, _spent: Usd) {}
-    fn call_failed(&self) {}
+    fn call_failed(&self, _agent: &str) {}
     fn call_finished(
         &self,
         _round: u32,

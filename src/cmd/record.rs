@@ -22,9 +22,10 @@ use crate::state::State;
 pub struct RecordArgs {
     #[command(flatten)]
     pub select: LoopSelect,
-    /// The reviewer's output (`-` for stdin).
-    #[arg(long, value_name = "F")]
-    pub findings: String,
+    /// The reviewer's output (`-` for stdin); for a panel, one
+    /// `NAME=FILE` per reviewer that answered (repeat the flag).
+    #[arg(long, value_name = "F", required = true)]
+    pub findings: Vec<String>,
     /// Input format.
     #[arg(long, value_enum, default_value_t = Format::Auto)]
     pub format: Format,
@@ -78,21 +79,11 @@ pub fn run(state: &State, args: RecordArgs) -> anyhow::Result<Exit> {
             ),
         ));
     }
-    let name = if args.findings == "-" {
-        "stdin".to_string()
-    } else {
-        args.findings.clone()
+    let inputs = inputs(&lp, &args.findings)?;
+    let review = match &inputs {
+        Inputs::One(path) => one_review(&lp, path, args.format)?,
+        Inputs::Panel(named) => panel_review(&lp, named, args.format)?,
     };
-    let raw = super::read_bounded(&args.findings).with_context(|| format!("findings `{name}`"))?;
-    let root = lp.repo.to_string_lossy().into_owned();
-    let parsed = findings::parse(&raw, args.format, &root).map_err(|err| {
-        let message = format!("findings `{name}`: nothing was recorded: {err}");
-        let reviewer = lp.contract().reviewer.as_ref().map(|r| r.preset);
-        let hint = reviewer
-            .and_then(crate::agent::preset::recorded_review_hint)
-            .or_else(|| err.hint());
-        Hinted::maybe(message, hint)
-    })?;
     let responses = match &args.responses {
         Some(path) => {
             let bytes = super::read_bounded(&path.to_string_lossy())
@@ -102,11 +93,15 @@ pub fn run(state: &State, args: RecordArgs) -> anyhow::Result<Exit> {
         }
         None => Vec::new(),
     };
-    leave_out_inputs(&mut lp, &pins, &args)?;
+    let paths: Vec<&str> = match &inputs {
+        Inputs::One(path) => vec![path.as_str()],
+        Inputs::Panel(named) => named.iter().map(|(_, path)| path.as_str()).collect(),
+    };
+    leave_out_inputs(&mut lp, &pins, &paths, args.responses.as_deref())?;
     let recorded = engine::record(
         &lp,
         Submission {
-            review: Some(Review::new(raw, parsed)),
+            review: Some(review),
             responses,
             cost_usd,
             tokens: args.tokens,
@@ -121,6 +116,138 @@ pub fn run(state: &State, args: RecordArgs) -> anyhow::Result<Exit> {
     Ok(recorded.exit())
 }
 
+/// What `--findings` names: one review, or a panel's (`NAME=FILE` each).
+enum Inputs {
+    One(String),
+    Panel(Vec<(String, String)>),
+}
+
+/// Reads `--findings`: a panel's reviews when the contract names a panel
+/// or the flag is given more than once, each `NAME=FILE` with a name the
+/// contract's `[[reviewers]]` has (any panel name when it has none), each
+/// once; else one file.
+fn inputs(lp: &engine::Loop, given: &[String]) -> anyhow::Result<Inputs> {
+    let contract = lp.contract();
+    if !contract.is_panel() && given.len() == 1 {
+        return Ok(Inputs::One(given[0].clone()));
+    }
+    let names: Vec<&str> = contract.reviewers.iter().map(|m| m.name.as_str()).collect();
+    let shape = |value: &str| {
+        UsageError(format!(
+            "--findings `{value}`: a panel's review is given as NAME=FILE, NAME {}{}",
+            if names.is_empty() {
+                format!("({})", crate::contract::MEMBER_NAME_SHAPE)
+            } else {
+                format!(
+                    "one of the contract's `[[reviewers]]`: {}",
+                    names.join(", ")
+                )
+            },
+            if contract.reviewer.is_some() {
+                "; the contract names one `[reviewer]`: give `--findings FILE` once"
+            } else {
+                ""
+            }
+        ))
+    };
+    let mut named: Vec<(String, String)> = Vec::new();
+    for value in given {
+        let Some((name, path)) = value.split_once('=') else {
+            return Err(shape(value).into());
+        };
+        let known = if names.is_empty() {
+            contract.reviewer.is_none() && crate::contract::is_member_name(name)
+        } else {
+            names.contains(&name)
+        };
+        if !known || path.is_empty() {
+            return Err(shape(value).into());
+        }
+        if named.iter().any(|(n, _)| n == name) {
+            return Err(UsageError(format!(
+                "--findings: `{name}` is given twice; each reviewer of the panel answers once"
+            ))
+            .into());
+        }
+        if path == "-" && named.iter().any(|(_, p)| p == "-") {
+            return Err(UsageError(
+                "--findings: only one review can be read from stdin (`-`)".into(),
+            )
+            .into());
+        }
+        named.push((name.to_string(), path.to_string()));
+    }
+    Ok(Inputs::Panel(named))
+}
+
+/// The one reviewer's output at `path`, read; refused when unreadable.
+fn one_review(lp: &engine::Loop, path: &str, format: Format) -> anyhow::Result<Review> {
+    let shown = if path == "-" { "stdin" } else { path };
+    let raw = super::read_bounded(path).with_context(|| format!("findings `{shown}`"))?;
+    let root = lp.repo.to_string_lossy().into_owned();
+    let parsed = findings::parse(&raw, format, &root).map_err(|err| {
+        let message = format!("findings `{shown}`: nothing was recorded: {err}");
+        let reviewer = lp.contract().reviewer.as_ref().map(|r| r.preset);
+        let hint = reviewer
+            .and_then(crate::agent::preset::recorded_review_hint)
+            .or_else(|| err.hint());
+        Hinted::maybe(message, hint)
+    })?;
+    Ok(Review::new(raw, parsed))
+}
+
+/// A panel's reviews (SPEC §6.1): a reviewer whose file is not given, or
+/// cannot be read or read as a review, did not answer. Recorded only when
+/// the quorum answered (by default every reviewer the contract names, or
+/// every one given when it names none).
+fn panel_review(
+    lp: &engine::Loop,
+    named: &[(String, String)],
+    format: Format,
+) -> anyhow::Result<Review> {
+    let contract = lp.contract();
+    let root = lp.repo.to_string_lossy().into_owned();
+    let mut members: Vec<(String, Option<&str>)> = contract
+        .reviewers
+        .iter()
+        .map(|m| (m.name.clone(), None))
+        .collect();
+    for (name, path) in named {
+        match members.iter_mut().find(|(n, _)| n == name) {
+            Some(member) => member.1 = Some(path),
+            None => members.push((name.clone(), Some(path))),
+        }
+    }
+    let panel = &contract.panel;
+    let quorum = panel.quorum.unwrap_or(members.len() as u32);
+    let answers = members
+        .into_iter()
+        .map(|(name, path)| {
+            let answer = match path {
+                None => Err("no `--findings` was given for it".to_string()),
+                Some(path) => super::read_bounded(path)
+                    .map_err(|e| format!("findings `{path}`: {e:#}"))
+                    .and_then(|raw| match findings::parse(&raw, format, &root) {
+                        Ok(parsed) => Ok(Review::new(raw, parsed)),
+                        Err(err) => Err(format!("findings `{path}`: {err}")),
+                    }),
+            };
+            engine::panel::MemberReview {
+                name,
+                answer,
+                cost_usd: None,
+                tokens: None,
+            }
+        })
+        .collect();
+    engine::panel::review(answers, quorum, panel.veto).map_err(|why| {
+        hinted(
+            format!("loop `{}`: {why}; nothing was recorded", lp.name),
+            "record again with the review of each reviewer that answers, one `--findings NAME=FILE` each",
+        )
+    })
+}
+
 /// Leaves this call's input files (`--findings`, `--responses`) out of the
 /// loop's snapshots when they lie inside the work tree: the reviewer's
 /// output is not the writer's work, and a file of it the snapshot took
@@ -130,12 +257,14 @@ pub fn run(state: &State, args: RecordArgs) -> anyhow::Result<Exit> {
 fn leave_out_inputs(
     lp: &mut engine::Loop,
     pins: &crate::anchor::pins::Pins,
-    args: &RecordArgs,
+    findings: &[&str],
+    responses: Option<&Path>,
 ) -> anyhow::Result<()> {
-    let findings = Some(Path::new(&args.findings)).filter(|_| args.findings != "-");
-    let inside: Vec<String> = [findings, args.responses.as_deref()]
-        .into_iter()
-        .flatten()
+    let inside: Vec<String> = findings
+        .iter()
+        .filter(|path| **path != "-")
+        .map(Path::new)
+        .chain(responses)
         .filter_map(|path| inside_work_tree(lp, path))
         .collect();
     if inside.is_empty() {

@@ -124,11 +124,13 @@ impl Caller<'_> {
     /// One agent call: its prompt, process, output and evidence, run in
     /// `root` (the work tree for the writer, the round's private checkout
     /// for the reviewer), its spend added to the turn's. A failed call
-    /// keeps its output under `failed/` and records nothing.
+    /// keeps its output under `failed/` and records nothing. `member` names
+    /// a panel's reviewer: its evidence is `reviewer.<name>.*`.
     pub(super) fn call(
         &self,
         turn: &mut Turn<'_>,
         role: Role,
+        member: Option<&str>,
         agent: &Agent,
         text: &str,
         root: &Path,
@@ -174,7 +176,12 @@ impl Caller<'_> {
         );
         let junit = agent.junit.as_ref().map(|rel| call.cwd.join(rel));
         let started = std::time::SystemTime::now();
-        let label = agent.preset.as_str();
+        let label = member.unwrap_or(agent.preset.as_str());
+        let who = Who {
+            round,
+            role,
+            member,
+        };
         run_lock::note_call(&lp.anchor, round, role.as_str());
         self.progress.call_started(round, role, label, &call);
         let result = process::run(&call, self.interrupt, &mut |elapsed| {
@@ -183,7 +190,7 @@ impl Caller<'_> {
         let finished = match result {
             Ok(finished) => finished,
             Err(err) => {
-                self.progress.call_failed();
+                self.progress.call_failed(label);
                 let (stdout, stderr) = match &err {
                     ProcessError::TimedOut { stdout, stderr, .. }
                     | ProcessError::Interrupted { stdout, stderr } => {
@@ -193,29 +200,20 @@ impl Caller<'_> {
                 };
                 let kept = keep_failure(
                     lp,
-                    round,
-                    role,
+                    who,
                     &[
                         ("call.txt", call.display().as_bytes()),
                         ("stdout", &stdout),
                         ("stderr", &stderr),
                     ],
                 )?;
-                anyhow::bail!(
-                    "round {round}: {} `{label}` {err}; nothing was recorded\nevidence: `{}`",
-                    role.as_str(),
-                    super::shown(&kept)
-                );
+                return Err(who.failed(&format!("{} `{label}` {err}", role.as_str()), &kept));
             }
         };
         // What the agent left there may be a FIFO, a symlink or a hard link.
         let read_back = |path: &Path, since| {
-            file::read_back(path, process::OUTPUT_CAP, since).map_err(|e| {
-                anyhow::anyhow!(
-                    "round {round}: {} `{label}`: {e}; nothing was recorded",
-                    role.as_str()
-                )
-            })
+            file::read_back(path, process::OUTPUT_CAP, since)
+                .map_err(|e| who.refused(&format!("{} `{label}`: {e}", role.as_str())))
         };
         let output_file = read_back(&files.output, None)?;
         let report = match &junit {
@@ -231,7 +229,7 @@ impl Caller<'_> {
         );
         self.progress
             .call_finished(round, role, label, &finished, reply.as_ref().ok());
-        let prefix = role.as_str();
+        let prefix = who.prefix();
         let mut kept: Vec<(String, Vec<u8>)> = vec![
             (format!("{prefix}.call.txt"), call.display().into_bytes()),
             (format!("{prefix}.prompt.md"), text.as_bytes().to_vec()),
@@ -255,12 +253,8 @@ impl Caller<'_> {
                     .iter()
                     .map(|(n, b)| (n.as_str(), b.as_slice()))
                     .collect();
-                let dir = keep_failure(lp, round, role, &refs)?;
-                anyhow::bail!(
-                    "round {round}: {} `{label}` failed: {why}; nothing was recorded\nevidence: `{}`",
-                    role.as_str(),
-                    super::shown(&dir)
-                );
+                let dir = keep_failure(lp, who, &refs)?;
+                Err(who.failed(&format!("{} `{label}` failed: {why}", role.as_str()), &dir))
             }
         }
     }
@@ -269,7 +263,8 @@ impl Caller<'_> {
     /// goes to `REFEREE_PATCH_FILE` and into the prompt with the open
     /// findings. It runs in a private checkout of the round's snapshot
     /// `tree` (SPEC §8.4), removed when the call ends. An output that reads
-    /// as no review keeps it under `failed/`.
+    /// as no review keeps it under `failed/`. A contract's panel is called
+    /// by [`Caller::panel`].
     pub(super) fn review(
         &self,
         turn: &mut Turn<'_>,
@@ -278,14 +273,102 @@ impl Caller<'_> {
         tree: &str,
         patch: &[u8],
     ) -> anyhow::Result<Review> {
+        self.review_as(turn, None, reviewer, vars, tree, patch)
+    }
+
+    /// Every reviewer of the contract's panel on the round's snapshot, at
+    /// once, each with its own scratch folder, checkout, timeout and
+    /// process tree (SPEC §6.1); the round waits for all of them. A
+    /// reviewer whose call failed did not answer; the review is the merged
+    /// answers when the quorum answered, else an error naming who did not
+    /// answer and why. Ctrl-C ends the round.
+    pub(super) fn panel(
+        &self,
+        turn: &mut Turn<'_>,
+        vars: &[(&str, &str)],
+        tree: &str,
+        patch: &[u8],
+    ) -> anyhow::Result<Review> {
+        let lp = self.lp;
+        let contract = lp.contract();
+        let (history, round) = (turn.history, turn.round);
+        let schema = prompt::schema_for_agents();
+        let mut works = Vec::new();
+        for _ in &contract.reviewers {
+            let work = WorkDir::new(lp, round)?;
+            work.write(&work.files().schema, schema.as_bytes())?;
+            works.push(work);
+        }
+        let results: Vec<(anyhow::Result<Review>, Turn<'_>)> = std::thread::scope(|scope| {
+            let calls: Vec<_> = contract
+                .reviewers
+                .iter()
+                .zip(&works)
+                .map(|(member, work)| {
+                    scope.spawn(move || {
+                        let mut own = Turn {
+                            history,
+                            round,
+                            work,
+                            spend: Spend::default(),
+                            evidence: Vec::new(),
+                        };
+                        let name = Some(member.name.as_str());
+                        let review =
+                            self.review_as(&mut own, name, &member.agent, vars, tree, patch);
+                        (review, own)
+                    })
+                })
+                .collect();
+            calls
+                .into_iter()
+                .map(|call| call.join().unwrap_or_else(|e| std::panic::resume_unwind(e)))
+                .collect()
+        });
+        if self.interrupt.load(std::sync::atomic::Ordering::SeqCst) {
+            anyhow::bail!("round {round}: interrupted; nothing was recorded");
+        }
+        let mut members = Vec::new();
+        for ((result, own), member) in results.into_iter().zip(&contract.reviewers) {
+            turn.spend.add_parts(own.spend.usd, own.spend.tokens);
+            turn.evidence.extend(own.evidence);
+            members.push(crate::engine::panel::MemberReview {
+                name: member.name.clone(),
+                answer: result.map_err(|e| crate::text::one_line(&format!("{e:#}"))),
+                cost_usd: own.spend.usd,
+                tokens: own.spend.tokens,
+            });
+        }
+        let panel = &contract.panel;
+        let quorum = panel.quorum.unwrap_or(members.len() as u32);
+        crate::engine::panel::review(members, quorum, panel.veto)
+            .map_err(|why| anyhow::anyhow!("round {round}: {why}; nothing was recorded"))
+    }
+
+    /// [`Caller::review`] by one reviewer, `member` of a panel or the
+    /// contract's one reviewer.
+    fn review_as(
+        &self,
+        turn: &mut Turn<'_>,
+        member: Option<&str>,
+        reviewer: &Agent,
+        vars: &[(&str, &str)],
+        tree: &str,
+        patch: &[u8],
+    ) -> anyhow::Result<Review> {
         let (history, round, work) = (turn.history, turn.round, turn.work);
+        let who = Who {
+            round,
+            role: Role::Reviewer,
+            member,
+        };
         let lp = self.lp;
         let base = lp.contract().base.as_str();
-        let checkout = checkout_for(lp, reviewer, tree)
-            .map_err(|e| anyhow::anyhow!("round {round}: {e}; nothing was recorded"))?;
+        let checkout =
+            checkout_for(lp, reviewer, tree, member).map_err(|e| who.refused(&e.to_string()))?;
         if let Some(note) = checkout.note(tree, base) {
             turn.evidence
-                .push(("reviewer.checkout.txt".into(), note.into_bytes()));
+                .push((format!("{}.checkout.txt", who.prefix()), note.into_bytes()));
         }
         work.write(&work.files().patch, patch)?;
         let (open, _) = open_findings(self.lp, history);
@@ -295,25 +378,80 @@ impl Caller<'_> {
         vars.push(("open_findings", list.as_str()));
         vars.push(("patch", excerpt.as_str()));
         let text = prompt::render(&self.template(Role::Reviewer)?, &vars);
-        let reply = self.call(turn, Role::Reviewer, reviewer, &text, checkout.path())?;
+        let reply = self.call(
+            turn,
+            Role::Reviewer,
+            member,
+            reviewer,
+            &text,
+            checkout.path(),
+        )?;
         let raw = reply.review.unwrap_or_default();
         // The reviewer ran in the checkout: its absolute paths are there.
         let root = checkout.path().to_string_lossy();
         let parsed = match preset::findings_of(reviewer.preset, &raw, &root) {
             Ok(parsed) => parsed,
             Err(err) => {
-                let kept = keep_failure(lp, round, Role::Reviewer, &[("review", &raw)])?;
-                let message = format!(
-                    "round {round}: reviewer `{}` gave no readable review: {err}\n\
-                     nothing was recorded; its output is in `{}`",
-                    reviewer.preset.as_str(),
-                    super::shown(&kept)
-                );
+                let kept = keep_failure(lp, who, &[("review", &raw)])?;
+                let label = member.unwrap_or(reviewer.preset.as_str());
+                let message = match member {
+                    None => format!(
+                        "round {round}: reviewer `{label}` gave no readable review: {err}\n\
+                         nothing was recorded; its output is in `{}`",
+                        super::shown(&kept)
+                    ),
+                    Some(_) => format!(
+                        "reviewer `{label}` gave no readable review: {err}; its output is in `{}`",
+                        super::shown(&kept)
+                    ),
+                };
                 let hint = preset::unreadable_review_hint(reviewer.preset).or_else(|| err.hint());
                 return Err(Hinted::maybe(message, hint).into());
             }
         };
         Ok(Review::new(raw, parsed))
+    }
+}
+
+/// Who a call is for: the writer or reviewer of a round, or a reviewer of
+/// the contract's panel by name.
+#[derive(Clone, Copy)]
+pub(super) struct Who<'a> {
+    pub round: u32,
+    pub role: Role,
+    pub member: Option<&'a str>,
+}
+
+impl Who<'_> {
+    /// The prefix of the call's evidence files: `writer`, `reviewer`,
+    /// `reviewer.<name>`.
+    fn prefix(&self) -> String {
+        match self.member {
+            None => self.role.as_str().to_string(),
+            Some(name) => format!("{}.{name}", self.role.as_str()),
+        }
+    }
+
+    /// A call that failed, its output kept in `kept`: for the round's one
+    /// agent, nothing was recorded; a panel's reviewer did not answer,
+    /// which the panel weighs.
+    fn failed(&self, what: &str, kept: &Path) -> anyhow::Error {
+        match self.member {
+            None => anyhow::anyhow!(
+                "round {}: {what}; nothing was recorded\nevidence: `{}`",
+                self.round,
+                super::shown(kept)
+            ),
+            Some(_) => anyhow::anyhow!("{what}; its output is in `{}`", super::shown(kept)),
+        }
+    }
+
+    /// A call that could not be made or read.
+    fn refused(&self, what: &str) -> anyhow::Error {
+        match self.member {
+            None => anyhow::anyhow!("round {}: {what}; nothing was recorded", self.round),
+            Some(_) => anyhow::anyhow!("{what}"),
+        }
     }
 }
 
@@ -324,6 +462,7 @@ fn checkout_for(
     lp: &Loop,
     reviewer: &Agent,
     tree: &str,
+    member: Option<&str>,
 ) -> Result<crate::checkout::Checkout, crate::checkout::CheckoutError> {
     let mut words: Vec<String> = preset::program_of(reviewer).into_iter().collect();
     if let Some(argv) = &reviewer.command {
@@ -331,7 +470,14 @@ fn checkout_for(
     }
     words.extend(reviewer.args.iter().cloned());
     let files = crate::checkout::argv_files(&words, reviewer.cwd.as_deref());
-    crate::checkout::Checkout::new(&lp.repo, &lp.anchor, tree, &lp.contract().base, &files)
+    crate::checkout::Checkout::new(
+        &lp.repo,
+        &lp.anchor,
+        tree,
+        &lp.contract().base,
+        &files,
+        member,
+    )
 }
 
 /// The placeholders every prompt of round `round` fills: the loop, the
@@ -365,12 +511,15 @@ pub(super) fn base_vars(
 /// round: nothing was recorded.
 pub(super) fn keep_failure(
     lp: &Loop,
-    round: u32,
-    role: Role,
+    who: Who<'_>,
     files: &[(&str, &[u8])],
 ) -> anyhow::Result<PathBuf> {
     let stamp = chrono::Utc::now().format("%Y%m%dT%H%M%S%.3fZ");
-    let dir = lp.paths.failed(round, role.as_str(), &stamp.to_string());
+    let role = match who.member {
+        None => who.role.as_str().to_string(),
+        Some(name) => format!("{}-{name}", who.role.as_str()),
+    };
+    let dir = lp.paths.failed(who.round, &role, &stamp.to_string());
     statefs::create_dir_all(lp.store.base(), &dir)?;
     for (name, bytes) in files {
         let name = name.rsplit('/').next().unwrap_or(name);

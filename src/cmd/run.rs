@@ -74,7 +74,11 @@ pub fn run(state: &State, mut args: RunArgs) -> anyhow::Result<Exit> {
         return show(&lp, &history, &out, &done);
     }
     let contract = lp.contract().clone();
-    let (Some(writer), Some(reviewer)) = (contract.writer.clone(), contract.reviewer.clone())
+    // A panel's first reviewer stands for it where one call is shown (a
+    // dry run); a round calls every one.
+    let first = contract.reviewers.first().map(|m| m.agent.clone());
+    let (Some(writer), Some(reviewer)) =
+        (contract.writer.clone(), contract.reviewer.clone().or(first))
     else {
         let missing = if contract.writer.is_none() {
             "writer"
@@ -111,7 +115,7 @@ pub fn run(state: &State, mut args: RunArgs) -> anyhow::Result<Exit> {
         )?;
         return Ok(Exit::Success);
     }
-    preflight(&lp, &writer, &reviewer)?;
+    preflight(&lp, &writer, &contract.panel_reviewers())?;
     lp.store.create_base()?;
     let (_driver, ended) = RunLock::take(&lp)?;
     // Every process below this one is the loop's agents': the commands only
@@ -214,10 +218,23 @@ fn show(lp: &Loop, history: &History, out: &Printer, recorded: &Recorded) -> any
 fn preflight(
     lp: &Loop,
     writer: &crate::contract::Agent,
-    reviewer: &crate::contract::Agent,
+    reviewers: &[(&str, &crate::contract::Agent)],
 ) -> anyhow::Result<()> {
     let mut missing = Vec::new();
-    for (role, agent) in [("writer", writer), ("reviewer", reviewer)] {
+    let panel = lp.contract().is_panel();
+    let named: Vec<(String, &crate::contract::Agent)> = reviewers
+        .iter()
+        .enumerate()
+        .map(|(i, (_, agent))| {
+            let role = if panel {
+                format!("reviewers[{i}]")
+            } else {
+                "reviewer".into()
+            };
+            (role, *agent)
+        })
+        .collect();
+    for (role, agent) in std::iter::once(("writer".to_string(), writer)).chain(named) {
         let cwd = match &agent.cwd {
             Some(dir) => lp.repo.join(dir),
             None => lp.repo.clone(),
@@ -375,7 +392,7 @@ impl Driver<'_> {
             let text = prompt::render(&caller.template(Role::Writer)?, &vars);
             let doc = json!({ "findings": must_fix });
             work.write(&files.findings, &serde_json::to_vec_pretty(&doc)?)?;
-            let reply = caller.call(&mut turn, Role::Writer, self.writer, &text, &lp.repo)?;
+            let reply = caller.call(&mut turn, Role::Writer, None, self.writer, &text, &lp.repo)?;
             responses = reply.responses;
             self.writer_done.set(true);
         }
@@ -385,16 +402,13 @@ impl Driver<'_> {
         // `stalled`: no reviewer call is spent on an unchanged tree.
         let spent = (turn.spend.usd, turn.spend.tokens);
         let guarded = begun.guard(history, spent, &responses, !skip_writer);
-        let review = if guarded.wants_review() {
-            Some(caller.review(
-                &mut turn,
-                self.reviewer,
-                &base_vars,
-                &begun.snapped.snap.tree,
-                &begun.snapped.patch.text,
-            )?)
-        } else {
+        let (tree, patch) = (&begun.snapped.snap.tree, &begun.snapped.patch.text);
+        let review = if !guarded.wants_review() {
             None
+        } else if lp.contract().is_panel() {
+            Some(caller.panel(&mut turn, &base_vars, tree, patch)?)
+        } else {
+            Some(caller.review(&mut turn, self.reviewer, &base_vars, tree, patch)?)
         };
         begun.commit(
             lp,

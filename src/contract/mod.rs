@@ -106,6 +106,15 @@ impl Prompts {
     }
 }
 
+/// Whether `name` may name a panel reviewer (`[[reviewers]] name`,
+/// `record --findings NAME=FILE`).
+pub fn is_member_name(name: &str) -> bool {
+    value::MemberName::valid(name)
+}
+
+/// What a panel reviewer's name looks like, in words.
+pub const MEMBER_NAME_SHAPE: &str = value::MemberName::SHAPE;
+
 /// `[panel]`: how a panel's answers make a round (SPEC §6.1).
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize)]
 pub struct Panel {

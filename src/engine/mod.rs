@@ -7,6 +7,7 @@
 pub mod accounting;
 pub mod decide;
 pub mod history;
+pub mod panel;
 pub mod phase;
 pub mod replay;
 
@@ -31,11 +32,15 @@ pub use history::{CallerSpend, History, Loop, LoopStanding, RevertTo, RoundState
 use history::{FIX_LINES_FILE, PATCH_FILE, STATE_FILE};
 
 /// A reviewer's output: the bytes as given and what they parsed to.
+#[derive(Debug)]
 pub struct Review {
     pub raw: Vec<u8>,
     pub parsed: Parsed,
     /// sha256 of `raw`: the findings digest a retry is compared by.
     pub sha256: String,
+    /// A panel's review (`panel::review`): what it kept of each reviewer,
+    /// and each one's output as evidence (`raw` is empty then).
+    pub panel: Option<panel::PanelEvidence>,
 }
 
 impl Review {
@@ -45,6 +50,7 @@ impl Review {
             raw,
             parsed,
             sha256,
+            panel: None,
         }
     }
 }
@@ -931,7 +937,15 @@ fn store_review(evidence: &mut Evidence, review: Option<Review>) -> anyhow::Resu
     let Some(mut review) = review else {
         return Ok(());
     };
-    evidence.add("findings.raw", &redact(&review.raw))?;
+    match review.panel.take() {
+        None => evidence.add("findings.raw", &redact(&review.raw))?,
+        Some(panel) => {
+            for (name, raw) in panel.raws {
+                evidence.add(&name, &redact(&raw))?;
+            }
+            evidence.add("panel.json", &redacted_json(&panel.record)?)?;
+        }
+    }
     drop(std::mem::take(&mut review.raw));
     review.parsed.findings.iter_mut().for_each(redact_finding);
     evidence.write("findings.json", |out| {

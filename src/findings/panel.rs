@@ -9,12 +9,13 @@
 //! ([`Veto::Any`]) or the lower median over every reviewer that answered,
 //! one that did not report it counting as the lowest level
 //! ([`Veto::Majority`]: a finding is must-fix only when more than half of
-//! the answering panel calls it so).
+//! the answering panel calls it so). A reviewer's own ids are its own: a
+//! panel's findings are identified as findings without ids are.
 
 use serde::{Deserialize, Serialize};
 
 use super::identity::{self, Known};
-use super::{Finding, Parsed, Severity};
+use super::{Finding, IdSource, Parsed, Severity};
 
 /// How a merged finding's severity is made from its reporters'.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
@@ -63,9 +64,10 @@ pub fn merge(answers: &[(&str, &Parsed)], veto: Veto) -> Parsed {
     let mut resolved: Vec<String> = Vec::new();
     for (name, parsed) in answers {
         let known: Vec<Known> = merged.iter().map(|m| Known::from(&m.finding)).collect();
-        let matches = identity::match_findings(&parsed.findings, &known);
+        let own: Vec<Finding> = parsed.findings.iter().map(unlabelled).collect();
+        let matches = identity::match_findings(&own, &known);
         let mut added = Vec::new();
-        for (finding, matched) in parsed.findings.iter().zip(matches) {
+        for (finding, matched) in own.iter().zip(matches) {
             match matched.known {
                 Some(k) => {
                     let m = &mut merged[k];
@@ -107,6 +109,26 @@ pub fn merge(answers: &[(&str, &Parsed)], veto: Veto) -> Parsed {
         findings,
         resolved,
     }
+}
+
+/// `finding` without the id its reviewer gave it: one reviewer's `F1` is
+/// not another's, and which reviewer reports a finding first changes from
+/// round to round, so a panel's findings are known as findings without ids
+/// are (by fingerprint, place and wording), and by the loop's ids the
+/// prompt showed (`F-` and ten hex digits, which a reviewer may give back).
+/// A test's name and a tool's fingerprints are the same whoever reports
+/// them, and stay.
+fn unlabelled(finding: &Finding) -> Finding {
+    let mut finding = finding.clone();
+    let loops_own = finding
+        .id
+        .strip_prefix("F-")
+        .is_some_and(|hex| hex.len() == 10 && hex.bytes().all(|b| b.is_ascii_hexdigit()));
+    if finding.id_source == IdSource::Explicit && !loops_own {
+        finding.id = identity::derived_id(&finding.fingerprint);
+        finding.id_source = IdSource::Derived;
+    }
+    finding
 }
 
 /// The severity of a finding its reporters gave `given`, of `answered`
@@ -193,13 +215,30 @@ mod tests {
 
     #[test]
     fn a_resolved_id_another_reviewer_still_reports_stays_reported() {
-        let a = review(r#"{"findings":[],"resolved":["f1","f2"]}"#);
+        let a = review(r#"{"findings":[],"resolved":["F-00000000aa","F-00000000bb"]}"#);
         let b = review(
-            r#"{"findings":[{"id":"f1","severity":"bug","title":"Leak in open","file":"src/a.rs","line":1}]}"#,
+            r#"{"findings":[{"id":"F-00000000aa","severity":"bug","title":"Leak in open","file":"src/a.rs","line":1}]}"#,
         );
         let merged = merge(&[("codex", &a), ("claude", &b)], Veto::Any);
-        assert_eq!(merged.resolved, ["f2"]);
-        assert_eq!(merged.findings[0].id, "f1");
+        assert_eq!(merged.resolved, ["F-00000000bb"]);
+        assert_eq!(merged.findings[0].id, "F-00000000aa");
+    }
+
+    #[test]
+    fn each_reviewers_own_ids_are_its_own() {
+        let a = review(
+            r#"{"findings":[{"id":"F1","severity":"bug","title":"Leak in open","file":"src/a.rs","line":1}]}"#,
+        );
+        let b = review(
+            r#"{"findings":[{"id":"F1","severity":"bug","title":"Race in close","file":"src/b.rs","line":9},
+                            {"id":"X7","severity":"bug","title":"leak in open()","file":"src/a.rs","line":1}]}"#,
+        );
+        let merged = merge(&[("codex", &a), ("claude", &b)], Veto::Any);
+        assert_eq!(merged.findings.len(), 2, "{:?}", merged.findings);
+        assert_eq!(merged.findings[0].reported_by, ["codex", "claude"]);
+        assert_eq!(merged.findings[1].title, "Race in close");
+        assert_ne!(merged.findings[0].id, merged.findings[1].id);
+        assert!(merged.findings.iter().all(|f| f.id.starts_with("F-")));
     }
 
     #[test]

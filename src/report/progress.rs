@@ -3,6 +3,7 @@
 //! one renderer that writes: what it shows changes while an agent works.
 
 use std::io::Write;
+use std::sync::Mutex;
 use std::time::Duration;
 
 use serde_json::json;
@@ -21,7 +22,10 @@ use crate::report::handoff::HandoffFormat;
 /// Shows `run`'s progress in one [`Mode`].
 pub struct Printer {
     mode: Mode,
-    spinner: std::cell::RefCell<Option<indicatif::ProgressBar>>,
+    /// The spinner of each agent call under way, by agent: a panel's
+    /// reviewers are called at once, each with its own line.
+    spinners: Mutex<Vec<(String, indicatif::ProgressBar)>>,
+    bars: indicatif::MultiProgress,
 }
 
 /// How `run` shows its progress.
@@ -52,7 +56,8 @@ impl Printer {
         };
         Printer {
             mode,
-            spinner: std::cell::RefCell::new(None),
+            spinners: Mutex::new(Vec::new()),
+            bars: indicatif::MultiProgress::new(),
         }
     }
 
@@ -133,10 +138,19 @@ impl Printer {
     }
 
     pub fn error(&self, err: &anyhow::Error) {
-        self.call_failed();
+        for (_, bar) in self.spinners().drain(..) {
+            bar.finish_and_clear();
+        }
         if self.mode == Mode::Json {
             self.json_line(json!({"event": "error", "message": super::error::render(err)}));
         }
+    }
+}
+
+impl Printer {
+    fn spinners(&self) -> std::sync::MutexGuard<'_, Vec<(String, indicatif::ProgressBar)>> {
+        // A thread that panicked while it held them left them as they were.
+        self.spinners.lock().unwrap_or_else(|e| e.into_inner())
     }
 }
 
@@ -149,17 +163,17 @@ impl Progress for Printer {
             })),
             Mode::Plain => eprintln!("round {round}: {} `{agent}` started", role.as_str()),
             Mode::Live => {
-                let bar = indicatif::ProgressBar::new_spinner();
+                let bar = self.bars.add(indicatif::ProgressBar::new_spinner());
                 bar.enable_steady_tick(Duration::from_millis(100));
                 bar.set_message(format!("round {round} · {} · {agent}", role.as_str()));
-                *self.spinner.borrow_mut() = Some(bar);
+                self.spinners().push((agent.to_string(), bar));
             }
             Mode::Quiet => {}
         }
     }
 
     fn tick(&self, round: u32, role: Role, agent: &str, elapsed: Duration, spent: Usd) {
-        if let Some(bar) = self.spinner.borrow().as_ref() {
+        if let Some((_, bar)) = self.spinners().iter().find(|(a, _)| a == agent) {
             let spent = if !spent.is_zero() {
                 format!(" · {spent} spent")
             } else {
@@ -173,9 +187,10 @@ impl Progress for Printer {
         }
     }
 
-    fn call_failed(&self) {
-        if let Some(bar) = self.spinner.borrow_mut().take() {
-            bar.finish_and_clear();
+    fn call_failed(&self, agent: &str) {
+        let mut spinners = self.spinners();
+        if let Some(at) = spinners.iter().position(|(a, _)| a == agent) {
+            spinners.remove(at).1.finish_and_clear();
         }
     }
 
@@ -187,7 +202,7 @@ impl Progress for Printer {
         f: &Finished,
         reply: Option<&Reply>,
     ) {
-        self.call_failed();
+        self.call_failed(agent);
         let cost = reply.and_then(|r| r.cost_usd);
         let tokens = reply.and_then(|r| r.tokens);
         match self.mode {

@@ -23,6 +23,7 @@ mod layers;
 
 mod ledger;
 mod locks;
+mod panel;
 mod parse;
 mod races;
 mod reach;
