@@ -57,7 +57,7 @@ pub fn render(template: &str, vars: &[(&str, &str)]) -> String {
 }
 
 /// Findings as a prompt list: `- F1 [bug] src/a.rs:42: title` and the
-/// reviewer's words, or `(none)`.
+/// reviewer's words, or `(none)`; a panel's finding says who reported it.
 pub fn findings_list(findings: &[&Finding]) -> String {
     if findings.is_empty() {
         return "(none)".to_string();
@@ -69,8 +69,12 @@ pub fn findings_list(findings: &[&Finding]) -> String {
             (Some(file), None) => format!(" {file}"),
             _ => String::new(),
         };
+        let by = match f.reported_by.as_slice() {
+            [] => String::new(),
+            names => format!(" (reported by {})", names.join(", ")),
+        };
         out.push_str(&format!(
-            "- {} [{}]{place}: {}\n",
+            "- {} [{}]{place}: {}{by}\n",
             f.id, f.severity, f.title
         ));
         if let Some(body) = f.body.as_deref().filter(|b| !b.trim().is_empty()) {

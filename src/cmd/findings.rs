@@ -74,7 +74,12 @@ pub fn run(state: &State, args: FindingsArgs) -> anyhow::Result<Exit> {
         })
         .collect();
     let bytes = match format {
-        FindingsFormat::Table => findings::table(lp.name.as_str(), &list).into_bytes(),
+        FindingsFormat::Table => findings::table(
+            lp.name.as_str(),
+            &list,
+            lp.contract().panel_reviewers().len(),
+        )
+        .into_bytes(),
         FindingsFormat::Json => findings::json(lp.name.as_str(), &list),
         FindingsFormat::Sarif => {
             findings::sarif(lp.name.as_str(), env!("CARGO_PKG_VERSION"), &list)

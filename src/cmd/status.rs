@@ -181,6 +181,9 @@ pub fn run(state: &State, args: LoopArgs) -> anyhow::Result<Exit> {
                 "file": t.finding.file,
                 "line": t.finding.line,
             });
+            if !t.finding.reported_by.is_empty() {
+                value["reported_by"] = json!(t.finding.reported_by);
+            }
             if let (Some(map), serde_json::Value::Object(more)) = (value.as_object_mut(), more) {
                 map.extend(more);
             }
@@ -336,6 +339,11 @@ pub fn run(state: &State, args: LoopArgs) -> anyhow::Result<Exit> {
             let merged = stands_for(&f.id);
             if !merged.is_empty() {
                 let _ = write!(notes, "  (also stands for {})", merged.join(", "));
+            }
+            if !f.reported_by.is_empty() {
+                let panel = c.panel_reviewers().len().max(f.reported_by.len());
+                let agreed = crate::report::findings::agreement(&f.reported_by, panel);
+                let _ = write!(notes, "  (reported by {agreed})");
             }
             let _ = writeln!(
                 out,

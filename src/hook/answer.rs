@@ -44,14 +44,19 @@ pub fn block_reason(
     round: u32,
     max_rounds: u32,
     must_fix: &[&Finding],
+    reviewers: usize,
     responses_file: &str,
 ) -> String {
     let (n, them) = match must_fix.len() {
         1 => ("1 must-fix finding".to_string(), "it"),
         n => (format!("{n} must-fix findings"), "them"),
     };
+    let who = match reviewers {
+        0 | 1 => "the reviewer".to_string(),
+        n => format!("the panel of {n} reviewers"),
+    };
     let mut out = format!(
-        "referee: loop `{loop_name}`, round {round} of {max_rounds}: the reviewer found {n}. \
+        "referee: loop `{loop_name}`, round {round} of {max_rounds}: {who} found {n}. \
          Fix {them}, then end your turn; the referee reviews the change again.\n\n"
     );
     out.push_str(&crate::agent::prompt::findings_list(must_fix));
@@ -187,7 +192,14 @@ mod tests {
     #[test]
     fn a_block_lists_every_must_fix_finding_and_how_to_dispute_one() {
         let f = finding("F1");
-        let reason = block_reason("x", 1, 3, &[&f], "/repo/.referee/ledgers/x/responses.json");
+        let reason = block_reason(
+            "x",
+            1,
+            3,
+            &[&f],
+            1,
+            "/repo/.referee/ledgers/x/responses.json",
+        );
         assert!(reason.starts_with(
             "referee: loop `x`, round 1 of 3: the reviewer found 1 must-fix finding. "
         ));

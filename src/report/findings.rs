@@ -53,12 +53,16 @@ fn rounds(list: &[u32]) -> String {
         .join(",")
 }
 
-pub fn table(name: &str, list: &[Listed<'_>]) -> String {
+pub fn table(name: &str, list: &[Listed<'_>], panel: usize) -> String {
     if list.is_empty() {
         return format!("loop `{name}`: no findings\n");
     }
     let mut b = Builder::default();
-    b.push_record(["id", "severity", "state", "rounds", "where", "title"]);
+    let mut head = vec!["id", "severity", "state", "rounds", "where", "title"];
+    if panel > 1 {
+        head.insert(5, "agreed");
+    }
+    b.push_record(head);
     for l in list {
         let f = &l.tracked.finding;
         let mut state = standing(l.tracked).to_string();
@@ -74,14 +78,18 @@ pub fn table(name: &str, list: &[Listed<'_>]) -> String {
             _ => String::new(),
         };
         let title: String = f.title.chars().take(80).collect();
-        b.push_record([
+        let mut row = vec![
             f.id.clone(),
             f.severity.as_str().to_string(),
             state,
             rounds(&l.tracked.rounds),
             place,
             title,
-        ]);
+        ];
+        if panel > 1 {
+            row.insert(5, agreement(&f.reported_by, panel));
+        }
+        b.push_record(row);
     }
     let mut t = b.build();
     t.with(Style::empty()).with(Padding::new(0, 2, 0, 0));
@@ -91,6 +99,15 @@ pub fn table(name: &str, list: &[Listed<'_>]) -> String {
         out.push('\n');
     }
     out
+}
+
+/// Who of a panel of `panel` reported a finding when it was last
+/// reported: `2/3 codex, claude`.
+pub fn agreement(reported_by: &[String], panel: usize) -> String {
+    if reported_by.is_empty() {
+        return String::new();
+    }
+    format!("{}/{panel} {}", reported_by.len(), reported_by.join(", "))
 }
 
 /// `{"loop": NAME, "findings": [...]}`: each finding with its standing.

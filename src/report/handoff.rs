@@ -153,6 +153,7 @@ pub fn build(name: &str, history: &History, said: &HashMap<String, String>) -> H
                     .get(f.id.as_str())
                     .map(|r| r.stands_for.clone())
                     .unwrap_or_default(),
+                reported_by: f.reported_by.clone(),
             }
         })
         .collect();
@@ -429,6 +430,9 @@ pub struct Contested {
     /// Earlier findings the last review reported as part of this one.
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub stands_for: Vec<String>,
+    /// A panel's reviewers that reported it when it was last reported.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub reported_by: Vec<String>,
 }
 
 /// A human decision on the loop.
@@ -487,6 +491,9 @@ fn finding_line(c: &Contested, code: fn(&str) -> String) -> String {
     }
     if !c.stands_for.is_empty() {
         notes.push(format!("also stands for {}", c.stands_for.join(", ")));
+    }
+    if !c.reported_by.is_empty() {
+        notes.push(format!("reported by {}", c.reported_by.join(", ")));
     }
     let tag = if notes.is_empty() {
         format!("[{} {}]", c.id, c.severity)

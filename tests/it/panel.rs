@@ -413,3 +413,95 @@ fn record_takes_a_panel_round_by_name_and_weighs_who_did_not_answer() {
         other.stderr
     );
 }
+
+#[test]
+fn the_stop_hook_blocks_with_the_panels_findings_and_who_reported_each() {
+    let p = Panel::new("max_rounds = 3", "");
+    p.says(
+        "a",
+        1,
+        &review(&[finding("A1", "bug", "off by one in expiry", 1)]),
+    )
+    .says(
+        "b",
+        1,
+        &review(&[
+            finding("B1", "bug", "Off-by-one in the expiry check", 1),
+            finding("B2", "bug", "signature never verified", 2),
+        ]),
+    )
+    .says("a", 2, CLEAN)
+    .says("b", 2, CLEAN);
+    p.repo.write(
+        "src/auth.rs",
+        "fn valid(now: u64, exp: u64) -> bool { now < exp }\n",
+    );
+    let payload = |active: bool| {
+        serde_json::json!({"session_id": "s1", "transcript_path": null,
+            "cwd": p.repo.path(), "hook_event_name": "Stop", "stop_hook_active": active,
+            "last_assistant_message": "Done."})
+        .to_string()
+    };
+    let stop = p.repo.call(&["hook", "stop"]).stdin(&payload(false)).run();
+    assert_eq!(stop.code, 0, "{}", stop.stderr);
+    let answer: Value = serde_json::from_str(stop.stdout.trim()).unwrap();
+    let reason = answer["reason"].as_str().unwrap();
+    assert!(
+        reason.starts_with(
+            "referee: loop `l`, round 1 of 3: the panel of 2 reviewers found 2 must-fix findings."
+        ),
+        "{reason}"
+    );
+    assert!(
+        reason.contains("off by one in expiry (reported by a, b)"),
+        "{reason}"
+    );
+    assert!(
+        reason.contains("signature never verified (reported by b)"),
+        "{reason}"
+    );
+    // `status` and `findings` say who agreed.
+    let status = p.repo.run(&["status"]);
+    assert!(
+        status.stdout.contains("(reported by 2/2 a, b)"),
+        "{}",
+        status.stdout
+    );
+    let findings = p.repo.run(&["findings"]);
+    assert!(findings.stdout.contains("agreed"), "{}", findings.stdout);
+    assert!(findings.stdout.contains("1/2 b"), "{}", findings.stdout);
+    let json = p.repo.run(&["findings", "--json"]);
+    let doc: Value = serde_json::from_str(&json.stdout).unwrap();
+    assert_eq!(
+        doc["findings"][0]["reported_by"],
+        serde_json::json!(["a", "b"])
+    );
+    // The fix: both reviewers clean, the stop is let go.
+    p.repo.write("src/auth.rs", &format!("{FIXED}\n"));
+    let stop = p.repo.call(&["hook", "stop"]).stdin(&payload(true)).run();
+    let answer: Value = serde_json::from_str(stop.stdout.trim()).unwrap();
+    let message = answer["systemMessage"].as_str().unwrap();
+    assert!(
+        message.contains("is done at round 2 of 3: `clean`"),
+        "{message}"
+    );
+    for who in ["a", "b"] {
+        assert!(p.calls(who).contains("call reviewer 2"), "{who}");
+    }
+}
+
+#[test]
+fn the_hand_off_says_who_reported_each_contested_finding() {
+    let p = Panel::new("max_rounds = 1", "");
+    p.writes(1, FIXED)
+        .says(
+            "a",
+            1,
+            &review(&[finding("A1", "bug", "token never expires", 1)]),
+        )
+        .says("b", 1, CLEAN);
+    let (code, stdout, stderr) = p.run();
+    assert_eq!(code, 20, "{stdout}\n{stderr}");
+    assert!(stdout.contains("stop: round-cap"), "{stdout}");
+    assert!(stdout.contains("reported by a]"), "{stdout}");
+}

@@ -374,10 +374,13 @@ fn decide(
             lp.name
         )));
     }
-    let Some(reviewer) = lp.contract().reviewer.clone() else {
+    // A panel's first reviewer stands for it where one call is shown (a
+    // dry run); a round calls every one.
+    let first = lp.contract().reviewers.first().map(|m| m.agent.clone());
+    let Some(reviewer) = lp.contract().reviewer.clone().or(first) else {
         return Ok(Decision::Tell(with_hints(
             &format!(
-                "referee: loop `{}` has no `[reviewer]` in its contract, so the hook cannot review this change",
+                "referee: loop `{}` has no `[reviewer]` (nor `[[reviewers]]`) in its contract, so the hook cannot review this change",
                 lp.name
             ),
             &[format!(
@@ -443,7 +446,15 @@ fn referee(
     // One driver per loop: a second stop waits for the first, then answers
     // from the round it recorded instead of recording it again.
     lp.store.create_base()?;
-    let patience = reviewer.timeout.as_duration() + Duration::from_secs(60);
+    // A panel's round lasts as long as its slowest reviewer may take.
+    let slowest = lp
+        .contract()
+        .panel_reviewers()
+        .iter()
+        .map(|(_, agent)| agent.timeout.as_duration())
+        .max()
+        .unwrap_or_else(|| reviewer.timeout.as_duration());
+    let patience = slowest + Duration::from_secs(60);
     let _lock = match RunLock::wait(&lp, patience)? {
         Ok(lock) => lock,
         Err(holder) => {
@@ -673,13 +684,13 @@ impl Hook<'_> {
                 progress: &Silent,
                 interrupt: &interrupt,
             };
-            match caller.review(
-                &mut turn,
-                self.reviewer,
-                &vars,
-                &begun.snapped.snap.tree,
-                &begun.snapped.patch.text,
-            ) {
+            let (tree, patch) = (&begun.snapped.snap.tree, &begun.snapped.patch.text);
+            let review = if lp.contract().is_panel() {
+                caller.panel(&mut turn, &vars, tree, patch)
+            } else {
+                caller.review(&mut turn, self.reviewer, &vars, tree, patch)
+            };
+            match review {
                 Ok(review) => Some(review),
                 Err(err) => {
                     let why = render(&err);
@@ -860,6 +871,7 @@ fn answer_for(lp: &Loop, recorded: &Recorded) -> anyhow::Result<Answer> {
                 recorded.row.round,
                 recorded.max_rounds,
                 &must_fix,
+                lp.contract().panel_reviewers().len(),
                 &responses_file(lp).display().to_string(),
             )))
         }
