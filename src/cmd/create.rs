@@ -46,9 +46,11 @@ pub struct InitArgs {
     /// Writer preset.
     #[arg(long, value_name = "PRESET")]
     pub writer: Option<String>,
-    /// Reviewer preset.
+    /// Reviewer preset; given more than once, a panel of reviewers
+    /// (`[[reviewers]]`, each named after its preset) that all review each
+    /// round.
     #[arg(long, value_name = "PRESET")]
-    pub reviewer: Option<String>,
+    pub reviewer: Vec<String>,
     /// The writer's argv for the `command` preset (implied), as one string
     /// split like a shell would split words (`'sh agent.sh --fast'`); no
     /// shell ever runs it.
@@ -114,6 +116,12 @@ pub(super) fn write(
         _ => "main".to_string(),
     };
     let name = LoopName::parse(&name_text).map_err(|e| UsageError(format!("--loop: {e}")))?;
+    if args.reviewer.len() > 1 && args.reviewer_command.is_some() {
+        return Err(UsageError(
+            "--reviewer-command: a panel's reviewers (`--reviewer` given more than once) take their commands in the contract's `[[reviewers]]` entries, not from one flag".into(),
+        )
+        .into());
+    }
     apply_flags(&mut table, args, &name);
 
     if let Some(why) = git::not_a_work_tree(&state.repo)? {
@@ -258,7 +266,7 @@ fn flag_given(args: &InitArgs, flag: &str) -> bool {
         "--budget-usd" => args.budget_usd.is_some(),
         "--budget-tokens" => args.budget_tokens.is_some(),
         "--writer" => args.writer.is_some(),
-        "--reviewer" => args.reviewer.is_some(),
+        "--reviewer" => !args.reviewer.is_empty(),
         "--writer-command" => args.writer_command.is_some(),
         "--reviewer-command" => args.reviewer_command.is_some(),
         "--base" => args.base.is_some(),
@@ -308,9 +316,36 @@ fn apply_flags(table: &mut Table, args: &InitArgs, name: &LoopName) {
     }
     // A preset from a flag replaces the template's section: its options
     // belonged to the template's preset.
+    let lone = match args.reviewer.as_slice() {
+        [one] => Some(one.clone()),
+        _ => None,
+    };
+    if args.reviewer.len() > 1 {
+        table.remove("reviewer");
+        let mut names: Vec<String> = Vec::new();
+        let mut entries = Vec::new();
+        for preset in &args.reviewer {
+            // Named after its preset; a preset given twice gets a number.
+            let mut name = preset.to_lowercase();
+            let mut n = 2;
+            while names.contains(&name) {
+                name = format!("{}-{n}", preset.to_lowercase());
+                n += 1;
+            }
+            names.push(name.clone());
+            let mut entry = Table::new();
+            entry.insert("name".into(), Value::String(name));
+            entry.insert("preset".into(), Value::String(preset.clone()));
+            entries.push(Value::Table(entry));
+        }
+        table.insert("reviewers".into(), Value::Array(entries));
+    } else if lone.is_some() || args.reviewer_command.is_some() {
+        table.remove("reviewers");
+        table.remove("panel");
+    }
     for (section, preset, argv) in [
         ("writer", &args.writer, &args.writer_command),
-        ("reviewer", &args.reviewer, &args.reviewer_command),
+        ("reviewer", &lone, &args.reviewer_command),
     ] {
         if preset.is_none() && argv.is_none() {
             continue;

@@ -101,8 +101,20 @@ fn print(
 /// What can drive the loop `contract` describes: `run` needs both agents,
 /// the Stop hook (docs/hooks.md) a reviewer, `record` nothing.
 fn next_steps(name: &LoopName, contract: &Contract) -> String {
-    let record = format!("`referee record --loop {name} --findings FILE` after each review");
-    if contract.reviewer.is_none() {
+    let record = match contract.reviewers.as_slice() {
+        [] => format!("`referee record --loop {name} --findings FILE` after each review"),
+        members => {
+            let each: Vec<String> = members
+                .iter()
+                .map(|m| format!("--findings {}=FILE", m.name))
+                .collect();
+            format!(
+                "`referee record --loop {name} {}` after each panel review",
+                each.join(" ")
+            )
+        }
+    };
+    if contract.reviewer.is_none() && !contract.is_panel() {
         return format!("next: {record}\n");
     }
     // The session's agent is the writer: the one the contract names, if

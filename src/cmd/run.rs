@@ -284,7 +284,7 @@ fn contract_from(state: &State, args: &mut RunArgs, from: &str) -> anyhow::Resul
         budget_usd: None,
         budget_tokens: None,
         writer: None,
-        reviewer: None,
+        reviewer: Vec::new(),
         writer_command: None,
         reviewer_command: None,
         base: None,

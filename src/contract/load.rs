@@ -21,6 +21,10 @@ pub const TEMPLATES: &[(&str, &str)] = &[
         include_str!("../../contracts/cross-review-reverse.toml"),
     ),
     (
+        "cross-review-panel",
+        include_str!("../../contracts/cross-review-panel.toml"),
+    ),
+    (
         "ci-test-fix",
         include_str!("../../contracts/ci-test-fix.toml"),
     ),

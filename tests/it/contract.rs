@@ -118,7 +118,12 @@ fn templates_start_a_contract_and_flags_override_them() {
         json["contract"]["reviewer"]["junit"],
         "target/nextest/ci/junit.xml"
     );
-    for name in ["cross-review", "cross-review-reverse", "doc-review"] {
+    for name in [
+        "cross-review",
+        "cross-review-reverse",
+        "cross-review-panel",
+        "doc-review",
+    ] {
         repo.referee()
             .args(["init", "--from", name])
             .assert()
