@@ -122,8 +122,12 @@ fn with_contract(state: &State, name: &LoopName) -> anyhow::Result<LoopSummary> 
         own: None,
     };
     // A loop whose contract changed since round 1 still reports its rows.
+    let mut reviewers = Vec::new();
     let (rounds, status, rule, must_fix) = match History::read(&lp, rows.clone()) {
         Ok(history) => {
+            // What each panel reviewer brought; a round whose state cannot
+            // be read leaves the table out (`ledger verify` names it).
+            reviewers = crate::engine::panel::tally(&lp, &history).unwrap_or_default();
             let (status, rule) = match history.standing() {
                 crate::engine::LoopStanding::Fresh => ("not started", None),
                 crate::engine::LoopStanding::Running { .. } => ("running", None),
@@ -141,7 +145,7 @@ fn with_contract(state: &State, name: &LoopName) -> anyhow::Result<LoopSummary> 
         }
         Err(_) => from_rows(&rows),
     };
-    Ok(summarize(
+    let mut summary = summarize(
         source,
         name.to_string(),
         &rows,
@@ -150,7 +154,9 @@ fn with_contract(state: &State, name: &LoopName) -> anyhow::Result<LoopSummary> 
         rule,
         must_fix,
         chain,
-    ))
+    );
+    summary.reviewers = reviewers;
+    Ok(summary)
 }
 
 /// A ledger file on its own (no contract): its rows, and a chain checked
@@ -229,6 +235,7 @@ fn summarize(
             format!("{verb} by {}", r.by)
         });
     LoopSummary {
+        reviewers: Vec::new(),
         source,
         loop_name,
         rounds,

@@ -1,6 +1,8 @@
 //! A panel round's review (SPEC §6.1): each reviewer's answer, or why it
 //! gave none, the quorum they must meet, and the one review their findings
-//! merge into. Pure; `store_review` writes its evidence.
+//! merge into, and what each reviewer brought to a loop ([`tally`]). Pure
+//! but for `tally`, which reads each round's state; `store_review` writes
+//! a round's evidence.
 
 use serde::Serialize;
 
@@ -121,6 +123,69 @@ pub fn review(members: Vec<MemberReview>, quorum: u32, veto: Veto) -> Result<Rev
         sha256: sha256_hex(digest.as_bytes()),
         panel: Some(PanelEvidence { record, raws }),
     })
+}
+
+/// What one panel reviewer brought to a loop (`referee report`): the
+/// findings it reported, those no other reviewer ever reported, and how many
+/// of those a fix closed (the writer's patch touched them, or answered or
+/// resolved them) — whether the reviewer pays for itself.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct Tally {
+    pub reviewer: String,
+    pub found: u32,
+    pub alone: u32,
+    pub alone_fixed: u32,
+}
+
+/// Each reviewer's [`Tally`] over the loop's rounds, in the order they
+/// first reported; empty for a loop no panel reviewed.
+pub fn tally(lp: &super::Loop, history: &super::History) -> anyhow::Result<Vec<Tally>> {
+    use std::collections::BTreeMap;
+    let mut by: BTreeMap<String, Vec<String>> = BTreeMap::new();
+    for row in history
+        .rows
+        .iter()
+        .filter(|r| r.kind == crate::ledger::Kind::Round)
+    {
+        let state = super::history::read_state(&lp.store, row)?;
+        for r in &state.reported {
+            let names = by.entry(r.finding.id.clone()).or_default();
+            for name in &r.finding.reported_by {
+                if !names.contains(name) {
+                    names.push(name.clone());
+                }
+            }
+        }
+    }
+    let mut out: Vec<Tally> = Vec::new();
+    for t in &history.registry.findings {
+        let Some(names) = by.get(&t.finding.id) else {
+            continue;
+        };
+        for name in names {
+            let at = match out.iter().position(|x| &x.reviewer == name) {
+                Some(at) => at,
+                None => {
+                    out.push(Tally {
+                        reviewer: name.clone(),
+                        found: 0,
+                        alone: 0,
+                        alone_fixed: 0,
+                    });
+                    out.len() - 1
+                }
+            };
+            let x = &mut out[at];
+            x.found += 1;
+            if names.len() == 1 {
+                x.alone += 1;
+                if t.standing == super::accounting::FindingStanding::Closed {
+                    x.alone_fixed += 1;
+                }
+            }
+        }
+    }
+    Ok(out)
 }
 
 #[cfg(test)]

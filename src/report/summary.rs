@@ -10,6 +10,7 @@ use tabled::builder::Builder;
 use tabled::settings::object::Columns;
 use tabled::settings::{Alignment, Padding, Style};
 
+use crate::engine::panel::Tally;
 use crate::money::Usd;
 
 /// Report formats.
@@ -45,6 +46,9 @@ pub struct LoopSummary {
     pub decision: Option<String>,
     /// `ok`, or what `ledger verify` says is wrong.
     pub chain: String,
+    /// A panel's reviewers, each with what it alone found (SPEC §6.1).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub reviewers: Vec<Tally>,
 }
 
 /// Loops that stopped on one rule (or still run), added up.
@@ -159,7 +163,44 @@ fn table(loops: &[LoopSummary]) -> String {
         out.push_str(line.trim_end());
         out.push('\n');
     }
+    let panels = reviewer_rows(loops);
+    if !panels.is_empty() {
+        out.push('\n');
+        let mut b = Builder::default();
+        b.push_record(REVIEWER_HEADS);
+        for r in panels {
+            b.push_record(r);
+        }
+        let mut t = b.build();
+        t.with(Style::empty()).with(Padding::new(0, 2, 0, 0));
+        t.modify(Columns::new(2..5), Alignment::right());
+        for line in t.to_string().lines() {
+            out.push_str(line.trim_end());
+            out.push('\n');
+        }
+    }
     out
+}
+
+const REVIEWER_HEADS: [&str; 5] = ["loop", "reviewer", "found", "alone", "alone, fixed"];
+
+/// Per panel reviewer of each loop: the findings it reported, those it
+/// alone reported, and how many of those a fix closed.
+fn reviewer_rows(loops: &[LoopSummary]) -> Vec<[String; 5]> {
+    loops
+        .iter()
+        .flat_map(|l| {
+            l.reviewers.iter().map(|r| {
+                [
+                    l.loop_name.clone(),
+                    r.reviewer.clone(),
+                    r.found.to_string(),
+                    r.alone.to_string(),
+                    r.alone_fixed.to_string(),
+                ]
+            })
+        })
+        .collect()
 }
 
 fn cell(text: &str) -> String {
@@ -187,6 +228,16 @@ fn markdown(loops: &[LoopSummary]) -> String {
             t.rounds,
             spend(t.spent_usd, t.spent_tokens)
         ));
+    }
+    let panels = reviewer_rows(loops);
+    if !panels.is_empty() {
+        out.push_str(
+            "\n| loop | reviewer | found | alone | alone, fixed |\n|:---|:---|---:|---:|---:|\n",
+        );
+        for r in panels {
+            let cells: Vec<String> = r.iter().map(|c| cell(c)).collect();
+            out.push_str(&format!("| {} |\n", cells.join(" | ")));
+        }
     }
     out
 }

@@ -505,3 +505,51 @@ fn the_hand_off_says_who_reported_each_contested_finding() {
     assert!(stdout.contains("stop: round-cap"), "{stdout}");
     assert!(stdout.contains("reported by a]"), "{stdout}");
 }
+
+#[test]
+fn report_shows_per_reviewer_what_it_alone_found_and_a_fix_closed() {
+    let p = Panel::new("max_rounds = 3", "");
+    p.writes(1, "fn valid(now: u64, exp: u64) -> bool { now < exp }")
+        .says(
+            "a",
+            1,
+            &review(&[
+                finding("A1", "bug", "off by one in expiry", 1),
+                finding("A2", "bug", "signature never verified", 2),
+            ]),
+        )
+        .says(
+            "b",
+            1,
+            &review(&[finding("B1", "bug", "Off-by-one in the expiry check", 1)]),
+        )
+        .writes(2, FIXED)
+        .says("a", 2, CLEAN)
+        .says("b", 2, CLEAN);
+    let (code, stdout, stderr) = p.run();
+    assert_eq!(code, 0, "{stdout}\n{stderr}");
+    let report = p.repo.run(&["report", "--json"]);
+    assert_eq!(report.code, 0, "{}", report.stderr);
+    let doc: Value = serde_json::from_str(&report.stdout).unwrap();
+    assert_eq!(
+        doc["loops"][0]["reviewers"],
+        serde_json::json!([
+            {"reviewer": "a", "found": 2, "alone": 1, "alone_fixed": 1},
+            {"reviewer": "b", "found": 1, "alone": 0, "alone_fixed": 0},
+        ])
+    );
+    let table = p.repo.run(&["report"]);
+    assert!(
+        table
+            .stdout
+            .contains("reviewer  found  alone  alone, fixed"),
+        "{}",
+        table.stdout
+    );
+    let markdown = p.repo.run(&["report", "--format", "markdown"]);
+    assert!(
+        markdown.stdout.contains("| l | a | 2 | 1 | 1 |"),
+        "{}",
+        markdown.stdout
+    );
+}
