@@ -133,27 +133,36 @@ pub fn run(state: &State, args: LoopArgs) -> anyhow::Result<Exit> {
     };
     let driving = super::driving(&lp);
     let driven_by_run = c.writer.is_some() && c.reviewer.is_some();
+    // A panel's round is given one review per reviewer.
+    let given = match lp.contract().reviewers.as_slice() {
+        [] => "--findings FILE".to_string(),
+        members => members
+            .iter()
+            .map(|m| format!("--findings {}=FILE", m.name))
+            .collect::<Vec<_>>()
+            .join(" "),
+    };
     let next = match history.standing() {
         _ if driving.is_some() => format!(
             "wait: {} is driving this loop; `referee status --loop {name}` again to follow it",
             driving.as_ref().map(super::describe).unwrap_or_default()
         ),
         LoopStanding::Fresh if driven_by_run => format!(
-            "`referee run --loop {name} --task TEXT` drives round 1 (or review by hand and `referee record --loop {name} --findings FILE`)"
+            "`referee run --loop {name} --task TEXT` drives round 1 (or review by hand and `referee record --loop {name} {given}`)"
         ),
         LoopStanding::Running { round } if driven_by_run => format!(
             "`referee run --loop {name}` resumes with round {} (`--review-first` when the writer's work is done and only the review is missing)",
             round + 1
         ),
-        LoopStanding::Fresh => format!(
-            "review the work, then `referee record --loop {name} --findings FILE` (round 1)"
-        ),
+        LoopStanding::Fresh => {
+            format!("review the work, then `referee record --loop {name} {given}` (round 1)")
+        }
         LoopStanding::Running { round } if must_fix.is_empty() => format!(
-            "review again, then `referee record --loop {name} --findings FILE` (round {})",
+            "review again, then `referee record --loop {name} {given}` (round {})",
             round + 1
         ),
         LoopStanding::Running { round } => format!(
-            "the writer fixes {}, then `referee record --loop {name} --findings FILE` (round {})",
+            "the writer fixes {}, then `referee record --loop {name} {given}` (round {})",
             must_fix.join(", "),
             round + 1
         ),

@@ -912,6 +912,7 @@ pub fn judge_state(
                     .ok()
                     .and_then(|v| v.as_str().map(str::to_string))
                     .unwrap_or_default(),
+                reported_by: r.finding.reported_by.clone(),
             })
             .collect(),
         rounds,

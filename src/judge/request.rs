@@ -35,6 +35,9 @@ pub struct StateFinding {
     pub line: Option<u64>,
     /// How it stands after the round (`new`, `open`, `reopened`, `waived`…).
     pub state: String,
+    /// A panel's reviewers that reported it (SPEC §6.1): the agreement.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub reported_by: Vec<String>,
 }
 
 /// One round's counts and patch size, as the ledger holds them.

@@ -12,6 +12,7 @@ fn finding(id: &str, title: &str) -> StateFinding {
         file: Some("src/a.rs".into()),
         line: Some(42),
         state: "open".into(),
+        reported_by: Vec::new(),
     }
 }
 
@@ -257,4 +258,18 @@ fn the_answers_schema_requires_every_question_in_its_shape() {
             .to_string()
             .starts_with(r#"{"additionalProperties":false,"properties":{"answers""#)
     );
+}
+
+#[test]
+fn a_panels_agreement_reaches_the_judge_and_one_reviewers_finding_carries_none() {
+    let mut agreed = finding("F-1", "Leak in open");
+    agreed.reported_by = vec!["codex".into(), "claude".into()];
+    let lone = finding("F-2", "Race in close");
+    let (text, _) =
+        body(build_request(&state("u", vec![agreed, lone]), &one_question(), 100_000).unwrap());
+    assert!(
+        text.contains(r#""reported_by":["codex","claude"]"#),
+        "{text}"
+    );
+    assert_eq!(text.matches("reported_by").count(), 1, "{text}");
 }
