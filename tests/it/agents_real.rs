@@ -884,3 +884,128 @@ fn a_claude_reviewer_never_reads_the_writers_claude_settings() {
     let rows = repo.ledger_json();
     assert_eq!(rows[0]["must_fix_left"], 1, "{rows:?}");
 }
+
+/// A `[[reviewers]]` entry named `name` for a real tool pointed at the server.
+fn member(name: &str, preset: &str, bin: &Path, model: &str, home: &Path, port: u16) -> String {
+    section("reviewer", preset, bin, model, home, port).replacen(
+        "[reviewer]\n",
+        &format!("[[reviewers]]\nname = \"{name}\"\n"),
+        1,
+    )
+}
+
+#[test]
+fn a_panel_of_codex_and_claude_converges_in_two_rounds() {
+    let (Some(claude), Some(codex)) = (tool("claude"), tool("codex")) else {
+        return;
+    };
+    let repo = repo_with_auth();
+    let home = tempfile::tempdir().unwrap();
+    let claude_finding = json!([{"id": null, "severity": "bug",
+        "title": "Expired tokens are accepted at the boundary", "file": "src/auth.rs",
+        "line": 1, "body": "compare with >=", "undoes": null}]);
+    let server = Server::start(
+        home.path(),
+        &json!({
+            "usage": {"input_tokens": 500, "output_tokens": 50},
+            "openai": [
+                {"text": findings(bug_f1(), json!([]))},
+                {"text": findings(json!([]), json!([]))}
+            ],
+            "anthropic": [
+                {"structured_output": {"findings": claude_finding, "resolved": []}},
+                {"structured_output": {"findings": [], "resolved": []}}
+            ]
+        }),
+    );
+    codex_home(home.path(), server.port);
+    let agent =
+        PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/agents/fake-agent.sh");
+    let script = home.path().join("fake");
+    std::fs::create_dir_all(&script).unwrap();
+    let rewrite = |body: &str| format!("printf '%s\\n' '{body}' > src/auth.rs\n");
+    std::fs::write(
+        script.join("writer-1.sh"),
+        rewrite("fn valid(now: u64, exp: u64) -> bool { now < exp }"),
+    )
+    .unwrap();
+    std::fs::write(
+        script.join("writer-2.sh"),
+        rewrite("fn valid(now: u64, exp: u64) -> bool { now <= exp }"),
+    )
+    .unwrap();
+    let contract = format!(
+        "loop = \"p\"\n[writer]\npreset = \"command\"\ncommand = [\"{}\"]\nenv = {{ FAKE_DIR = \"{}\" }}\n{}{}",
+        agent.display(),
+        script.display(),
+        member(
+            "codex",
+            "codex",
+            &codex,
+            "gpt-5.5",
+            home.path(),
+            server.port
+        ),
+        member(
+            "claude",
+            "claude",
+            &claude,
+            "claude-haiku-4-5",
+            home.path(),
+            server.port
+        ),
+    );
+    let (code, stdout, stderr) = run(&repo, &contract, "fix the expiry check");
+    assert_eq!(code, 0, "stdout:\n{stdout}\nstderr:\n{stderr}");
+    assert!(
+        stdout.contains("round 1 of 3 · loop `p` · continue"),
+        "{stdout}"
+    );
+    assert!(
+        stdout.contains("round 2 of 3 · loop `p` · stop: clean"),
+        "{stdout}"
+    );
+    // Both vendors reported the one bug, each in its own words: one finding.
+    let r1 = repo.join(".referee/ledgers/p/round-1");
+    let merged: Value =
+        serde_json::from_str(&std::fs::read_to_string(r1.join("findings.json")).unwrap()).unwrap();
+    let found = merged["findings"].as_array().unwrap();
+    assert_eq!(found.len(), 1, "{merged}");
+    assert_eq!(found[0]["reported_by"], json!(["codex", "claude"]));
+    // Each was called with its own preset's flags, in its own checkout.
+    let codex_call = std::fs::read_to_string(r1.join("reviewer.codex.call.txt")).unwrap();
+    assert!(
+        codex_call.contains("exec --json --sandbox read-only"),
+        "{codex_call}"
+    );
+    let claude_call = std::fs::read_to_string(r1.join("reviewer.claude.call.txt")).unwrap();
+    assert!(
+        claude_call.contains("--permission-mode plan --json-schema"),
+        "{claude_call}"
+    );
+    let panel: Value =
+        serde_json::from_str(&std::fs::read_to_string(r1.join("panel.json")).unwrap()).unwrap();
+    assert_eq!(panel["members"][0]["answered"], true, "{panel}");
+    assert_eq!(panel["members"][1]["answered"], true, "{panel}");
+    // Both reviewers' spend is in the round's: codex's tokens and claude's.
+    assert!(
+        panel["members"][0]["tokens"].as_u64().unwrap() > 0,
+        "{panel}"
+    );
+    assert!(
+        panel["members"][1]["tokens"].as_u64().unwrap() > 0,
+        "{panel}"
+    );
+    let rows = repo.ledger_json();
+    let tokens = rows[0]["tokens"].as_u64().unwrap();
+    assert_eq!(
+        tokens,
+        panel["members"][0]["tokens"].as_u64().unwrap()
+            + panel["members"][1]["tokens"].as_u64().unwrap(),
+        "{}",
+        rows[0]
+    );
+    // Two calls to each vendor: one per round.
+    assert_eq!(server.bodies("/v1/responses").len(), 2);
+    assert_eq!(server.bodies("/v1/messages").len(), 2);
+}
