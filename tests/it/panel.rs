@@ -38,6 +38,11 @@ impl Panel {
     /// `extra` is TOML for the top of the contract; `panel` the `[panel]`
     /// table's lines.
     fn new(extra: &str, panel: &str) -> Panel {
+        Panel::with(extra, panel, ["", ""])
+    }
+
+    /// [`Panel::new`] with more lines for `a`'s and `b`'s entries.
+    fn with(extra: &str, panel: &str, members: [&str; 2]) -> Panel {
         let repo = Repo::new();
         repo.write(
             "src/auth.rs",
@@ -51,17 +56,17 @@ impl Panel {
         }
         let dir = script.path().display().to_string();
         let agent = fake_agent();
-        let member = |name: &str| {
+        let member = |name: &str, more: &str| {
             format!(
-                "[[reviewers]]\nname = \"{name}\"\npreset = \"command\"\ncommand = [\"{agent}\"]\nenv = {{ FAKE_DIR = \"{dir}/{name}\" }}\n"
+                "[[reviewers]]\nname = \"{name}\"\npreset = \"command\"\ncommand = [\"{agent}\"]\nenv = {{ FAKE_DIR = \"{dir}/{name}\" }}\n{more}\n"
             )
         };
         let contract = format!(
             "loop = \"l\"\n{extra}\n\
              [writer]\npreset = \"command\"\ncommand = [\"{agent}\"]\nenv = {{ FAKE_DIR = \"{dir}/writer\" }}\n\
              {}{}[panel]\n{panel}\n",
-            member("a"),
-            member("b"),
+            member("a", members[0]),
+            member("b", members[1]),
         );
         let path = script.path().join("contract.toml");
         std::fs::write(&path, contract).unwrap();
@@ -552,4 +557,84 @@ fn report_shows_per_reviewer_what_it_alone_found_and_a_fix_closed() {
         "{}",
         markdown.stdout
     );
+}
+
+#[test]
+fn a_hung_reviewer_times_out_alone_with_all_it_started_and_the_quorum_decides() {
+    let p = Panel::with("max_rounds = 3", "quorum = 1", ["", "timeout = \"1s\""]);
+    let marker = p.script.path().join("child-survived");
+    p.writes(1, FIXED).says("a", 1, CLEAN).file(
+        "b",
+        "reviewer-1.sh",
+        &format!("(sleep 3; touch {}) &\nsleep 60\n", marker.display()),
+    );
+    let start = std::time::Instant::now();
+    let (code, stdout, stderr) = p.run();
+    assert_eq!(code, 0, "{stdout}\n{stderr}");
+    assert!(stdout.contains("stop: clean"), "{stdout}");
+    // A hang guard: `b`'s `sleep 60` is not waited for.
+    assert!(start.elapsed() < std::time::Duration::from_secs(45));
+    let panel: Value = serde_json::from_str(&p.evidence(1, "panel.json")).unwrap();
+    let why = panel["members"][1]["absent"].as_str().unwrap();
+    assert!(
+        why.contains(
+            "reviewer `b` timed out after 1s; it and every process it started were killed"
+        ),
+        "{why}"
+    );
+    assert_eq!(panel["members"][0]["answered"], true);
+    std::thread::sleep(std::time::Duration::from_secs(4));
+    assert!(!marker.exists(), "a child of the hung reviewer survived");
+}
+
+#[test]
+fn ctrl_c_during_a_panel_ends_every_reviewer_and_records_nothing() {
+    let p = Panel::new("max_rounds = 3", "quorum = 1");
+    let marker = p.script.path().join("child-survived");
+    for who in ["a", "b"] {
+        p.file(
+            who,
+            "reviewer-1.sh",
+            &format!("(sleep 3; touch {}-{who}) &\nsleep 60\n", marker.display()),
+        );
+    }
+    p.writes(1, FIXED);
+    let child = p
+        .repo
+        .referee_std()
+        .args(["run", "--task", "t"])
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let start = std::time::Instant::now();
+    let both = || {
+        ["a", "b"]
+            .iter()
+            .all(|w| p.calls(w).contains("call reviewer 1"))
+    };
+    while !both() && start.elapsed() < std::time::Duration::from_secs(20) {
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    }
+    nix::sys::signal::kill(
+        nix::unistd::Pid::from_raw(child.id() as i32),
+        nix::sys::signal::Signal::SIGINT,
+    )
+    .unwrap();
+    let out = child.wait_with_output().unwrap();
+    let stderr = text(&out.stderr);
+    assert_eq!(out.status.code(), Some(130), "{stderr}");
+    assert!(start.elapsed() < std::time::Duration::from_secs(30));
+    assert!(stderr.contains("interrupted"), "{stderr}");
+    assert!(p.repo.ledger_json().is_empty(), "a round was recorded");
+    std::thread::sleep(std::time::Duration::from_secs(4));
+    for who in ["a", "b"] {
+        assert!(
+            !p.script
+                .path()
+                .join(format!("child-survived-{who}"))
+                .exists(),
+            "a child of reviewer {who} survived"
+        );
+    }
 }
