@@ -22,6 +22,8 @@ pub const CHECKOUT: &str = "<a private checkout of the round's snapshot>";
 /// One call a dry run shows.
 pub struct Shown<'a> {
     pub role: Role,
+    /// A panel's reviewer's name.
+    pub name: Option<String>,
     pub agent: &'a Agent,
     pub call: Call,
     pub prompt: String,
@@ -61,10 +63,29 @@ pub fn call<'a>(
     );
     Shown {
         role,
+        name: None,
         agent,
         call,
         prompt,
     }
+}
+
+/// Every reviewer's call of round `history.round() + 1`: the contract's
+/// one reviewer, or each of its panel, named (SPEC §6.1: the same prompt).
+pub fn reviewer_calls<'a>(
+    lp: &'a Loop,
+    history: &History,
+    task: &str,
+    patch: &str,
+) -> anyhow::Result<Vec<Shown<'a>>> {
+    let panel = lp.contract().is_panel();
+    let mut out = Vec::new();
+    for (name, agent) in lp.contract().panel_reviewers() {
+        let mut shown = reviewer_call(lp, history, agent, task, patch)?;
+        shown.name = panel.then(|| name.to_string());
+        out.push(shown);
+    }
+    Ok(out)
 }
 
 /// The reviewer's call of round `history.round() + 1`, its prompt holding
@@ -104,7 +125,7 @@ impl Shown<'_> {
 
     /// The call as JSON: preset, program, args, env, cwd, timeout, prompt.
     pub fn json(&self) -> Value {
-        json!({
+        let mut value = json!({
             "preset": self.agent.preset.as_str(),
             "program": self.call.program,
             "args": self.call.args.iter().map(|a| redact(&a.to_string_lossy())).collect::<Vec<_>>(),
@@ -112,16 +133,23 @@ impl Shown<'_> {
             "cwd": self.call.cwd.display().to_string(),
             "timeout_secs": self.call.timeout.as_secs(),
             "prompt": redact(&self.prompt),
-        })
+        });
+        if let (Some(name), Some(map)) = (&self.name, value.as_object_mut()) {
+            map.insert("name".into(), json!(name));
+        }
+        value
     }
 
     /// The call as a person reads it: a heading, the command line, and the
     /// prompt, each line behind `  | `.
     pub fn text(&self) -> String {
         let role = self.role_name();
+        let who = match &self.name {
+            Some(name) => format!("`{name}` ({})", self.agent.preset.as_str()),
+            None => format!("`{}`", self.agent.preset.as_str()),
+        };
         let mut out = format!(
-            "\n{role} `{}`, in `{}`, at most {} s:\n  {}\n{role}'s prompt, on stdin:\n",
-            self.agent.preset.as_str(),
+            "\n{role} {who}, in `{}`, at most {} s:\n  {}\n{role}'s prompt, on stdin:\n",
             self.call.cwd.display(),
             self.call.timeout.as_secs(),
             redact(&command_line(&self.call))

@@ -105,14 +105,7 @@ pub fn run(state: &State, mut args: RunArgs) -> anyhow::Result<Exit> {
             (None, Some(path)) => std::fs::read_to_string(path)
                 .with_context(|| format!("--task-file `{}`: cannot read", path.display()))?,
         };
-        dry_run::show(
-            &lp,
-            &history,
-            (&writer, &reviewer),
-            &task,
-            args.review_first,
-            args.json,
-        )?;
+        dry_run::show(&lp, &history, &writer, &task, args.review_first, args.json)?;
         return Ok(Exit::Success);
     }
     preflight(&lp, &writer, &contract.panel_reviewers())?;

@@ -638,3 +638,38 @@ fn ctrl_c_during_a_panel_ends_every_reviewer_and_records_nothing() {
         );
     }
 }
+
+#[test]
+fn a_dry_run_shows_every_reviewers_call_with_the_same_prompt() {
+    let p = Panel::new("max_rounds = 3", "");
+    let out = p.repo.run(&[
+        "run",
+        "--dry-run",
+        "--json",
+        "--task",
+        "fix the expiry check",
+    ]);
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    let doc: Value = serde_json::from_str(&out.stdout).unwrap();
+    let reviewers = doc["reviewers"].as_array().unwrap();
+    let names: Vec<&str> = reviewers
+        .iter()
+        .map(|r| r["name"].as_str().unwrap())
+        .collect();
+    assert_eq!(names, ["a", "b"]);
+    assert_eq!(reviewers[0]["prompt"], reviewers[1]["prompt"]);
+    let text = p
+        .repo
+        .run(&["run", "--dry-run", "--task", "fix the expiry check"]);
+    assert!(
+        text.stdout.contains("reviewer `a` (command)"),
+        "{}",
+        text.stdout
+    );
+    assert!(
+        text.stdout.contains("reviewer `b` (command)"),
+        "{}",
+        text.stdout
+    );
+    assert!(p.repo.ledger_json().is_empty());
+}

@@ -199,28 +199,17 @@ pub fn dry_run(dir: Option<&Path>, args: HookStopArgs) -> anyhow::Result<Exit> {
             )
         }
     };
-    let reviewer = match &decision {
-        Decision::Round {
-            lp,
-            history,
-            reviewer,
-            ..
-        } => {
+    let reviewers = match &decision {
+        Decision::Round { lp, history, .. } => {
             let session = Hook::session_of(&payload);
             let since = match history.round() {
                 0 => "the loop's base".to_string(),
                 n => format!("round {n}'s snapshot"),
             };
             let patch = format!("<the patch from {since} to the work tree>");
-            Some(dry_run::reviewer_call(
-                lp,
-                history,
-                reviewer,
-                &task_of(&session),
-                &patch,
-            )?)
+            dry_run::reviewer_calls(lp, history, &task_of(&session), &patch)?
         }
-        _ => None,
+        _ => Vec::new(),
     };
     if args.json {
         let lp = match &decision {
@@ -234,12 +223,13 @@ pub fn dry_run(dir: Option<&Path>, args: HookStopArgs) -> anyhow::Result<Exit> {
             "answer": answer,
             "reason": reason,
             "round": round,
-            "reviewer": reviewer.as_ref().map(|r| r.json()),
+            "reviewer": reviewers.first().map(|r| r.json()),
+            "reviewers": reviewers.iter().map(|r| r.json()).collect::<Vec<_>>(),
         });
         super::super::emit_json(&doc)?;
     } else {
         let mut out = format!("{lead}\n{reason}\n");
-        if let Some(reviewer) = &reviewer {
+        for reviewer in &reviewers {
             out.push_str(&reviewer.text());
         }
         super::super::emit(&out)?;

@@ -17,13 +17,13 @@ const PATCH: &str = "<the writer's patch of this round>";
 /// What stands for the patch a `--review-first` round reviews.
 const REVIEWED_FIRST: &str = "<the changes already in the work tree>";
 
-/// Prints the next round's calls of `lp`'s `writer` and `reviewer`; with
-/// `review_first`, the reviewer's alone (the round reviews the changes
-/// already made).
+/// Prints the next round's calls of `lp`'s `writer` and reviewer (each
+/// reviewer of a panel); with `review_first`, the reviewers' alone (the
+/// round reviews the changes already made).
 pub(super) fn show(
     lp: &Loop,
     history: &History,
-    (writer, reviewer): (&Agent, &Agent),
+    writer: &Agent,
     task: &str,
     review_first: bool,
     json_out: bool,
@@ -38,7 +38,7 @@ pub(super) fn show(
     let writer_call = (!review_first)
         .then(|| dry_run::call(lp, history, writer, Role::Writer, &lp.repo, writer_prompt));
     let patch = if review_first { REVIEWED_FIRST } else { PATCH };
-    let reviewer_call = dry_run::reviewer_call(lp, history, reviewer, task, patch)?;
+    let reviewer_calls = dry_run::reviewer_calls(lp, history, task, patch)?;
 
     if json_out {
         let doc = json!({
@@ -46,7 +46,8 @@ pub(super) fn show(
             "round": round,
             "dry_run": true,
             "writer": writer_call.as_ref().map(|c| c.json()),
-            "reviewer": reviewer_call.json(),
+            "reviewer": reviewer_calls.first().map(|c| c.json()),
+            "reviewers": reviewer_calls.iter().map(|c| c.json()).collect::<Vec<_>>(),
         });
         return super::super::emit_json(&doc);
     }
@@ -60,6 +61,8 @@ pub(super) fn show(
             "\nno writer call: `--review-first` reviews the changes already in the work tree\n",
         ),
     }
-    out.push_str(&reviewer_call.text());
+    for call in &reviewer_calls {
+        out.push_str(&call.text());
+    }
     super::super::emit(&out)
 }
