@@ -673,3 +673,62 @@ fn a_dry_run_shows_every_reviewers_call_with_the_same_prompt() {
     );
     assert!(p.repo.ledger_json().is_empty());
 }
+
+#[test]
+fn record_reads_a_panel_the_contract_does_not_name_and_a_lone_reviewer_takes_one_file() {
+    let repo = Repo::with_loop("r", &[]);
+    let dir = tempfile::tempdir().unwrap();
+    let a = dir.path().join("a.json");
+    let b = dir.path().join("b.json");
+    std::fs::write(
+        &a,
+        review(&[finding("X", "bug", "off by one in expiry", 1)]),
+    )
+    .unwrap();
+    std::fs::write(&b, CLEAN).unwrap();
+    let given = |name: &str, path: &std::path::Path| format!("{name}={}", path.display());
+    // A name must look like one.
+    let bad = repo.run(&[
+        "record",
+        "--findings",
+        &given("Bad Name", &a),
+        "--findings",
+        &given("b", &b),
+    ]);
+    assert_eq!(bad.code, 2, "{}", bad.stderr);
+    assert!(
+        bad.stderr.contains("NAME (a name of lowercase letters"),
+        "{}",
+        bad.stderr
+    );
+    let out = repo.run(&[
+        "record",
+        "--findings",
+        &given("gpt", &a),
+        "--findings",
+        &given("opus", &b),
+    ]);
+    assert_eq!(out.code, 10, "{}", out.stderr);
+    let panel: Value =
+        serde_json::from_str(&repo.read(".referee/ledgers/r/round-1/panel.json")).unwrap();
+    assert_eq!(panel["quorum"], 2);
+    assert_eq!(panel["members"][0]["name"], "gpt");
+    assert_eq!(panel["members"][1]["findings"], 0);
+
+    let lone = Repo::with_loop("s", &["--reviewer", "codex"]);
+    let out = lone.run(&[
+        "record",
+        "--findings",
+        &given("codex", &a),
+        "--findings",
+        &given("x", &b),
+    ]);
+    assert_eq!(out.code, 2, "{}", out.stderr);
+    assert!(
+        out.stderr.contains("the contract names one `[reviewer]`"),
+        "{}",
+        out.stderr
+    );
+    let out = lone.run(&["record", "--findings", a.to_str().unwrap()]);
+    assert_eq!(out.code, 10, "{}", out.stderr);
+}
