@@ -732,3 +732,102 @@ fn record_reads_a_panel_the_contract_does_not_name_and_a_lone_reviewer_takes_one
     let out = lone.run(&["record", "--findings", a.to_str().unwrap()]);
     assert_eq!(out.code, 10, "{}", out.stderr);
 }
+
+#[test]
+fn on_a_terminal_each_panel_reviewer_gets_its_own_status_line() {
+    if !crate::common::needs("script", "apt-get install util-linux") {
+        return;
+    }
+    let p = Panel::new("max_rounds = 3", "");
+    p.writes(1, FIXED)
+        .file("a", "reviewer-1.sh", "sleep 1\n")
+        .file("b", "reviewer-1.sh", "sleep 1\n")
+        .says("a", 1, CLEAN)
+        .says("b", 1, CLEAN);
+    let bin = assert_cmd::cargo::cargo_bin("referee");
+    let out = std::process::Command::new("script")
+        .args([
+            "-qec",
+            &format!("{} run --task t", bin.display()),
+            "/dev/null",
+        ])
+        .current_dir(p.repo.path())
+        .envs(crate::common::GIT_ENV.iter().copied())
+        .env("REFEREE_NOW", crate::common::NOW)
+        .env_remove("NO_COLOR")
+        .output()
+        .unwrap();
+    let screen = text(&out.stdout);
+    assert_eq!(out.status.code(), Some(0), "{screen}");
+    for who in ["a", "b"] {
+        assert!(
+            screen.contains(&format!("round 1 · reviewer · {who}")),
+            "{who}'s line: {screen}"
+        );
+        assert!(
+            screen.contains(&format!("round 1: reviewer `{who}` finished in 1s")),
+            "{screen}"
+        );
+    }
+    assert!(screen.contains("stop: clean"), "{screen}");
+}
+
+#[test]
+fn a_disputed_finding_the_other_reviewer_reports_again_goes_to_a_person() {
+    let repo = Repo::with_loop("d", &["--max-rounds", "5"]);
+    repo.write(
+        "src/auth.rs",
+        "fn valid(now: u64, exp: u64) -> bool { now < exp }\n",
+    );
+    let dir = tempfile::tempdir().unwrap();
+    let put = |name: &str, body: &str| {
+        let path = dir.path().join(name);
+        std::fs::write(&path, body).unwrap();
+        format!("{}", path.display())
+    };
+    let a1 = put(
+        "a1.json",
+        &review(&[finding("X", "bug", "off by one in expiry", 1)]),
+    );
+    let clean = put("clean.json", CLEAN);
+    let one = repo.run(&[
+        "record",
+        "--findings",
+        &format!("a={a1}"),
+        "--findings",
+        &format!("b={clean}"),
+    ]);
+    assert_eq!(one.code, 10, "{}", one.stderr);
+    let id = serde_json::from_str::<Value>(&repo.read(".referee/ledgers/d/round-1/findings.json"))
+        .unwrap()["findings"][0]["id"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    // The writer disputes it and changes something else; `b` now reports it.
+    repo.write(
+        "src/auth.rs",
+        "fn valid(now: u64, exp: u64) -> bool { now < exp } // as designed\n",
+    );
+    let responses = put(
+        "responses.json",
+        &format!(
+            r#"{{"responses":[{{"id":"{id}","status":"disputed","note":"exp is exclusive by design"}}]}}"#
+        ),
+    );
+    let b2 = put(
+        "b2.json",
+        &review(&[finding("Q", "bug", "Off-by-one in the expiry check", 1)]),
+    );
+    let two = repo.run(&[
+        "record",
+        "--findings",
+        &format!("a={clean}"),
+        "--findings",
+        &format!("b={b2}"),
+        "--responses",
+        &responses,
+    ]);
+    assert_eq!(two.code, 20, "{}\n{}", two.stdout, two.stderr);
+    assert!(two.stdout.contains("stop: disputed"), "{}", two.stdout);
+    assert!(two.stdout.contains(&id), "{}", two.stdout);
+}
