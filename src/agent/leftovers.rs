@@ -104,7 +104,7 @@ pub fn sweep(path: &Path) -> usize {
             return ended.len();
         };
         let live: Vec<_> = family
-            .members(&table, &mut |pid| tree::mark(pid, &record.marker))
+            .members(&table, &mut |pid| tree::mark(pid, &record.marker, &[]))
             .into_iter()
             .filter(|p| !p.zombie)
             .collect();

@@ -174,8 +174,10 @@ pub fn run(
         // which then ends the whole call; a timeout does the same.
         .process_group(0);
     die_with_referee(&mut command);
-    // Listed as it is spawned: a call ending meanwhile (a panel's other
-    // reviewer) never takes this one, not yet marked, for its orphan.
+    // Listed as it is spawned, its marker before: a call ending meanwhile
+    // (a panel's other reviewer) never takes this one for its orphan.
+    let marker = format!("{MARKER}={marker_value}");
+    let _live = Live::add(&marker);
     let mut child = crate::children::spawn(&mut command).map_err(|cause| ProcessError::Spawn {
         program: call.program.clone(),
         cause,
@@ -188,7 +190,6 @@ pub fn run(
         before,
         spared: HashSet::from([me]),
     };
-    let marker = format!("{MARKER}={marker_value}");
     if let (Some(path), Some(boot), true) = (&call.record, tree::boot_id(), my_start > 0) {
         // Best effort: the record only matters if this referee is killed.
         let _ = leftovers::write(
@@ -359,12 +360,13 @@ fn end(child: &mut Child, family: &Family, marker: &str, gently: bool) {
     let members = || -> (Option<Vec<Proc>>, std::sync::MutexGuard<'static, crate::children::Started>) {
         let started = crate::children::held();
         let found = tree::scan().map(|table| {
+            let others = Live::others(marker);
             let start: HashMap<i32, u64> = table.iter().map(|p| (p.pid, p.start)).collect();
             family.members(&table, &mut |pid| {
                 if start.get(&pid).is_some_and(|s| started.contains(pid, *s)) {
                     tree::Mark::Another
                 } else {
-                    tree::mark(pid, marker)
+                    tree::mark(pid, marker, &others)
                 }
             })
         });
@@ -410,6 +412,37 @@ fn end(child: &mut Child, family: &Family, marker: &str, gently: bool) {
         signal(Signal::SIGKILL, &now);
         drop(_held);
         std::thread::sleep(Duration::from_millis(10));
+    }
+}
+
+/// The markers of this process's calls under way, each listed while its
+/// call runs (a panel's reviewers run at once): a process that carries one
+/// belongs to that call, and only to it.
+struct Live(String);
+
+static LIVE: Mutex<Vec<String>> = Mutex::new(Vec::new());
+
+impl Live {
+    fn add(marker: &str) -> Live {
+        LIVE.lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .push(marker.to_string());
+        Live(marker.to_string())
+    }
+
+    /// The markers of the calls under way but `marker`'s.
+    fn others(marker: &str) -> Vec<String> {
+        let live = LIVE.lock().unwrap_or_else(|e| e.into_inner());
+        live.iter().filter(|m| *m != marker).cloned().collect()
+    }
+}
+
+impl Drop for Live {
+    fn drop(&mut self) {
+        let mut live = LIVE.lock().unwrap_or_else(|e| e.into_inner());
+        if let Some(at) = live.iter().position(|m| *m == self.0) {
+            live.remove(at);
+        }
     }
 }
 

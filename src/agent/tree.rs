@@ -140,21 +140,19 @@ pub enum Mark {
     Unmarked,
 }
 
-/// Whether `pid`'s environment holds `entry` (`NAME=value`), or another
-/// value of `NAME`.
-pub fn mark(pid: i32, entry: &str) -> Mark {
+/// Whether `pid`'s environment holds `entry` (`NAME=value`), or one of
+/// `others`, the entries of the other calls under way. A marker no call
+/// under way has (one an agent made up for its orphan) is no marker.
+pub fn mark(pid: i32, entry: &str, others: &[String]) -> Mark {
     let Ok(env) = std::fs::read(format!("/proc/{pid}/environ")) else {
         return Mark::Unmarked;
     };
-    let name = entry.split_once('=').map_or(entry, |(name, _)| name);
     let mut found = Mark::Unmarked;
     for e in env.split(|&b| b == 0) {
         if e == entry.as_bytes() {
             return Mark::Ours;
         }
-        if e.strip_prefix(name.as_bytes())
-            .is_some_and(|rest| rest.starts_with(b"="))
-        {
+        if others.iter().any(|o| o.as_bytes() == e) {
             found = Mark::Another;
         }
     }

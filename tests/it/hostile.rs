@@ -378,6 +378,32 @@ fn a_grandchild_left_holding_stdout_by_a_finished_agent_cannot_hang_run() {
 }
 
 #[test]
+fn an_orphan_with_a_made_up_call_marker_is_still_ended_with_its_call() {
+    if !crate::common::needs("setsid", "apt-get install util-linux") {
+        return;
+    }
+    let f = Hostile::new("");
+    let _left = Leftovers(vec![(f.at("escaped.pid"), "sleep")]);
+    // Orphaned at once (its parent, a subshell, exits), in a session of its
+    // own, holding nothing of the agent's, and claiming another call's
+    // marker: only the orphan rule of the subreaper can find it.
+    f.file(
+        "writer-1.sh",
+        &format!(
+            "( REFEREE_CALL=forged setsid sleep 1000 </dev/null >/dev/null 2>&1 & echo $! > \"$FAKE_DIR/escaped.pid\" )\n{FIX}"
+        ),
+    )
+    .file("reviewer-1.print", CLEAN);
+    let ran = f.run(&["--task", "t"]);
+    assert_eq!(ran.code, Some(0), "{}{}", ran.stdout, ran.stderr);
+    let escaped = pid_in(&f.at("escaped.pid")).unwrap();
+    assert!(
+        dies_within(escaped, Duration::from_secs(20)),
+        "the writer's orphan (pid {escaped}) with a made-up marker outlived its call"
+    );
+}
+
+#[test]
 fn a_sigkilled_run_takes_its_agent_along_and_the_next_run_ends_the_rest() {
     let f = Hostile::new("");
     let _left = Leftovers(vec![
