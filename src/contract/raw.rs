@@ -64,7 +64,7 @@ pub(super) struct RawPrompts {
 }
 
 /// The keys of [`Sections`], as a contract file spells them.
-const SECTIONS: [&str; 6] = [
+pub(super) const SECTIONS: [&str; 6] = [
     "writer",
     "reviewer",
     "reviewers",

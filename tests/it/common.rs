@@ -436,3 +436,22 @@ pub fn needs(name: &str, install: &str) -> bool {
     }
     found
 }
+
+/// `referee ARGS` in `dir` on a pseudo-terminal (`script`), as a person's
+/// shell runs it: its exit code and the screen. `None` (skipped, loudly)
+/// where `script` is missing.
+pub fn on_a_terminal(dir: &Path, args: &str) -> Option<(Option<i32>, String)> {
+    if !needs("script", "apt-get install util-linux") {
+        return None;
+    }
+    let bin = assert_cmd::cargo::cargo_bin("referee");
+    let out = Command::new("script")
+        .args(["-qec", &format!("{} {args}", bin.display()), "/dev/null"])
+        .current_dir(dir)
+        .envs(GIT_ENV.iter().copied())
+        .env("REFEREE_NOW", NOW)
+        .env_remove("NO_COLOR")
+        .output()
+        .unwrap();
+    Some((out.status.code(), text(&out.stdout)))
+}

@@ -735,30 +735,16 @@ fn record_reads_a_panel_the_contract_does_not_name_and_a_lone_reviewer_takes_one
 
 #[test]
 fn on_a_terminal_each_panel_reviewer_gets_its_own_status_line() {
-    if !crate::common::needs("script", "apt-get install util-linux") {
-        return;
-    }
     let p = Panel::new("max_rounds = 3", "");
     p.writes(1, FIXED)
         .file("a", "reviewer-1.sh", "sleep 1\n")
         .file("b", "reviewer-1.sh", "sleep 1\n")
         .says("a", 1, CLEAN)
         .says("b", 1, CLEAN);
-    let bin = assert_cmd::cargo::cargo_bin("referee");
-    let out = std::process::Command::new("script")
-        .args([
-            "-qec",
-            &format!("{} run --task t", bin.display()),
-            "/dev/null",
-        ])
-        .current_dir(p.repo.path())
-        .envs(crate::common::GIT_ENV.iter().copied())
-        .env("REFEREE_NOW", crate::common::NOW)
-        .env_remove("NO_COLOR")
-        .output()
-        .unwrap();
-    let screen = text(&out.stdout);
-    assert_eq!(out.status.code(), Some(0), "{screen}");
+    let Some((code, screen)) = crate::common::on_a_terminal(p.repo.path(), "run --task t") else {
+        return;
+    };
+    assert_eq!(code, Some(0), "{screen}");
     for who in ["a", "b"] {
         assert!(
             screen.contains(&format!("round 1 · reviewer · {who}")),

@@ -704,28 +704,14 @@ fn quiet_prints_only_the_outcome() {
 
 #[test]
 fn on_a_terminal_each_call_gets_a_live_status_line() {
-    // `script` gives referee a pseudo-terminal, as a person's shell would.
-    if !crate::common::needs("script", "apt-get install util-linux") {
-        return;
-    }
     let f = Fake::new("", "", "");
     f.file("writer-1.sh", &format!("sleep 1\n{}", fix("x")))
         .file("reviewer-1.print", CLEAN);
-    let bin = assert_cmd::cargo::cargo_bin("referee");
-    let out = std::process::Command::new("script")
-        .args([
-            "-qec",
-            &format!("{} run --task t", bin.display()),
-            "/dev/null",
-        ])
-        .current_dir(f.repo.path())
-        .envs(crate::common::GIT_ENV.iter().copied())
-        .env("REFEREE_NOW", crate::common::NOW)
-        .env_remove("NO_COLOR")
-        .output()
-        .unwrap();
-    let screen = text(&out.stdout);
-    assert_eq!(out.status.code(), Some(0), "{screen}");
+    // `script` gives referee a pseudo-terminal, as a person's shell would.
+    let Some((code, screen)) = crate::common::on_a_terminal(f.repo.path(), "run --task t") else {
+        return;
+    };
+    assert_eq!(code, Some(0), "{screen}");
     assert!(
         screen.contains("round 1 · writer · command"),
         "the spinner's line: {screen}"
