@@ -103,11 +103,6 @@ fn each_row(
             });
         }
     }
-    let rows_start = bytes
-        .iter()
-        .position(|&b| b == b'\n')
-        .map_or(committed, |i| (i + 1).min(committed));
-    let mut rows = Records::new(&bytes[rows_start..committed]);
     for (n, line) in (1..).zip(lines) {
         // A row as written ends with its hash, never with a CR.
         if line.ends_with(b"\r") {
@@ -115,10 +110,7 @@ fn each_row(
                 line: format!("row {n}"),
             });
         }
-        let fields = match rows.next(line) {
-            Some(fields) => fields,
-            None => read_record(line).map_err(|problem| ChainError::row(n, problem))?,
-        };
+        let fields = read_record(line).map_err(|problem| ChainError::row(n, problem))?;
         let row = Row::from_fields(&fields).map_err(|e| ChainError::row(n, e.to_string()))?;
         f(
             n,
@@ -139,49 +131,6 @@ fn each_row(
 struct Line<'a> {
     bytes: &'a [u8],
     fields: &'a [String],
-}
-
-/// The rows' records read by one CSV reader over every row line: a reader
-/// made per line costs more than the line (its set-up is most of a 100-row
-/// ledger's parse). A line is taken from it only when its record is the
-/// whole line and has the header's fields, exactly what `read_record` gives
-/// such a line; any other line (and every line after it) is read alone by
-/// `read_record`, which names what is wrong with it.
-struct Records<'a> {
-    reader: Option<csv::Reader<&'a [u8]>>,
-    record: csv::StringRecord,
-    /// Where the next line starts, in the rows' bytes.
-    at: u64,
-}
-
-impl<'a> Records<'a> {
-    fn new(rows: &'a [u8]) -> Records<'a> {
-        Records {
-            reader: Some(
-                csv::ReaderBuilder::new()
-                    .has_headers(false)
-                    .flexible(true)
-                    .from_reader(rows),
-            ),
-            record: csv::StringRecord::new(),
-            at: 0,
-        }
-    }
-
-    /// The fields of the next line, `line`, or `None`: read it alone.
-    fn next(&mut self, line: &[u8]) -> Option<Vec<String>> {
-        let end = self.at + line.len() as u64 + 1;
-        self.at = end;
-        let reader = self.reader.as_mut()?;
-        let whole = matches!(reader.read_record(&mut self.record), Ok(true))
-            && reader.position().byte() == end
-            && self.record.len() == COLUMNS.len();
-        if !whole {
-            self.reader = None;
-            return None;
-        }
-        Some(self.record.iter().map(str::to_string).collect())
-    }
 }
 
 /// One CSV record from one line, with as many fields as the header.
