@@ -203,39 +203,22 @@ pub fn parse(text: &[u8]) -> ParsedPatch {
     ParsedPatch { files }
 }
 
-/// Lines added and removed in `text`: the `+` and `-` lines of its hunks,
-/// each hunk read for as many lines as its header counts (as [`parse`]
-/// reads them), so that an added `++x` or a removed `-- note` is a line of
-/// the hunk and a file's `+++` and `---` headers are not. What git's
-/// `--numstat` counts (a binary file has no hunk), without a line kept.
+/// Lines added and removed in `text`: the `+` and `-` lines of its hunks
+/// as [`parse`] reads them (each hunk for as many lines as its header
+/// counts), so that an added `++x` or a removed `-- note` is a line of the
+/// hunk and a file's `+++` and `---` headers are not. What git's
+/// `--numstat` counts (a binary file has no hunk).
 pub fn line_counts(text: &[u8]) -> (u64, u64) {
-    let (mut added, mut removed) = (0u64, 0u64);
-    // Old-side and new-side lines left in the hunk being read.
-    let (mut old, mut new) = (0u32, 0u32);
-    for line in text.split(|&b| b == b'\n') {
-        if old > 0 || new > 0 {
-            match line.first() {
-                Some(b'+') => {
-                    added += 1;
-                    new = new.saturating_sub(1);
-                }
-                Some(b'-') => {
-                    removed += 1;
-                    old = old.saturating_sub(1);
-                }
-                // `\ No newline at end of file` belongs to the line before.
-                Some(b'\\') => {}
-                // A context line; an empty one under `diff.suppressBlankEmpty`.
-                _ => {
-                    old = old.saturating_sub(1);
-                    new = new.saturating_sub(1);
-                }
-            }
-        } else if let Some(hunk) = hunk_header(line) {
-            (old, new) = (hunk.old_len, hunk.new_len);
-        }
-    }
-    (added, removed)
+    let lines = parse(text)
+        .files
+        .into_iter()
+        .flat_map(|f| f.hunks)
+        .flat_map(|h| h.lines);
+    lines.fold((0, 0), |(added, removed), line| match line {
+        Line::Added(_) => (added + 1, removed),
+        Line::Removed(_) => (added, removed + 1),
+        Line::Context(_) => (added, removed),
+    })
 }
 
 /// For `induced_by`: the new-side lines each file's hunks added (a changed
@@ -701,28 +684,33 @@ mod tests {
     /// the next file are not.
     #[test]
     fn changes_are_counted_by_the_hunk_headers() {
-        let patch = b"diff --git a/q.sql b/q.sql\n\
---- a/q.sql\n\
-+++ b/q.sql\n\
-@@ -1,3 +1,3 @@\n\
---- old note\n\
-+++ new note\n\
- select 1;\n\
--end\n\
-\\ No newline at end of file\n\
-+end\n\
-@@ -9 +9,0 @@ fn f\n\
--gone\n\
-diff --git a/img.png b/img.png\n\
-Binary files a/img.png and b/img.png differ\n\
-diff --git a/e b/e\n\
---- a/e\n\
-+++ b/e\n\
-@@ -1,3 +1,3 @@\n\
- a\n\
-\n\
--b\n\
-+c\n";
+        // As git writes it: a context line starts with a space (an empty
+        // one under `diff.suppressBlankEmpty` may be empty).
+        let patch = concat!(
+            "diff --git a/q.sql b/q.sql\n",
+            "--- a/q.sql\n",
+            "+++ b/q.sql\n",
+            "@@ -1,3 +1,3 @@\n",
+            "--- old note\n",
+            "+++ new note\n",
+            " select 1;\n",
+            "-end\n",
+            "\\ No newline at end of file\n",
+            "+end\n",
+            "@@ -9 +9,0 @@ fn f\n",
+            "-gone\n",
+            "diff --git a/img.png b/img.png\n",
+            "Binary files a/img.png and b/img.png differ\n",
+            "diff --git a/e b/e\n",
+            "--- a/e\n",
+            "+++ b/e\n",
+            "@@ -1,3 +1,3 @@\n",
+            " a\n",
+            "\n",
+            "-b\n",
+            "+c\n",
+        )
+        .as_bytes();
         assert_eq!(line_counts(patch), (3, 4));
         assert_eq!(line_counts(b""), (0, 0));
         assert_eq!(line_counts(b"@@ -1 +1 @@\n"), (0, 0));
