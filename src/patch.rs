@@ -842,6 +842,12 @@ index 1111111..2222222 100644
             (b"\"a/t\\tb\" \"b/t\\tb\"", Some("t\tb"), Some("t\tb")),
             (b"nonsense", None, None),
             (b"", None, None),
+            // One side quoted, the other not.
+            (b"\"a/t\\tb\" b/plain", Some("t\tb"), Some("plain")),
+            (b"a/plain \"b/t\\tb\"", Some("plain"), Some("t\tb")),
+            // Equal halves with a ` b/` inside are split in the middle.
+            (b"a/x b/y b/x b/y", Some("x b/y"), Some("x b/y")),
+            (b"a/ab b/a", Some("ab"), Some("a")),
         ];
         for (input, old, new) in cases {
             let (o, n) = git_header_paths(input);
@@ -859,6 +865,11 @@ index 1111111..2222222 100644
             (b"\"nl\\nx\"", "nl\nx"),
             (b"\"unterminated\\", "unterminated\\"),
             (b"\"\\777\"", "\u{fffd}"),
+            // An octal escape is at most three digits; a fourth is text.
+            (b"\"\\1011\"", "A1"),
+            (b"\"\\0x\"", "\0x"),
+            (b"\"\\a\\b\\t\\v\\f\\r\\q\"", "\x07\x08\t\x0b\x0c\rq"),
+            (b"\"end\" after", "end"),
         ];
         for (input, want) in cases {
             assert_eq!(unquote(input), *want, "{input:?}");
@@ -942,7 +953,11 @@ index 1111111..2222222 100644
         assert!(!t.near("f", 8, 8));
         // Deleted, renamed and new files are touched whole.
         let t = touched(&parse(RENAME_NEW_DELETE_BINARY.as_bytes()));
-        assert!(t.near("gone.rs", 500, 500) || t.file("gone.rs"));
+        assert!(t.file("gone.rs") && t.near("gone.rs", 500, 500));
+        // A renamed file is known by its old name, at the lines changed.
+        assert!(t.near("old name.txt", 1, 1) && !t.near("old name.txt", 90, 90));
+        assert!(t.near("added.rs", 7, 7) && t.near("img.png", 1, 1));
+        assert!(!t.near("café\tx.md", 5, 5), "only its line 1 changed");
         assert!(touched(&ParsedPatch::default()).is_empty());
         // A formatter's reflow (whitespace and line breaks only) and blank
         // lines touch nothing; a real change next to them does.
@@ -973,6 +988,72 @@ index 1111111..2222222 100644
         assert_eq!(carry(&rename, "a.rs", 3), Some(("b.rs".to_string(), 3)));
         let delete = parse(b"diff --git a/a.rs b/a.rs\ndeleted file mode 100644\n--- a/a.rs\n+++ /dev/null\n@@ -1 +0,0 @@\n-x\n");
         assert_eq!(carry(&delete, "a.rs", 1), None);
+    }
+
+    /// A hunk takes as many lines as its header counts on each side: the
+    /// line after them belongs to what follows, even when it looks like a
+    /// hunk line; `\` lines are no lines of either side.
+    #[test]
+    fn a_hunk_ends_where_its_counts_do() {
+        let p = parse(
+            b"--- a/f\n+++ b/f\n@@ -1,2 +1,2 @@\n a\n-b\n\\ No newline at end of file\n+c\n\\ No newline at end of file\n-not a line\n+nor this\n",
+        );
+        let lines = &p.files[0].hunks[0].lines;
+        assert_eq!(
+            lines,
+            &[
+                Line::Context(b"a".to_vec()),
+                Line::Removed(b"b".to_vec()),
+                Line::Added(b"c".to_vec())
+            ]
+        );
+        assert_eq!(line_counts(b"@@ -1 +1,2 @@\n-a\n+b\n+c\n+d\n"), (2, 1));
+        assert_eq!(line_counts(b"@@ -1,2 +1 @@\n-a\n-b\n-c\n+d\n"), (0, 2));
+        assert_eq!(line_counts(b"@@ -1,2 +1 @@\n-a\n+b\n-c\n"), (1, 2));
+        // A context line spends one line of each side.
+        assert_eq!(line_counts(b"@@ -1,2 +1,2 @@\n x\n-a\n+b\n+c\n"), (1, 1));
+    }
+
+    /// After a binary file's header, a `---` line opens the next file (plain
+    /// `diff -u` output has no `diff --git` line to do it).
+    #[test]
+    fn a_file_header_after_a_binary_file_opens_a_new_file() {
+        let p = parse(
+            b"diff --git a/img.png b/img.png\nBinary files a/img.png and b/img.png differ\n--- a/f\n+++ b/f\n@@ -1 +1 @@\n-a\n+b\n--- a/g\n+++ b/g\n@@ -1 +1 @@\n-c\n+d\n",
+        );
+        let names: Vec<(Option<&str>, bool)> = p
+            .files
+            .iter()
+            .map(|f| (f.old_path.as_deref(), f.binary))
+            .collect();
+        assert_eq!(
+            names,
+            [
+                (Some("img.png"), true),
+                (Some("f"), false),
+                (Some("g"), false)
+            ]
+        );
+    }
+
+    /// A line is carried past a hunk only once it is past the hunk's last
+    /// old line; the first line after it moves by the hunk's growth.
+    #[test]
+    fn carry_counts_a_hunks_growth_from_the_line_after_it() {
+        let p = parse(b"--- a/f\n+++ b/f\n@@ -2,2 +2,4 @@\n a\n-b\n+c\n+d\n+e\n");
+        let at = |line| carry(&p, "f", line).map(|(_, n)| n);
+        assert_eq!(at(1), Some(1));
+        assert_eq!(at(2), Some(2));
+        assert_eq!(
+            at(3),
+            Some(3),
+            "the removed line lands where its replacement starts"
+        );
+        assert_eq!(at(4), Some(6));
+        assert_eq!(at(10), Some(12));
+        let shrink = parse(b"--- a/f\n+++ b/f\n@@ -1,3 +1 @@\n-a\n-b\n c\n");
+        assert_eq!(carry(&shrink, "f", 3).map(|(_, n)| n), Some(1));
+        assert_eq!(carry(&shrink, "f", 4).map(|(_, n)| n), Some(2));
     }
 
     #[test]
