@@ -334,9 +334,8 @@ impl FixLines {
     /// it renamed keep their marks under the new names.
     pub fn record(&mut self, round: u32, patch: &ParsedPatch) {
         for fp in &patch.files {
-            if let (Some(old), Some(new)) = (&fp.old_path, &fp.new_path)
-                && old != new
-            {
+            // A rename: the file's names grow by its new one.
+            if let (Some(old), Some(new)) = (&fp.old_path, &fp.new_path) {
                 for names in &mut self.files {
                     if names.contains(old) && !names.contains(new) {
                         names.push(new.clone());
@@ -349,10 +348,10 @@ impl FixLines {
         let known = self.marks(moved.map(|c| c.hash));
         let mut latest: HashMap<u64, Mark> = HashMap::new();
         for change in changes.keys.values() {
-            let (added, file) = match change.net {
+            let (added, file) = match change.net.cmp(&0) {
                 // Moved: a line that left a mark's file for another one
                 // lives there now.
-                0 => {
+                std::cmp::Ordering::Equal => {
                     let Some(mark) = known.get(&change.hash).copied() else {
                         continue;
                     };
@@ -367,8 +366,8 @@ impl FixLines {
                     latest.insert(change.hash, Mark { file, ..mark });
                     continue;
                 }
-                net if net > 0 => (true, change.added_in.iter().next()),
-                _ => (false, change.removed_in.iter().next()),
+                std::cmp::Ordering::Greater => (true, change.added_in.iter().next()),
+                std::cmp::Ordering::Less => (false, change.removed_in.iter().next()),
             };
             let Some(&file) = file else {
                 continue;
