@@ -121,12 +121,7 @@ pub fn normalize_title(title: &str) -> String {
     let mut out = String::with_capacity(title.len());
     let mut space = false;
     for ch in title.chars() {
-        // ASCII (nearly every title) skips the Unicode tables.
-        let ascii = ch.is_ascii();
-        if (ascii && ch.is_ascii_digit())
-            || (!ascii && ch.is_numeric())
-            || matches!(ch, '"' | '\'' | '`' | '“' | '”' | '‘' | '’')
-        {
+        if ch.is_numeric() || matches!(ch, '"' | '\'' | '`' | '“' | '”' | '‘' | '’') {
             continue;
         }
         if ch.is_whitespace() {
@@ -137,11 +132,7 @@ pub fn normalize_title(title: &str) -> String {
             out.push(' ');
             space = false;
         }
-        if ascii {
-            out.push(ch.to_ascii_lowercase());
-        } else {
-            out.extend(ch.to_lowercase());
-        }
+        out.extend(ch.to_lowercase());
     }
     out
 }
@@ -383,9 +374,10 @@ fn code_words(title: &str) -> HashSet<String> {
                 .zip(bare.chars().skip(1))
                 .any(|(a, b)| a.is_lowercase() && b.is_uppercase());
             let dotted = bare.split('.').filter(|p| !p.is_empty()).count() > 1;
-            let called = token.char_indices().any(|(i, c)| {
-                c == '(' && token[..i].ends_with(|p: char| p.is_alphanumeric() || p == '_')
-            });
+            // `_(` needs no rule of its own: the `_` makes it code.
+            let called = token
+                .char_indices()
+                .any(|(i, c)| c == '(' && token[..i].ends_with(char::is_alphanumeric));
             let marked = ["::", "/", "="].iter().any(|mark| token.contains(mark));
             if camel || dotted || called || marked || bare.contains('_') {
                 out.extend(subject_words(token));
@@ -1007,6 +999,65 @@ mod tests {
             normalize_title("  Line 42: `foo`  is \"unused\"\t(3 times) "),
             "line : foo is unused ( times)"
         );
+    }
+
+    #[test]
+    fn titles_normalize_other_scripts_digits_and_letters_alike() {
+        // Arabic-Indic and full-width digits are digits; other scripts'
+        // capitals are lowercased, `İ` into its two characters.
+        assert_eq!(normalize_title("ÉCHEC ٣ fois ３"), "échec fois");
+        assert_eq!(normalize_title("İstanbul ΣΟΦΊΑ"), "i\u{307}stanbul σοφία");
+        assert_eq!(normalize_title("“quoted” ‘too’"), "quoted too");
+    }
+
+    #[test]
+    fn subject_words_drop_a_plural_s_then_keep_five_letters() {
+        let words = |t: &str| {
+            let mut w: Vec<String> = subject_words(t).into_iter().collect();
+            w.sort();
+            w
+        };
+        // `tests` and `maps` lose their `s`; `class` keeps its double `s`;
+        // `bus` and `ids` are too short to lose one; short and stop words go.
+        assert_eq!(words("Tests"), ["test"]);
+        assert_eq!(words("maps"), ["map"]);
+        assert_eq!(words("class"), ["class"]);
+        assert_eq!(words("bus ids"), ["bus", "ids"]);
+        assert_eq!(words("expired expiry expires"), ["expir"]);
+        assert_eq!(words("an ok leak of the db"), ["leak"]);
+    }
+
+    #[test]
+    fn code_words_are_the_names_a_title_cites() {
+        let words = |t: &str| {
+            let mut w: Vec<String> = code_words(t).into_iter().collect();
+            w.sort();
+            w
+        };
+        assert_eq!(words("`fetch groups` swallows errors"), ["fetch", "group"]);
+        assert_eq!(words("_private_helper leaks"), ["helpe", "priva"]);
+        assert_eq!(words("flush() holds the lock"), ["flush"]);
+        assert_eq!(words("parseConfig reads twice"), ["parse"]);
+        assert_eq!(words("session.get has no timeout"), ["get", "sessi"]);
+        assert_eq!(
+            words("UPLOAD_DIR=/tmp is world-writable"),
+            ["dir", "tmp", "uploa"]
+        );
+        // A bracket after a space or a symbol is prose, not a call.
+        assert_eq!(
+            words("retries (forever) when offline"),
+            Vec::<String>::new()
+        );
+        assert_eq!(words("sum+(total) overflows"), Vec::<String>::new());
+    }
+
+    #[test]
+    fn jaccard_is_shared_words_over_all_words() {
+        let set = |w: &[&str]| w.iter().map(|s| s.to_string()).collect::<HashSet<_>>();
+        assert_eq!(jaccard(&set(&["a", "b"]), &set(&["b", "c"])), 1.0 / 3.0);
+        assert_eq!(jaccard(&set(&["a"]), &set(&["a"])), 1.0);
+        assert_eq!(jaccard(&set(&[]), &set(&["a"])), 0.0);
+        assert_eq!(jaccard(&set(&[]), &set(&[])), 0.0);
     }
 
     #[test]
