@@ -508,3 +508,17 @@ fn a_fix_line_replaced_in_a_run_where_little_moved_is_an_ordinary_fix() {
     ) + &one_hunk("b.py", &[], &["    refresh(token)"]);
     assert_eq!(reversal(&later, &fix), None);
 }
+
+#[test]
+fn code_moved_to_two_files_is_said_to_go_where_most_of_it_went() {
+    let guard = "    if not path: raise ValueError(\"no path\")";
+    let fix = one_hunk("store.py", &[], &[guard]);
+    let mut old = vec![LOAD[0], guard];
+    old.extend(&LOAD[1..]);
+    // One line goes to the file the patch names first, three to the other.
+    let later = one_hunk("store.py", &old, &["from store_io import load"])
+        + &one_hunk("a_first.py", &[], &[LOAD[0]])
+        + &one_hunk("store_io.py", &[], &LOAD[1..]);
+    let r = reversal(&later, &fix).expect("the guard left behind");
+    assert_eq!(r.moved.as_deref(), Some("store_io.py"));
+}
