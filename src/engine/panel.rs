@@ -137,10 +137,23 @@ pub struct Tally {
     pub alone_fixed: u32,
 }
 
-/// Each reviewer's [`Tally`] over the loop's rounds, in the order they
-/// first reported; empty for a loop no panel reviewed.
+/// Each reviewer's [`Tally`] over the loop's rounds: the contract's
+/// `[[reviewers]]` in their order, then any other name a round's findings
+/// give (`record` without `[[reviewers]]`); empty for a loop no panel
+/// reviewed.
 pub fn tally(lp: &super::Loop, history: &super::History) -> anyhow::Result<Vec<Tally>> {
     use std::collections::BTreeMap;
+    // A loop no panel reviewed costs no read of its rounds.
+    let named = &history.contract.reviewers;
+    if named.is_empty()
+        && !history
+            .registry
+            .findings
+            .iter()
+            .any(|t| !t.finding.reported_by.is_empty())
+    {
+        return Ok(Vec::new());
+    }
     let mut by: BTreeMap<String, Vec<String>> = BTreeMap::new();
     for row in history
         .rows
@@ -157,7 +170,16 @@ pub fn tally(lp: &super::Loop, history: &super::History) -> anyhow::Result<Vec<T
             }
         }
     }
-    let mut out: Vec<Tally> = Vec::new();
+    // The contract's reviewers each have a row, those that found nothing too.
+    let mut out: Vec<Tally> = named
+        .iter()
+        .map(|m| Tally {
+            reviewer: m.name.clone(),
+            found: 0,
+            alone: 0,
+            alone_fixed: 0,
+        })
+        .collect();
     for t in &history.registry.findings {
         let Some(names) = by.get(&t.finding.id) else {
             continue;

@@ -224,6 +224,14 @@ fn under_quorum_one_a_failed_reviewer_is_shown_absent_and_the_round_counts() {
     let why = panel["members"][1]["absent"].as_str().unwrap();
     assert!(why.contains("reviewer `b` failed"), "{why}");
     assert!(why.contains("failed/round-1-reviewer-b-"), "{why}");
+    // Nothing found: each reviewer of the contract still has its row.
+    let report: Value = serde_json::from_str(&p.repo.run(&["report", "--json"]).stdout).unwrap();
+    let rows = &report["loops"][0]["reviewers"];
+    assert_eq!(
+        rows[0],
+        serde_json::json!({"reviewer": "a", "found": 0, "alone": 0, "alone_fixed": 0})
+    );
+    assert_eq!(rows[1]["reviewer"], "b");
 }
 
 #[test]
