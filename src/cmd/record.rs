@@ -185,7 +185,9 @@ fn one_review(lp: &engine::Loop, path: &str, format: Format) -> anyhow::Result<R
     let shown = if path == "-" { "stdin" } else { path };
     let raw = super::read_bounded(path).with_context(|| format!("findings `{shown}`"))?;
     let root = lp.repo.to_string_lossy().into_owned();
-    let parsed = findings::parse(&raw, format, &root).map_err(|err| {
+    let empty = lp.contract().reviewer.as_ref().map(|r| r.empty_report);
+    let read = findings::parse(&raw, format, &root);
+    let parsed = empty.unwrap_or_default().apply(read).map_err(|err| {
         let message = format!("findings `{shown}`: nothing was recorded: {err}");
         let reviewer = lp.contract().reviewer.as_ref().map(|r| r.preset);
         let hint = reviewer
@@ -223,14 +225,22 @@ fn panel_review(
     let answers = members
         .into_iter()
         .map(|(name, path)| {
+            let empty = contract
+                .reviewers
+                .iter()
+                .find(|m| m.name == name)
+                .map(|m| m.agent.empty_report)
+                .unwrap_or_default();
             let answer = match path {
                 None => Err("no `--findings` was given for it".to_string()),
                 Some(path) => super::read_bounded(path)
                     .map_err(|e| format!("findings `{path}`: {e:#}"))
-                    .and_then(|raw| match findings::parse(&raw, format, &root) {
-                        Ok(parsed) => Ok(Review::new(raw, parsed)),
-                        Err(err) => Err(format!("findings `{path}`: {err}")),
-                    }),
+                    .and_then(
+                        |raw| match empty.apply(findings::parse(&raw, format, &root)) {
+                            Ok(parsed) => Ok(Review::new(raw, parsed)),
+                            Err(err) => Err(format!("findings `{path}`: {err}")),
+                        },
+                    ),
             };
             engine::panel::MemberReview {
                 name,

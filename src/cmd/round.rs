@@ -389,7 +389,8 @@ impl Caller<'_> {
         let raw = reply.review.unwrap_or_default();
         // The reviewer ran in the checkout: its absolute paths are there.
         let root = checkout.path().to_string_lossy();
-        let parsed = match preset::findings_of(reviewer.preset, &raw, &root) {
+        let read = preset::findings_of(reviewer.preset, &raw, &root);
+        let parsed = match reviewer.empty_report.apply(read) {
             Ok(parsed) => parsed,
             Err(err) => {
                 let kept = keep_failure(lp, who, &[("review", &raw)])?;

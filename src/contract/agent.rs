@@ -52,6 +52,65 @@ pub struct Agent {
     pub max_turns: Option<u32>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub sandbox: Option<String>,
+    /// What a test report with no test case is (the `tests` preset).
+    #[serde(skip_serializing_if = "EmptyReport::is_refuse")]
+    pub empty_report: EmptyReport,
+}
+
+/// What a test report that holds no test case is: no proof of a clean
+/// round (`refuse`, the default: test discovery broke, the runner collected
+/// nothing), or a clean round (`clean`: a suite that may be empty).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum EmptyReport {
+    #[default]
+    Refuse,
+    Clean,
+}
+
+impl EmptyReport {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            EmptyReport::Refuse => "refuse",
+            EmptyReport::Clean => "clean",
+        }
+    }
+
+    fn is_refuse(&self) -> bool {
+        *self == EmptyReport::Refuse
+    }
+
+    /// A review as this setting reads it: under `clean`, a test report
+    /// with no test case is a clean round.
+    pub fn apply(
+        self,
+        read: Result<crate::findings::Parsed, crate::findings::FindingsError>,
+    ) -> Result<crate::findings::Parsed, crate::findings::FindingsError> {
+        match read {
+            Err(crate::findings::FindingsError::NoTestCase) if self == EmptyReport::Clean => {
+                Ok(crate::findings::Parsed {
+                    source_format: crate::findings::Format::Junit,
+                    findings: Vec::new(),
+                    resolved: Vec::new(),
+                })
+            }
+            other => other,
+        }
+    }
+}
+
+impl<'de> Deserialize<'de> for EmptyReport {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        let value = Value::deserialize(d)?;
+        match value.as_str() {
+            Some("refuse") => Ok(EmptyReport::Refuse),
+            Some("clean") => Ok(EmptyReport::Clean),
+            _ => Err(super::value::refuse(
+                &value,
+                "`refuse` (a report with no test case proves nothing: the default) or `clean` (a suite that may be empty)",
+            )),
+        }
+    }
 }
 
 /// A reviewer of a `[[reviewers]]` panel (SPEC §6.1): its name and agent.
@@ -103,6 +162,7 @@ pub(super) struct RawAgent {
     allowed_tools: Option<Strings>,
     max_turns: Option<Bounded<1, 10_000>>,
     sandbox: Option<Text>,
+    empty_report: Option<EmptyReport>,
 }
 
 impl Agent {
@@ -122,6 +182,7 @@ impl Agent {
             allowed_tools: Vec::new(),
             max_turns: None,
             sandbox: None,
+            empty_report: EmptyReport::Refuse,
         }
     }
 
@@ -211,6 +272,18 @@ impl Agent {
                 ));
             }
         }
+        if !preset.reads("empty_report")
+            && let Some(empty) = raw.empty_report
+        {
+            return Err(invalid(
+                "empty_report",
+                &Value::String(empty.as_str().into()),
+                &format!(
+                    "absent: only the `{}` preset reads a test report",
+                    Preset::names(|p| p.reads("empty_report"))
+                ),
+            ));
+        }
         if !preset.reads("junit")
             && let Some(junit) = &raw.junit
         {
@@ -236,6 +309,7 @@ impl Agent {
             allowed_tools: raw.allowed_tools.map(|t| t.0).unwrap_or_default(),
             max_turns: raw.max_turns.map(|n| n.0 as u32),
             sandbox: raw.sandbox.map(|t| t.0),
+            empty_report: raw.empty_report.unwrap_or_default(),
         })
     }
 }

@@ -15,7 +15,7 @@ mod value;
 use serde::de::Deserializer;
 use serde::{Deserialize, Serialize};
 
-pub use agent::{Agent, Judge, JudgeEngine, Member, Role};
+pub use agent::{Agent, EmptyReport, Judge, JudgeEngine, Member, Role};
 pub use duration::Timeout;
 pub use name::LoopName;
 pub use preset::{Preset, PresetInfo};

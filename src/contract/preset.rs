@@ -109,7 +109,7 @@ impl Preset {
                 tool: None,
                 install: None,
                 roles: REVIEWS,
-                options: &["command", "junit"],
+                options: &["command", "junit", "empty_report"],
                 review: Format::Junit,
                 judges: false,
             },

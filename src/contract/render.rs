@@ -5,7 +5,7 @@ use std::fmt::Write;
 
 use toml::Value;
 
-use super::{Agent, Contract, Guard, Judge, SETTINGS, Timeout};
+use super::{Agent, Contract, EmptyReport, Guard, Judge, SETTINGS, Timeout};
 
 /// The contract file `referee init` writes.
 pub fn to_toml(contract: &Contract) -> String {
@@ -133,6 +133,9 @@ fn fields(out: &mut String, a: &Agent) {
         kv(out, "max_turns", &turns.to_string());
     }
     opt(out, "sandbox", a.sandbox.as_deref());
+    if a.empty_report != EmptyReport::Refuse {
+        kv(out, "empty_report", &string(a.empty_report.as_str()));
+    }
     kv(out, "timeout", &timeout(a.timeout));
 }
 

@@ -359,6 +359,7 @@ fn render_writes_every_field_the_contract_reads() {
         allowed_tools: v("t"),
         max_turns: Some(2),
         sandbox: s("s"),
+        empty_report: EmptyReport::Clean,
         ..Agent::new(Preset::Claude)
     };
     c.writer = Some(agent.clone());
@@ -803,4 +804,32 @@ fn a_panel_is_refused_with_the_entry_and_field_named() {
     // Without reviewers a panel's terms are for `record --findings NAME=FILE`.
     let c = parse("loop = \"x\"\n[panel]\nquorum = 2\n").unwrap();
     assert_eq!(c.panel.quorum, Some(2));
+}
+
+#[test]
+fn an_empty_test_report_is_clean_only_where_the_tests_preset_says_so() {
+    let tests =
+        "loop = \"x\"\n[reviewer]\npreset = \"tests\"\ncommand = [\"pytest\"]\njunit = \"r.xml\"\n";
+    let c = parse(tests).unwrap();
+    assert_eq!(
+        c.reviewer.as_ref().unwrap().empty_report,
+        EmptyReport::Refuse
+    );
+    let clean = parse(&format!("{tests}empty_report = \"clean\"\n")).unwrap();
+    assert_eq!(
+        clean.reviewer.as_ref().unwrap().empty_report,
+        EmptyReport::Clean
+    );
+    assert_eq!(parse(&render::to_toml(&clean)).unwrap(), clean);
+    let err = |text: &str| placed(text).unwrap_err().to_string();
+    let wrong = err(&format!("{tests}empty_report = \"ok\"\n"));
+    assert!(
+        wrong.starts_with("line 6: field `reviewer.empty_report`: must be `refuse`"),
+        "{wrong}"
+    );
+    let codex = err("loop = \"x\"\n[reviewer]\npreset = \"codex\"\nempty_report = \"clean\"\n");
+    assert!(
+        codex.contains("field `reviewer.empty_report`: must be absent: only the `tests` preset reads a test report"),
+        "{codex}"
+    );
 }

@@ -154,6 +154,10 @@ pub enum FindingsError {
         message: String,
         hint: String,
     },
+    /// A test report that holds no test case: no test ran. Not clean,
+    /// unless the contract says an empty report is (`empty_report`).
+    #[error("junit xml: the report holds no test case: no test ran, which proves no clean round")]
+    NoTestCase,
 }
 
 impl FindingsError {
@@ -179,6 +183,12 @@ impl FindingsError {
                     .into(),
             ),
             FindingsError::NotProven { hint, .. } => Some(hint.clone()),
+            FindingsError::NoTestCase => Some(
+                "check that the test runner found the tests (pytest exits 5 when it \
+                 collects none), then pass the report of a run that ran them; a loop \
+                 whose suite may be empty says `empty_report = \"clean\"` in its `[reviewer]`"
+                    .into(),
+            ),
             FindingsError::Syntax { hint, .. } | FindingsError::Invalid { hint, .. } => {
                 hint.clone()
             }

@@ -738,6 +738,27 @@ fn record_refuses_a_junit_report_with_no_test_case() {
     assert!(!ledger.stdout.contains("\"round\""), "{}", ledger.stdout);
 }
 
+/// A contract whose tests preset says `empty_report = "clean"` (a suite that
+/// may be empty) records such a report as a clean round.
+#[test]
+fn an_empty_report_is_clean_where_the_contract_says_so() {
+    let repo = Repo::new();
+    let dir = tempfile::tempdir().unwrap();
+    let contract = dir.path().join("l.toml");
+    std::fs::write(
+        &contract,
+        "loop = \"l\"\n[reviewer]\npreset = \"tests\"\ncommand = [\"pytest\", \"--junitxml=r.xml\"]\njunit = \"r.xml\"\nempty_report = \"clean\"\n",
+    )
+    .unwrap();
+    let init = repo.run(&["init", "--from", contract.to_str().unwrap()]);
+    assert_eq!(init.code, 0, "{}", init.stderr);
+    repo.append("src/a.rs", "a");
+    let report = String::from_utf8(fixture("junit/pytest-no-tests.xml")).expect("utf-8");
+    let out = repo.record(&report).run();
+    assert_eq!(out.code, 0, "{out:?}");
+    assert!(out.stdout.contains("stop: clean"), "{}", out.stdout);
+}
+
 /// jest-junit with `addFileAttribute`, and with the suite named by its
 /// file: the same test name in two files is two tests.
 #[test]

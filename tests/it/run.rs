@@ -1008,3 +1008,39 @@ fn a_dry_run_shows_the_next_rounds_calls_and_changes_nothing() {
     assert_eq!(f.repo.ledger_json().len(), rows);
     assert_eq!(f.calls(), calls);
 }
+
+/// A suite that collected no test (an empty report) stops `run` with the
+/// refusal, unless the contract says `empty_report = "clean"`.
+#[test]
+fn an_empty_test_report_is_refused_unless_the_contract_says_it_is_clean() {
+    for (setting, code) in [("", 1), ("empty_report = \"clean\"\n", 0)] {
+        let f = Fake::new("", "", "");
+        let path = f.repo.join(".referee/contracts/l.toml");
+        let contract = std::fs::read_to_string(&path).unwrap();
+        let start = contract.find("[reviewer]").unwrap();
+        let contract = format!(
+            "{}[reviewer]\npreset = \"tests\"\ncommand = [\"sh\", \"-c\", \"mkdir -p target; echo '<testsuite name=\\\"none\\\" tests=\\\"0\\\"/>' > target/junit.xml; exit 5\"]\njunit = \"target/junit.xml\"\n{setting}",
+            &contract[..start],
+        );
+        f.repo.write(".gitignore", "target/\n");
+        let changed = f.script.path().join("tests-contract.toml");
+        std::fs::write(&changed, contract).unwrap();
+        f.repo
+            .referee()
+            .args(["init", "--force", "--from", changed.to_str().unwrap()])
+            .assert()
+            .success();
+        f.file(
+            "writer-1.sh",
+            &fix("fn valid(now: u64, exp: u64) -> bool { now >= exp }"),
+        );
+        let (got, stdout, stderr) = f.run(&["--task", "t"]);
+        assert_eq!(got, code, "{setting:?}: {stdout}\n{stderr}");
+        if code == 0 {
+            assert!(stdout.contains("stop: clean"), "{stdout}");
+        } else {
+            assert!(stderr.contains("the report holds no test case"), "{stderr}");
+            assert!(stderr.contains("empty_report = \"clean\""), "{stderr}");
+        }
+    }
+}

@@ -604,6 +604,7 @@ fn check_findings(input: Vec<u8>) {
                         FindingsError::Syntax { format, .. }
                         | FindingsError::Invalid { format, .. }
                         | FindingsError::NotProven { format, .. } => Some(*format),
+                        FindingsError::NoTestCase => Some(Format::Junit),
                         FindingsError::Empty
                         | FindingsError::NotUtf8 { .. }
                         | FindingsError::NotUtf16 { .. } => None,
