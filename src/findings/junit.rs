@@ -648,9 +648,20 @@ fn cited_lines(text: &str, file: &str) -> Vec<(usize, u32)> {
         };
         let before = &text[..at];
         let dir = &file[..file.len() - name.len()];
+        // The file's whole relative path, or an absolute path ending in it
+        // (jest cites `/home/ci/app/src/cart/total.test.js:3:44`).
+        let absolute = |before: &str| {
+            let start = before
+                .rfind(|c: char| !(c.is_alphanumeric() || "/._-\\".contains(c)))
+                .map_or(0, |i| {
+                    i + before[i..].chars().next().map_or(1, char::len_utf8)
+                });
+            let path = &before[start..];
+            path.starts_with('/') && path.ends_with('/')
+        };
         let whole = before
             .strip_suffix(dir)
-            .is_some_and(|before| !dir.is_empty() && boundary(before));
+            .is_some_and(|before| (!dir.is_empty() && boundary(before)) || absolute(before));
         if !(whole || boundary(before)) {
             continue;
         }
@@ -670,6 +681,35 @@ fn cited_lines(text: &str, file: &str) -> Vec<(usize, u32)> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_citation_is_the_files_relative_path_or_an_absolute_one_ending_in_it() {
+        let lines = |text: &str, file: &str| -> Vec<u32> {
+            cited_lines(text, file)
+                .into_iter()
+                .map(|(_, l)| l)
+                .collect()
+        };
+        let file = "src/cart/total.test.js";
+        assert_eq!(
+            lines("at toBe (/ci/app/src/cart/total.test.js:3:44)", file),
+            [3]
+        );
+        assert_eq!(lines("src/cart/total.test.js:7: failed", file), [7]);
+        assert_eq!(
+            lines("at f (/ci/app/src/wallet/total.test.js:6:1)", file),
+            Vec::<u32>::new()
+        );
+        assert_eq!(
+            lines("at f (/ci/app/node_modules/x/total.test.js:6:1)", file),
+            Vec::<u32>::new()
+        );
+        // A file at the top: its name after an absolute folder, not after a
+        // relative one (another file of that name).
+        assert_eq!(lines("at f (/ci/app/sum.test.js:5:3)", "sum.test.js"), [5]);
+        assert_eq!(lines("lib/sum.test.js:5", "sum.test.js"), Vec::<u32>::new());
+        assert_eq!(lines("sum.test.js:8: boom", "sum.test.js"), [8]);
+    }
 
     fn ids(xml: &str) -> Result<Vec<String>, String> {
         parse(xml)

@@ -760,7 +760,8 @@ fn an_empty_report_is_clean_where_the_contract_says_so() {
 }
 
 /// jest-junit with `addFileAttribute`, and with the suite named by its
-/// file: the same test name in two files is two tests.
+/// file: the same test name in two files is two tests, each at the line
+/// its stack trace cites by absolute path (`/tmp/fx30/js/src/...:3:44`).
 #[test]
 fn junit_from_jest_names_the_file() {
     insta::assert_snapshot!(render("junit/jest-two-files.xml", "/tmp/fx30/js"));
