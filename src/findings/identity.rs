@@ -1036,6 +1036,8 @@ mod tests {
         };
         assert_eq!(words("`fetch groups` swallows errors"), ["fetch", "group"]);
         assert_eq!(words("_private_helper leaks"), ["helpe", "priva"]);
+        // Only its `_`s make `__init__` code: they are kept when punctuation is trimmed.
+        assert_eq!(words("__init__ leaks"), ["init"]);
         assert_eq!(words("flush() holds the lock"), ["flush"]);
         assert_eq!(words("parseConfig reads twice"), ["parse"]);
         assert_eq!(words("session.get has no timeout"), ["get", "sessi"]);
