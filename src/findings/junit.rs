@@ -77,6 +77,9 @@ struct Suite {
     /// package's failure twice).
     root: bool,
     file: Option<String>,
+    /// Its `name`: a case without a class is known by it (gotestsum's
+    /// `TestMain` of each Go package).
+    name: String,
     /// Its `failures` + `errors` attributes.
     declared: u64,
     /// `<failure>`/`<error>` elements found inside it so far.
@@ -136,13 +139,15 @@ pub(crate) fn parse(text: &str) -> Result<Drafts, FindingsError> {
                 let attrs = attributes(start, text, event_start)?;
                 match name.as_str() {
                     "testsuite" | "testsuites" => {
-                        let named = attr(&attrs, "name").filter(|name| is_path(name));
+                        let title = attr(&attrs, "name").unwrap_or_default();
+                        let named = Some(title.clone()).filter(|name| is_path(name));
                         let inherited = suites.last().and_then(|suite| suite.file.clone());
                         suite_count += 1;
                         let suite = Suite {
                             index: suite_count,
                             root: name == "testsuites",
                             file: attr(&attrs, "file").or(named).or(inherited),
+                            name: title,
                             declared: count(&attrs, "failures") + count(&attrs, "errors"),
                             found: 0,
                             at: event_start,
@@ -164,10 +169,15 @@ pub(crate) fn parse(text: &str) -> Result<Drafts, FindingsError> {
                         cases += 1;
                         let file = attr(&attrs, "file")
                             .or_else(|| suites.last().and_then(|suite| suite.file.clone()));
+                        // No class: the suite's name stands for it.
+                        let class = attr(&attrs, "classname")
+                            .filter(|class| !class.trim().is_empty())
+                            .or_else(|| suites.last().map(|suite| suite.name.clone()))
+                            .unwrap_or_default();
                         let new_case = Case {
                             suite: suites.last().map_or(0, |suite| suite.index),
                             id: test_id(
-                                &attr(&attrs, "classname").unwrap_or_default(),
+                                &class,
                                 &attr(&attrs, "name").unwrap_or_default(),
                                 file.as_deref(),
                             ),
@@ -973,10 +983,12 @@ mod tests {
                 r#"<testsuite name="pytest"><testcase classname="tests.test_app.TestMath" name="test_div" file="tests/test_app.py">"#,
                 "tests.test_app.TestMath::test_div",
             ),
-            // A Go package or a Java class is no file.
+            // A Go package or a Java class is no file; a case without a
+            // class is known by its suite (gotestsum's `TestMain` of each
+            // package).
             (
                 r#"<testsuite name="example.com/m/pkg"><testcase classname="" name="TestMain">"#,
-                "TestMain",
+                "example.com/m/pkg::TestMain",
             ),
             (
                 r#"<testsuite name="com.acme.AuthTest"><testcase classname="com.acme.AuthTest" name="expires">"#,

@@ -801,7 +801,13 @@ fn junit_from_pytest_rerunfailures() {
 #[test]
 fn parse_junit_from_real_pipelines() {
     let cases: &[(&str, &[(&str, &str)])] = &[
-        ("junit/gotestsum.xml", &[("TestMain", "bug")]),
+        (
+            "junit/gotestsum.xml",
+            &[(
+                "gotest.tools/gotestsum/testjson/internal/badmain::TestMain",
+                "bug",
+            )],
+        ),
         (
             "junit/nextest-retries.xml",
             &[
