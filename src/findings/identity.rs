@@ -1002,6 +1002,43 @@ mod tests {
     }
 
     #[test]
+    fn an_unseen_reviewer_id_is_matched_by_fingerprint_only_not_by_place() {
+        // A reviewer's new id at a known finding's place, in other words:
+        // a new finding, not the known one reworded.
+        let was = explicit("F1", "src/a.rs", 10, "token expiry is off by one");
+        let now = explicit("F7", "src/a.rs", 10, "token expiry check is off by one");
+        assert_eq!(ids(&[now], &[Known::from(&was)]), [None]);
+        // Without an id it is the known one, by its place and words.
+        let plain = at(derived("src/a.rs", "token expiry check is off by one"), 10);
+        assert_eq!(
+            ids(&[plain], &[Known::from(&was)]),
+            [Some("F1".to_string())]
+        );
+    }
+
+    #[test]
+    fn a_second_report_of_a_taken_id_is_neither_refused_nor_like_it() {
+        let was = explicit("F1", "src/a.rs", 10, "token expiry is off by one");
+        let known = [Known::from(&was)];
+        // Two reports naming open F1: the first takes it; the second is
+        // refused, and resembles nothing (F1 is open, not closed).
+        let twice = [
+            explicit("F1", "src/a.rs", 10, "token expiry is off by one"),
+            explicit("F1", "src/a.rs", 10, "token expiry still off by one"),
+        ];
+        let got = match_findings(&twice, &known);
+        assert_eq!(got[0].known, Some(0));
+        assert!(got[1].id_refused && got[1].resembles.is_none(), "{got:?}");
+        // A test's or a tool's id seen twice: the second is no reviewer's
+        // claim to refuse.
+        let test = finding(IdSource::Test, "auth::expiry", None, "auth::expiry failed");
+        let known = [Known::from(&test)];
+        let got = match_findings(&[test.clone(), test.clone()], &known);
+        assert_eq!(got[0].known, Some(0));
+        assert!(!got[1].id_refused && got[1].known.is_none(), "{got:?}");
+    }
+
+    #[test]
     fn titles_normalize_other_scripts_digits_and_letters_alike() {
         // Arabic-Indic and full-width digits are digits; other scripts'
         // capitals are lowercased, `İ` into its two characters.
