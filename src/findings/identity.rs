@@ -1039,6 +1039,30 @@ mod tests {
     }
 
     #[test]
+    fn the_place_pass_reaches_exactly_near_lines_and_past_many_findings_above() {
+        let was = at(derived("src/a.rs", "token expiry is off by one"), 10);
+        let by = |new: Finding, known: &[Known]| match_findings(&[new], known)[0].by;
+        // NEAR_LINES below is still the same place.
+        let below = at(
+            derived("src/a.rs", "token expiry check is off by one"),
+            10 + NEAR_LINES,
+        );
+        assert_eq!(by(below, &[Known::from(&was)]), Some(MatchedBy::Place));
+        // Far more findings above it than one place looks at: the pass starts
+        // from the line, not from the top of the file.
+        let mut above: Vec<Finding> = (1..=MAX_CANDIDATES as u64 + 10)
+            .map(|n| at(derived("src/a.rs", "widget renders blank"), n))
+            .collect();
+        above.push(at(derived("src/a.rs", "token expiry is off by one"), 1_000));
+        let known: Vec<Known> = above.iter().map(Known::from).collect();
+        let near = at(
+            derived("src/a.rs", "token expiry check is off by one"),
+            1_001,
+        );
+        assert_eq!(by(near, &known), Some(MatchedBy::Place));
+    }
+
+    #[test]
     fn titles_normalize_other_scripts_digits_and_letters_alike() {
         // Arabic-Indic and full-width digits are digits; other scripts'
         // capitals are lowercased, `İ` into its two characters.
