@@ -1050,7 +1050,7 @@ mod tests {
         assert_eq!(by(below, &[Known::from(&was)]), Some(MatchedBy::Place));
         // Far more findings above it than one place looks at: the pass starts
         // from the line, not from the top of the file.
-        let mut above: Vec<Finding> = (1..=MAX_CANDIDATES as u64 + 10)
+        let mut above: Vec<Finding> = (400..=400 + MAX_CANDIDATES as u64 + 10)
             .map(|n| at(derived("src/a.rs", "widget renders blank"), n))
             .collect();
         above.push(at(derived("src/a.rs", "token expiry is off by one"), 1_000));
@@ -1060,6 +1060,83 @@ mod tests {
             1_001,
         );
         assert_eq!(by(near, &known), Some(MatchedBy::Place));
+    }
+
+    #[test]
+    fn the_place_pass_reaches_near_lines_above_the_first_line_too() {
+        let by = |new: Finding, was: &Finding| match_findings(&[new], &[Known::from(was)])[0].by;
+        // A known finding NEAR_LINES below the new one, the new one on line 1.
+        let was = at(
+            derived("src/a.rs", "token expiry is off by one"),
+            1 + NEAR_LINES,
+        );
+        let new = at(derived("src/a.rs", "token expiry check is off by one"), 1);
+        assert_eq!(by(new, &was), Some(MatchedBy::Place));
+        let was = at(
+            derived("src/a.rs", "token expiry is off by one"),
+            10 + NEAR_LINES,
+        );
+        let new = at(derived("src/a.rs", "token expiry check is off by one"), 10);
+        assert_eq!(by(new, &was), Some(MatchedBy::Place));
+    }
+
+    /// Words as many letters as `n` is in base 26: `qa`, `qb`, ... distinct
+    /// words for generated titles (digits are dropped from titles).
+    fn word(n: usize) -> String {
+        let mut n = n;
+        let mut out = String::from("q");
+        loop {
+            out.push((b'a' + (n % 26) as u8) as char);
+            n /= 26;
+            if n == 0 {
+                return out;
+            }
+        }
+    }
+
+    #[test]
+    fn the_similarity_pass_looks_through_a_rare_word_before_a_common_one() {
+        // No lines: the place pass has nothing to go by.
+        let placeless = |title: &str| Finding {
+            line: None,
+            ..derived("src/a.rs", title)
+        };
+        // Three hundred known findings share `widget` and `sprocket`; the
+        // one the new finding is shares both and the rare `frobnicator`,
+        // and comes last: it is found through the rare word, where the
+        // common words' lists would be cut before it.
+        let mut known: Vec<Finding> = (0..300)
+            .map(|n| placeless(&format!("widget sprocket {}", word(n))))
+            .collect();
+        known.push(placeless("widget sprocket frobnicator overflow"));
+        let k: Vec<Known> = known.iter().map(Known::from).collect();
+        let new = placeless("widget sprocket frobnicator overflow check");
+        assert_eq!(match_findings(&[new], &k)[0].known, Some(300));
+        // Every word common: through the rarer list (66 long), not the
+        // longer one, which the candidate cap cuts before its end. The one it
+        // is has the same words in another order, last; the longer list's
+        // first 256 hold only weaker matches.
+        let mut known: Vec<Finding> = (0..300)
+            .map(|n| {
+                let gizmo = if n >= 235 { " gizmo" } else { "" };
+                placeless(&format!("widget{gizmo} {}", word(n)))
+            })
+            .collect();
+        known.push(placeless("gizmo widget"));
+        let k: Vec<Known> = known.iter().map(Known::from).collect();
+        let new = placeless("widget gizmo");
+        assert_eq!(match_findings(&[new], &k)[0].known, Some(300));
+        // A word on exactly MAX_POSTING known findings is still looked
+        // through, beside a rare word that leads elsewhere.
+        let mut known: Vec<Finding> = (0..MAX_POSTING - 1)
+            .map(|n| placeless(&format!("gadget {}", word(n))))
+            .collect();
+        known.extend((0..70).map(|n| placeless(&format!("widget sprocket {}", word(1_000 + n)))));
+        known.push(placeless("zorp lever"));
+        known.push(placeless("gadget widget sprocket"));
+        let k: Vec<Known> = known.iter().map(Known::from).collect();
+        let new = placeless("gadget widget sprocket zorp");
+        assert_eq!(match_findings(&[new], &k)[0].known, Some(known.len() - 1));
     }
 
     #[test]
