@@ -98,7 +98,9 @@ pub fn parse(text: &[u8]) -> ParsedPatch {
     let mut in_hunk = false;
 
     for raw in text.split(|&b| b == b'\n') {
-        if in_hunk && (left.0 > 0 || left.1 > 0) {
+        // A hunk whose counts are spent takes no more lines: the next one
+        // falls through below and ends it.
+        if in_hunk {
             if let Some(hunk) = files.last_mut().and_then(|f| f.hunks.last_mut()) {
                 let (marker, rest) = match raw.split_first() {
                     Some((m, rest)) => (Some(*m), rest),
