@@ -1036,6 +1036,14 @@ index 1111111..2222222 100644
                 (Some("g"), false)
             ]
         );
+        // Only git's whole sentence marks a binary file.
+        for line in ["Files a/f and b/f differ", "Binary files a/f and b/f"] {
+            let text =
+                format!("diff --git a/f b/f\n{line}\n--- a/f\n+++ b/f\n@@ -1 +1 @@\n-a\n+b\n");
+            let p = parse(text.as_bytes());
+            assert_eq!(p.files.len(), 1, "{line}");
+            assert!(!p.files[0].binary && p.files[0].hunks.len() == 1, "{line}");
+        }
     }
 
     /// A line is carried past a hunk only once it is past the hunk's last
