@@ -1061,6 +1061,11 @@ index 1111111..2222222 100644
         );
         assert_eq!(at(4), Some(6));
         assert_eq!(at(10), Some(12));
+        // Past a hunk of four old lines from line 3: line 8 is moved by
+        // nothing, not taken for the hunk's end.
+        let four = parse(b"--- a/f\n+++ b/f\n@@ -3,4 +3,4 @@\n a\n b\n-c\n+C\n d\n");
+        assert_eq!(carry(&four, "f", 8).map(|(_, n)| n), Some(8));
+        assert_eq!(carry(&four, "f", 7).map(|(_, n)| n), Some(7));
         let shrink = parse(b"--- a/f\n+++ b/f\n@@ -1,3 +1 @@\n-a\n-b\n c\n");
         assert_eq!(carry(&shrink, "f", 3).map(|(_, n)| n), Some(1));
         assert_eq!(carry(&shrink, "f", 4).map(|(_, n)| n), Some(2));
