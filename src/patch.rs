@@ -602,9 +602,10 @@ fn git_header_paths(rest: &[u8]) -> (Option<String>, Option<String>) {
             Some(strip_prefix_str(&second, b"b/")),
         );
     }
-    // Unquoted: `a/` + P + ` b/` + P when both names are equal.
+    // Unquoted: `a/` + P + ` b/` + P when both names are equal, an odd
+    // length of 5 + 2 × |P|.
     let n = rest.len();
-    if n >= 5 && (n - 5).is_multiple_of(2) {
+    if n >= 5 && !n.is_multiple_of(2) {
         let half = (n - 5) / 2;
         let (a, b) = (&rest[..2 + half], &rest[2 + half..]);
         if a.starts_with(b"a/") && b.starts_with(b" b/") && a[2..] == b[3..] {
