@@ -52,6 +52,28 @@ impl Fake {
         Fake { repo, script }
     }
 
+    /// The loop's reviewer made the `tests` preset running `command` (a
+    /// TOML argv) that writes `target/junit.xml`, with `more` lines in its
+    /// section. The report is ignored from the loop's start: an ignore rule
+    /// the writer adds later hides nothing (docs/snapshots.md).
+    fn tests_reviewer(&self, command: &str, more: &str) {
+        let path = self.repo.join(".referee/contracts/l.toml");
+        let contract = std::fs::read_to_string(&path).unwrap();
+        let start = contract.find("[reviewer]").unwrap();
+        let contract = format!(
+            "{}[reviewer]\npreset = \"tests\"\ncommand = {command}\njunit = \"target/junit.xml\"\n{more}",
+            &contract[..start],
+        );
+        self.repo.write(".gitignore", "target/\n");
+        let changed = self.script.path().join("tests-contract.toml");
+        std::fs::write(&changed, contract).unwrap();
+        self.repo
+            .referee()
+            .args(["init", "--force", "--from", changed.to_str().unwrap()])
+            .assert()
+            .success();
+    }
+
     fn file(&self, name: &str, body: &str) -> &Fake {
         std::fs::write(self.script.path().join(name), body).unwrap();
         self
@@ -525,23 +547,7 @@ exit $failures
     )
     .unwrap();
     let path = f.repo.join(".referee/contracts/l.toml");
-    let contract = std::fs::read_to_string(&path).unwrap();
-    let start = contract.find("[reviewer]").unwrap();
-    let contract = format!(
-        "{}[reviewer]\npreset = \"tests\"\ncommand = [\"sh\", \"{}\"]\njunit = \"target/junit.xml\"\n",
-        &contract[..start],
-        junit_script.display()
-    );
-    // The report is ignored from the loop's start: an ignore rule the
-    // writer adds later hides nothing (docs/snapshots.md).
-    f.repo.write(".gitignore", "target/\n");
-    let changed = f.script.path().join("tests-contract.toml");
-    std::fs::write(&changed, contract).unwrap();
-    f.repo
-        .referee()
-        .args(["init", "--force", "--from", changed.to_str().unwrap()])
-        .assert()
-        .success();
+    f.tests_reviewer(&format!("[\"sh\", \"{}\"]", junit_script.display()), "");
     assert!(std::fs::read_to_string(&path).unwrap().contains("junit"));
     f.file(
         "writer-1.sh",
@@ -1015,21 +1021,10 @@ fn a_dry_run_shows_the_next_rounds_calls_and_changes_nothing() {
 fn an_empty_test_report_is_refused_unless_the_contract_says_it_is_clean() {
     for (setting, code) in [("", 1), ("empty_report = \"clean\"\n", 0)] {
         let f = Fake::new("", "", "");
-        let path = f.repo.join(".referee/contracts/l.toml");
-        let contract = std::fs::read_to_string(&path).unwrap();
-        let start = contract.find("[reviewer]").unwrap();
-        let contract = format!(
-            "{}[reviewer]\npreset = \"tests\"\ncommand = [\"sh\", \"-c\", \"mkdir -p target; echo '<testsuite name=\\\"none\\\" tests=\\\"0\\\"/>' > target/junit.xml; exit 5\"]\njunit = \"target/junit.xml\"\n{setting}",
-            &contract[..start],
+        f.tests_reviewer(
+            "[\"sh\", \"-c\", \"mkdir -p target; echo '<testsuite name=\\\"none\\\" tests=\\\"0\\\"/>' > target/junit.xml; exit 5\"]",
+            setting,
         );
-        f.repo.write(".gitignore", "target/\n");
-        let changed = f.script.path().join("tests-contract.toml");
-        std::fs::write(&changed, contract).unwrap();
-        f.repo
-            .referee()
-            .args(["init", "--force", "--from", changed.to_str().unwrap()])
-            .assert()
-            .success();
         f.file(
             "writer-1.sh",
             &fix("fn valid(now: u64, exp: u64) -> bool { now >= exp }"),
