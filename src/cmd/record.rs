@@ -160,8 +160,14 @@ fn inputs(lp: &engine::Loop, given: &[String]) -> anyhow::Result<Inputs> {
         } else {
             names.contains(&name)
         };
-        if !known || path.is_empty() {
+        if !known {
             return Err(shape(value).into());
+        }
+        if path.is_empty() {
+            return Err(UsageError(format!(
+                "--findings `{value}`: no FILE after `{name}=`; give the file `{name}` wrote (`-` for stdin)"
+            ))
+            .into());
         }
         if named.iter().any(|(n, _)| n == name) {
             return Err(UsageError(format!(
@@ -221,7 +227,6 @@ fn panel_review(
         }
     }
     let panel = &contract.panel;
-    let quorum = panel.quorum.unwrap_or(members.len() as u32);
     let answers = members
         .into_iter()
         .map(|(name, path)| {
@@ -250,7 +255,7 @@ fn panel_review(
             }
         })
         .collect();
-    engine::panel::review(answers, quorum, panel.veto).map_err(|why| {
+    engine::panel::review(answers, *panel).map_err(|why| {
         hinted(
             format!("loop `{}`: {why}; nothing was recorded", lp.name),
             "record again with the review of each reviewer that answers, one `--findings NAME=FILE` each",

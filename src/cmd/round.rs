@@ -340,8 +340,7 @@ impl Caller<'_> {
             });
         }
         let panel = &contract.panel;
-        let quorum = panel.quorum.unwrap_or(members.len() as u32);
-        crate::engine::panel::review(members, quorum, panel.veto)
+        crate::engine::panel::review(members, *panel)
             .map_err(|why| anyhow::anyhow!("round {round}: {why}; nothing was recorded"))
     }
 

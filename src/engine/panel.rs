@@ -7,6 +7,7 @@
 use serde::Serialize;
 
 use super::Review;
+use crate::contract::Panel;
 use crate::digest::sha256_hex;
 use crate::findings::Parsed;
 use crate::findings::panel::{self, Veto};
@@ -62,11 +63,14 @@ pub fn raw_file(name: &str) -> String {
     format!("findings.{name}.raw")
 }
 
-/// The panel's answers as one review, when `quorum` of them answered; else
+/// The panel's answers as one review, when its quorum of them answered; else
 /// the refusal, naming who did not answer and why. The review's digest (a
 /// retry is compared by it) is over each reviewer's name and output digest,
 /// and each one's raw output goes with it as evidence.
-pub fn review(members: Vec<MemberReview>, quorum: u32, veto: Veto) -> Result<Review, String> {
+pub fn review(members: Vec<MemberReview>, panel: Panel) -> Result<Review, String> {
+    // No quorum set: every reviewer of the panel must answer.
+    let quorum = panel.quorum.unwrap_or(members.len() as u32);
+    let veto = panel.veto;
     let answered = members.iter().filter(|m| m.answer.is_ok()).count();
     if (answered as u64) < u64::from(quorum) {
         let absent: Vec<String> = members
@@ -234,6 +238,11 @@ mod tests {
         }
     }
 
+    const ONE: Panel = Panel {
+        quorum: Some(1),
+        veto: Veto::Any,
+    };
+
     const BUG: &str =
         r#"{"findings":[{"severity":"bug","title":"Null deref","file":"a.rs","line":3}]}"#;
 
@@ -241,8 +250,8 @@ mod tests {
     fn a_quorum_unmet_names_who_did_not_answer_and_why() {
         let err = review(
             vec![answer("a", BUG), absent("b", "timed out after 5 s")],
-            2,
-            Veto::Any,
+            // No quorum given: all must answer.
+            Panel::default(),
         )
         .unwrap_err();
         assert_eq!(
@@ -253,7 +262,7 @@ mod tests {
 
     #[test]
     fn a_quorum_met_keeps_the_absent_and_each_answer() {
-        let r = review(vec![absent("a", "exit 1"), answer("b", BUG)], 1, Veto::Any).unwrap();
+        let r = review(vec![absent("a", "exit 1"), answer("b", BUG)], ONE).unwrap();
         assert_eq!(r.parsed.findings.len(), 1);
         assert_eq!(r.parsed.findings[0].reported_by, ["b"]);
         let PanelEvidence { record, raws } = r.panel.unwrap();
@@ -270,7 +279,7 @@ mod tests {
     #[test]
     fn the_digest_changes_with_any_answer_or_absence() {
         let clean = r#"{"findings":[]}"#;
-        let digest = |m: Vec<MemberReview>| review(m, 1, Veto::Any).unwrap().sha256;
+        let digest = |m: Vec<MemberReview>| review(m, ONE).unwrap().sha256;
         let both = digest(vec![answer("a", BUG), answer("b", clean)]);
         assert_ne!(both, digest(vec![answer("a", BUG), absent("b", "x")]));
         assert_ne!(both, digest(vec![answer("a", clean), answer("b", clean)]));

@@ -361,6 +361,15 @@ fn record_takes_a_panel_round_by_name_and_weighs_who_did_not_answer() {
     );
     let unknown = p.repo.run(&["record", "--findings", &arg("c", &a)]);
     assert_eq!(unknown.code, 2, "{}", unknown.stderr);
+    let empty = p
+        .repo
+        .run(&["record", "--findings", "a=", "--findings", &arg("b", &b)]);
+    assert_eq!(empty.code, 2, "{}", empty.stderr);
+    assert!(
+        empty.stderr.contains("no FILE after `a=`"),
+        "{}",
+        empty.stderr
+    );
     let twice = p.repo.run(&[
         "record",
         "--findings",
