@@ -92,8 +92,9 @@ struct Peek {
 /// diagnostic (`message` and `location`), not a result.
 fn is_lines(text: &str) -> bool {
     let first = text.lines().next().unwrap_or_default();
-    serde_json::from_str::<Peek>(first)
-        .is_ok_and(|peek| peek.message.is_some() && peek.location.is_some())
+    first.trim_start().starts_with('{')
+        && serde_json::from_str::<Peek>(first)
+            .is_ok_and(|peek| peek.message.is_some() && peek.location.is_some())
 }
 
 /// Whether `text` (JSON) is reviewdog's: a result with `diagnostics`, or
@@ -103,9 +104,11 @@ pub(crate) fn looks_like(text: &str) -> bool {
     if is_lines(start) {
         return true;
     }
-    serde_json::from_str::<Peek>(start).is_ok_and(|peek| {
-        peek.diagnostics.is_some() && peek.findings.is_none() && peek.runs.is_none()
-    })
+    // An object only: serde would fill a struct from an array's items.
+    start.starts_with('{')
+        && serde_json::from_str::<Peek>(start).is_ok_and(|peek| {
+            peek.diagnostics.is_some() && peek.findings.is_none() && peek.runs.is_none()
+        })
 }
 
 /// A severity word (`at` names where it was written), `None` when absent
