@@ -8,6 +8,8 @@
 //!   `message` and `location` → reviewdog rdjson / rdjsonl;
 //! - a JSON array whose first object has `check_name` (or `description`
 //!   and `location.path`) → GitLab Code Quality;
+//! - a GitHub review comment, review or GraphQL review threads (or an
+//!   array or lines of them) → GitHub;
 //! - a JSON object with `runs` → SARIF; with `type: "result"` → a Claude
 //!   result (native); with Codex review keys (`overall_correctness`,
 //!   `code_location`, `confidence_score`) → Codex; otherwise native;
@@ -44,6 +46,9 @@ pub fn detect(text: &str) -> Format {
         }
         if super::codequality::looks_like(start) {
             return Format::Codequality;
+        }
+        if super::github::looks_like(start) {
+            return Format::Github;
         }
         if !start.starts_with('{') {
             // Only the native parser has something to say about an array.
@@ -126,6 +131,20 @@ mod tests {
                 Format::Codequality,
             ),
             ("[]", Format::Native),
+            // An array is never an rdjson result, however many items.
+            ("[{\"a\":1},{\"b\":2},{\"c\":3},{\"d\":4}]", Format::Native),
+            (
+                "[{\"id\":1,\"path\":\"a.rs\",\"line\":2,\"body\":\"b\",\"diff_hunk\":\"@@\"}]",
+                Format::Github,
+            ),
+            (
+                "{\"data\":{\"repository\":{\"pullRequest\":{\"reviewThreads\":{\"nodes\":[]}}}}}",
+                Format::Github,
+            ),
+            (
+                "{\"body\":\"b\",\"line\":1,\"path\":\"a\"}\n{\"body\":\"c\",\"line\":2,\"path\":\"a\"}",
+                Format::Github,
+            ),
             ("[{\"severity\": \"bug\"}]", Format::Native),
         ];
         for (input, want) in table {

@@ -7,6 +7,7 @@ pub mod codequality;
 pub mod codex;
 pub mod detect;
 mod foreign;
+pub mod github;
 pub mod identity;
 pub mod junit;
 pub mod native;
@@ -43,6 +44,9 @@ pub enum Format {
     Rdjson,
     /// GitLab Code Quality (CodeClimate issues).
     Codequality,
+    /// GitHub pull-request review comments, reviews and review threads
+    /// (`gh api`).
+    Github,
 }
 
 impl Format {
@@ -58,6 +62,7 @@ impl Format {
             Format::Checkstyle => "checkstyle xml",
             Format::Rdjson => "rdjson",
             Format::Codequality => "codequality",
+            Format::Github => "github",
         }
     }
 }
@@ -320,6 +325,7 @@ pub fn parse(input: &[u8], format: Format, repo_root: &str) -> Result<Parsed, Fi
         (Format::Checkstyle, None) => checkstyle::parse(text),
         (Format::Rdjson, None) => rdjson::parse(text),
         (Format::Codequality, None) => codequality::parse(text),
+        (Format::Github, None) => github::parse(text),
     };
     // A linter's own output that no parser reads is named, with the flag
     // that makes the tool write a format referee reads, in place of the

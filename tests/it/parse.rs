@@ -882,3 +882,144 @@ fn record_reads_junit_from_real_pipelines() {
     assert_eq!(json["findings"][0]["severity"], "nit", "{out:?}");
     assert_eq!(json["findings"][0]["id"], "org.acme.FlakyTest::testFlaky");
 }
+
+const GITHUB: &str = "github";
+
+/// What a real `gh api` capture reads as: the open findings' ids with
+/// their severities, and how many are listed resolved.
+fn github(rel: &str) -> (Vec<(String, findings::Severity)>, usize) {
+    let read = parsed(&format!("{GITHUB}/{rel}"), Format::Auto, REPO_ROOT);
+    assert_eq!(read.source_format, Format::Github, "{rel}");
+    let open = read
+        .findings
+        .iter()
+        .map(|f| (f.id.clone(), f.severity))
+        .collect();
+    (open, read.resolved.len())
+}
+
+/// Real pull-request review comments from bots and people (sources in
+/// tests/fixtures/findings/github/SOURCES.md). The counts were checked
+/// against the files with Python: thread-starting comments, less the
+/// outdated ones (`line` null with an `original_line`) and those
+/// CodeRabbit marked addressed.
+#[test]
+fn github_review_comments_from_real_bots_read_with_their_markers() {
+    use findings::Severity::{Block, Bug, Nit, Should};
+    let (open, resolved) =
+        github("mixed-bots-codex-copilot-cursor-coderabbit-pulls-comments-claude-commands.json");
+    assert_eq!(resolved, 20, "14 outdated, 6 addressed");
+    let want = [
+        ("gh-2681177102", Bug),    // Codex P1 badge
+        ("gh-2681183757", Bug),    // Copilot, no marker
+        ("gh-2681219732", Should), // Cursor **Medium Severity**
+        ("gh-2681248588", Should),
+        ("gh-2681585822", Bug), // CodeRabbit Potential issue | Major
+        ("gh-2681585833", Bug),
+        ("gh-2681652148", Nit), // Cursor **Low Severity**
+    ];
+    let want: Vec<(String, findings::Severity)> =
+        want.iter().map(|(id, s)| (id.to_string(), *s)).collect();
+    assert_eq!(open, want);
+
+    // Gemini's medium badges, Devin's dots, CodeRabbit in Korean.
+    let (open, resolved) =
+        github("gemini-devin-coderabbit-pulls-comments-pretty-pixel-agents.json");
+    let severities: Vec<_> = open.iter().map(|(_, s)| *s).collect();
+    assert_eq!(
+        severities,
+        [
+            Should, Should, Should, Should, Bug, Should, Should, Bug, Block, Bug
+        ]
+    );
+    assert_eq!(resolved, 0);
+
+    // People only: replies are no finding, outdated comments are resolved.
+    let (open, resolved) =
+        github("human-pulls-comments-outdated-replies-DataflowTemplates-pr3325.json");
+    assert_eq!((open.len(), resolved), (5, 5));
+
+    // 90 comments, 4 replies, 32 outdated, 9 addressed.
+    let (open, resolved) =
+        github("coderabbit-github-code-quality-human-pulls-comments-pretty-jellyfin-cleaner.json");
+    assert_eq!((open.len(), resolved), (45, 41));
+
+    // Written by Windows PowerShell: UTF-16LE with a byte order mark.
+    let (open, resolved) = github("copilot-pulls-comments-UTF16LE-BOM-UpstreamDrift.json");
+    assert_eq!((open.len(), resolved), (8, 1));
+}
+
+#[test]
+fn github_jq_lines_and_graphql_threads_read_like_the_rest_api() {
+    use findings::Severity::{Bug, Should};
+    // `gh api … --jq '.[] | {author, body, line, path}'`: sorted keys, no
+    // ids, `\u003c` escapes; CodeRabbit's three-field headers and Qodo's
+    // badges.
+    let read = parsed(
+        &format!("{GITHUB}/coderabbit-qodo-jq-one-object-per-line-NightRacer.jsonl"),
+        Format::Auto,
+        REPO_ROOT,
+    );
+    assert_eq!(read.source_format, Format::Github);
+    let titles: Vec<(&str, findings::Severity)> = read
+        .findings
+        .iter()
+        .map(|f| (f.title.as_str(), f.severity))
+        .collect();
+    assert_eq!(titles.len(), 9);
+    assert!(
+        titles.contains(&("Read `muted` from `Settings` on demand.", Bug)),
+        "{titles:?}"
+    );
+    assert!(
+        titles.contains(&("Tab switch leaves run active", Bug)),
+        "{titles:?}"
+    );
+    assert!(
+        titles.contains(&("Camera exposes road gaps", Should)),
+        "{titles:?}"
+    );
+
+    // Pretty objects back to back (`jq '.[] | {path,line,position,body}'`).
+    let read = parsed(
+        &format!("{GITHUB}/gemini-and-human-pulls-comments-jq-objects-A2UI.json"),
+        Format::Auto,
+        REPO_ROOT,
+    );
+    assert_eq!(read.findings.len(), 18);
+
+    // GraphQL review threads: resolved and outdated threads are resolved.
+    let (open, resolved) = github("copilot-graphql-reviewThreads-mojibake-sonde.json");
+    assert_eq!((open.len(), resolved), (4, 18));
+    let (open, resolved) =
+        github("codex-coderabbit-human-graphql-reviewThreads-agent-orchestrator-ts.json");
+    assert_eq!((open.len(), resolved), (0, 3), "all three threads resolved");
+    // Re-serialised by a Go program: PascalCase keys.
+    let (open, resolved) =
+        github("copilot-graphql-reviewThreads-isOutdated-PascalCase-vidpipe.json");
+    assert_eq!(
+        (open.len(), resolved),
+        (27, 11),
+        "38 threads, 11 resolved or outdated"
+    );
+}
+
+#[test]
+fn github_reviews_and_conversation_comments_are_not_taken_for_a_clean_round() {
+    for rel in [
+        "copilot-gh-pr-view-json-reviews-AutoRedact.json",
+        "gemini-devin-coderabbit-pulls-reviews-pretty-pixel-agents.json",
+        "coderabbit-graphql-review-node-github-pr-automation-mcp.json",
+    ] {
+        let err = error(&format!("{GITHUB}/{rel}"), Format::Auto);
+        assert!(
+            err.starts_with("github: ") && err.contains("none approving nor requesting changes"),
+            "{rel}: {err}"
+        );
+    }
+    let err = error(
+        &format!("{GITHUB}/coderabbit-graphql-issue-comment-node-github-pr-automation-mcp.json"),
+        Format::Auto,
+    );
+    assert!(err.contains("not on its code"), "{err}");
+}

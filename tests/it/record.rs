@@ -1633,3 +1633,49 @@ fn an_unreadable_review_is_told_how_the_contracts_reviewer_gives_one() {
         assert!(repo.ledger_json().is_empty());
     }
 }
+
+/// A loop whose reviewer is a bot on the pull request, its comments
+/// fetched with `gh api repos/O/R/pulls/N/comments` each round: the bot's
+/// major finding is open in round 1; in round 2 GitHub shows the comment
+/// outdated (the writer changed its lines), so it is closed, and the
+/// medium one left is below the floor: clean.
+#[test]
+fn github_review_comments_drive_a_loop_to_clean() {
+    let repo = Repo::with_loop("l", &["--closure", "explicit"]);
+    repo.append("src/a.rs", "fn a() {}");
+    let major = r#"{"id": 101, "path": "src/a.rs", "line": 1, "original_line": 1, "user": {"login": "coderabbitai[bot]"},
+        "body": "_⚠️ Potential issue_ | _🟠 Major_\n\n**Expired tokens pass.**\n\nCompare with `>=`."}"#;
+    let medium = r#"{"id": 102, "path": "src/a.rs", "line": 1, "original_line": 1, "user": {"login": "gemini-code-assist[bot]"},
+        "body": "![medium](https://www.gstatic.com/codereviewagent/medium-priority.svg)\n\nName the constant."}"#;
+    let out = repo
+        .record(&format!("[{major}, {medium}]"))
+        .args(&["--format", "github"])
+        .run();
+    out.assert(10, "");
+    assert!(
+        out.stdout
+            .contains("gh-101 [bug] src/a.rs:1 Expired tokens pass."),
+        "{}",
+        out.stdout
+    );
+    assert!(out.stdout.contains("gh-102 [should]"), "{}", out.stdout);
+
+    repo.append("src/a.rs", "fn b() {}");
+    let outdated = major.replace("\"line\": 1,", "\"line\": null,");
+    let out = repo.record(&format!("[{outdated}, {medium}]")).run();
+    out.assert(0, "clean");
+    let rows = rounds(&repo);
+    assert_eq!(
+        (
+            rows[1]["closed"].as_u64(),
+            rows[1]["must_fix_left"].as_u64()
+        ),
+        (Some(1), Some(0))
+    );
+    let findings = repo.run(&["findings", "--loop", "l", "--format", "json"]);
+    assert!(
+        findings.stdout.contains("\"gh-101\""),
+        "{}",
+        findings.stdout
+    );
+}
