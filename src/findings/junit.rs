@@ -472,21 +472,45 @@ fn push_text(failure: &mut Failure, text: &str) {
 }
 
 /// A `message` that says no more than that the test failed (gotestsum's
-/// `Failed`) is no summary.
+/// `Failed`, go-junit-report's `Build error` and `Runtime error`, the same
+/// words on every case) is no summary.
 fn says_something(message: &str) -> bool {
     let word = message.trim().trim_end_matches(['.', '!', ':']);
-    !["failed", "failure", "error", "errored"]
-        .iter()
-        .any(|plain| word.eq_ignore_ascii_case(plain))
+    [
+        "failed",
+        "failure",
+        "error",
+        "errored",
+        "build error",
+        "runtime error",
+    ]
+    .iter()
+    .all(|plain| !word.eq_ignore_ascii_case(plain))
 }
 
 /// The first line of failure text that says what went wrong: not blank,
-/// and not `go test`'s framing (`=== RUN   TestX`, `--- FAIL: TestX`).
+/// not a rule of `=` or `-` (the race detector's frame), and not `go
+/// test`'s framing (`=== RUN   TestX`, `--- FAIL: TestX`). A Go test's own
+/// error line (`    calc_test.go:11: got 3`) wins over output it printed
+/// before it.
 fn meaningful_line(text: &str) -> Option<&str> {
     const FRAMING: &[&str] = &["=== RUN", "=== PAUSE", "=== CONT", "=== NAME", "--- FAIL"];
-    text.lines()
-        .map(str::trim)
-        .find(|line| !line.is_empty() && !FRAMING.iter().any(|frame| line.starts_with(frame)))
+    let mut lines = text.lines().map(str::trim).filter(|line| {
+        line.chars().any(char::is_alphanumeric) && !FRAMING.iter().any(|f| line.starts_with(f))
+    });
+    let first = lines.clone().next();
+    lines.find(|line| go_error_line(line)).or(first)
+}
+
+/// `name_test.go:11: message`, as `t.Error` prints it.
+fn go_error_line(line: &str) -> bool {
+    line.split_once(".go:").is_some_and(|(file, rest)| {
+        !file.is_empty()
+            && !file.contains(char::is_whitespace)
+            && rest
+                .split_once(": ")
+                .is_some_and(|(n, _)| !n.is_empty() && n.bytes().all(|b| b.is_ascii_digit()))
+    })
 }
 
 /// One line saying why a failure failed: its message, else the first
@@ -890,6 +914,25 @@ mod tests {
             // The type only when nothing else is there.
             (r#"<error type="TimeoutError"/>"#, "t errored: TimeoutError"),
             (r#"<failure message="Failed"/>"#, "t failed"),
+            // go-junit-report's fixed messages say nothing either.
+            (
+                "<error message=\"Build error\">failing_test.go:15: undefined: x</error>",
+                "t errored: failing_test.go:15: undefined: x",
+            ),
+            (
+                "<error message=\"Runtime error\">panic: boom\n\ngoroutine 1</error>",
+                "t errored: panic: boom",
+            ),
+            // A rule of `=` is no line of text (the race detector's frame).
+            (
+                "<failure message=\"Failed\">==================\nWARNING: DATA RACE</failure>",
+                "t failed: WARNING: DATA RACE",
+            ),
+            // The test's own error line wins over output it printed first.
+            (
+                "<failure message=\"Failed\">=== RUN   t\nmulti\nline\n    stdout_test.go:11: single-line error\n--- FAIL: t</failure>",
+                "t failed: stdout_test.go:11: single-line error",
+            ),
         ];
         for (failure, want) in table {
             let xml = format!("<testsuite><testcase name=\"t\">{failure}</testcase></testsuite>");

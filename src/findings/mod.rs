@@ -439,6 +439,25 @@ fn finish(
             },
             None => (None, false),
         };
+        // A test's id (and the title it leads) starts with its file as the
+        // report wrote it: the same test run on another machine (absolute
+        // paths) is the same test, so both take the path made
+        // repo-relative.
+        let mut draft = draft;
+        if draft.id_source == Some(IdSource::Test)
+            && let (Some(raw), Some(norm), Some(id)) =
+                (draft.file.as_deref(), file.as_deref(), draft.id.as_deref())
+            && raw != norm
+            && id
+                .strip_prefix(raw)
+                .is_some_and(|rest| rest.starts_with("::"))
+        {
+            let relative = format!("{norm}{}", &id[raw.len()..]);
+            if let Some(rest) = draft.title.strip_prefix(id) {
+                draft.title = format!("{relative}{rest}");
+            }
+            draft.id = Some(relative);
+        }
         let title = bound(draft.title.trim(), MAX_TITLE);
         if title.is_empty() {
             return Err(FindingsError::invalid(

@@ -269,3 +269,27 @@ fn prose_around_one_fenced_json_block_is_that_block() {
     // Asked for tagged text, it is tagged text.
     assert!(parse(reply.as_bytes(), Format::Tagged, "/repo").is_err());
 }
+
+#[test]
+fn a_tests_id_takes_its_file_relative_to_the_repository() {
+    // PHPUnit writes the absolute path of a `.phpt` case as its `file`,
+    // with no class: the id must not change with the machine.
+    let report = |root: &str| {
+        format!(
+            r#"<testsuites><testsuite name="s"><testcase name="a.phpt" file="{root}/tests/a.phpt" line="28"><failure type="F">{root}/tests/a.phpt:28</failure></testcase></testsuite></testsuites>"#
+        )
+    };
+    let here = one(&report(ROOT), Format::Junit);
+    let there = parse(
+        report("/home/ci/src").as_bytes(),
+        Format::Junit,
+        "/home/ci/src",
+    )
+    .unwrap()
+    .findings
+    .remove(0);
+    assert_eq!(here.file.as_deref(), Some("tests/a.phpt"));
+    assert!(here.id.starts_with("tests/a.phpt::"), "{}", here.id);
+    assert!(here.title.starts_with("tests/a.phpt::"), "{}", here.title);
+    assert_eq!((&here.id, here.line), (&there.id, there.line));
+}
