@@ -97,6 +97,26 @@ struct Invocation {
     execution_successful: Option<bool>,
     #[serde(default)]
     rule_configuration_overrides: Option<Vec<Override>>,
+    #[serde(default)]
+    tool_execution_notifications: Option<Vec<Notification>>,
+    #[serde(default)]
+    tool_configuration_notifications: Option<Vec<Notification>>,
+}
+
+/// What a tool said about its own run (§3.58): an `error` one means the
+/// analysis stopped or is incomplete.
+#[derive(Deserialize, Default)]
+struct Notification {
+    #[serde(default)]
+    level: Option<String>,
+    #[serde(default)]
+    message: Option<NotificationText>,
+}
+
+#[derive(Deserialize, Default)]
+struct NotificationText {
+    #[serde(default)]
+    text: Option<String>,
 }
 
 /// A level an invocation set for one rule (§3.51).
@@ -135,6 +155,35 @@ struct Rule {
     default_configuration: Option<Configuration>,
     #[serde(default)]
     message_strings: Option<std::collections::HashMap<String, MessageString>>,
+    #[serde(default)]
+    properties: Option<RuleProperties>,
+}
+
+/// GitHub code scanning's `security-severity`: a CVSS score, written as a
+/// string ("9.8") by CodeQL, Grype and Trivy.
+#[derive(Deserialize, Default)]
+struct RuleProperties {
+    #[serde(default, rename = "security-severity")]
+    security_severity: Option<serde_json::Value>,
+}
+
+impl Rule {
+    /// The level its `security-severity` means, the way GitHub ranks it
+    /// (critical from 9.0, high from 7.0, medium from 4.0, else low).
+    fn security_level(&self) -> Option<Severity> {
+        let score = match self.properties.as_ref()?.security_severity.as_ref()? {
+            serde_json::Value::String(text) => text.trim().parse::<f64>().ok()?,
+            serde_json::Value::Number(number) => number.as_f64()?,
+            _ => return None,
+        };
+        Some(match score {
+            s if s >= 9.0 => Severity::Block,
+            s if s >= 7.0 => Severity::Bug,
+            s if s >= 4.0 => Severity::Should,
+            s if s > 0.0 => Severity::Nit,
+            _ => return None,
+        })
+    }
 }
 
 #[derive(Deserialize, Default)]
@@ -449,6 +498,49 @@ pub(crate) fn parse(text: &str) -> Result<Drafts, FindingsError> {
                 hint: "a run that found nothing says `\"results\": []`".into(),
             });
         };
+        // A tool that says it hit an error and found nothing proves no
+        // clean round (Semgrep whose rules did not download).
+        if results.len() == 0 {
+            let mut errors = run
+                .invocations
+                .iter()
+                .flatten()
+                .enumerate()
+                .flat_map(|(i, inv)| {
+                    [
+                        (
+                            "toolExecutionNotifications",
+                            &inv.tool_execution_notifications,
+                        ),
+                        (
+                            "toolConfigurationNotifications",
+                            &inv.tool_configuration_notifications,
+                        ),
+                    ]
+                    .into_iter()
+                    .flat_map(move |(key, list)| {
+                        list.iter()
+                            .flatten()
+                            .enumerate()
+                            .map(move |(j, n)| (format!("invocations[{i}].{key}[{j}]"), n))
+                    })
+                });
+            if let Some((at, said)) = errors.find(|(_, n)| n.level.as_deref() == Some("error")) {
+                let text = said
+                    .message
+                    .as_ref()
+                    .and_then(|m| m.text.as_deref())
+                    .unwrap_or("no text");
+                return Err(FindingsError::NotProven {
+                    format: Format::Sarif,
+                    message: format!(
+                        "{at_run}.{at}: the tool reported an error ({}) and no result: its run proves no clean round",
+                        super::bound(text.trim(), 200)
+                    ),
+                    hint: "fix what the tool says and rerun it".into(),
+                });
+            }
+        }
         let tool = run.tool.unwrap_or_default();
         let driver = tool.driver.unwrap_or_default();
         let overrides = run
@@ -522,19 +614,31 @@ impl Rules {
         index: Option<i64>,
         component: Option<i64>,
     ) -> Option<&str> {
-        self.overrides
-            .iter()
-            .rev()
-            .find(|o| {
+        // The rule's own override, else one of a rule it descends from
+        // (`Rule` for `Rule/Sub`).
+        let find = |named: &dyn Fn(&str, &str) -> bool| {
+            self.overrides.iter().rev().find(|o| {
                 o.component == component
                     && match (&o.id, id, o.index, index) {
-                        (Some(named), Some(id), _, _) => named == id,
+                        (Some(over), Some(id), _, _) => named(id, over),
                         (_, _, Some(at), Some(index)) => at == index,
                         _ => false,
                     }
             })
+        };
+        find(&|id, over| id == over)
+            .or_else(|| find(&names_rule))
             .map(|o| o.level.as_str())
     }
+}
+
+/// Whether the hierarchical rule id `id` (`Rule/Sub/Leaf`) is a
+/// descendant of `rule`: its leading components are `rule`'s.
+fn names_rule(id: &str, rule: &str) -> bool {
+    !rule.is_empty()
+        && id
+            .strip_prefix(rule)
+            .is_some_and(|sub| sub.starts_with('/'))
 }
 
 /// Where a run's results point: its artifacts, and the bases relative URIs
@@ -726,17 +830,27 @@ fn convert(
             _ => true,
         });
     let rule_id = stated_id.or_else(|| rule_entry.and_then(|rule| rule.id.clone()));
+    // A hierarchical id (`Rule/Sub`, §3.27.5) names the rule its leading
+    // components name when no rule has the whole id.
     let rule_entry = rule_entry.or_else(|| {
         let id = rule_id.as_deref()?;
-        rules.iter().find(|rule| rule.id.as_deref() == Some(id))
+        rules
+            .iter()
+            .find(|rule| rule.id.as_deref() == Some(id))
+            .or_else(|| {
+                rules
+                    .iter()
+                    .filter(|rule| rule.id.as_deref().is_some_and(|rule| names_rule(id, rule)))
+                    .max_by_key(|rule| rule.id.as_deref().map_or(0, str::len))
+            })
     });
     let entry_index = rule_entry
         .and_then(|entry| rules.iter().position(|rule| std::ptr::eq(rule, entry)))
         .and_then(|index| i64::try_from(index).ok());
 
     let level = match result.level.as_deref() {
-        Some(level) => level.to_string(),
-        None if kind != "fail" => "none".to_string(),
+        Some(level) => Some(level.to_string()),
+        None if kind != "fail" => Some("none".to_string()),
         None => run_rules
             .overridden(rule_id.as_deref(), entry_index.or(rule_index), component)
             .map(str::to_string)
@@ -744,14 +858,20 @@ fn convert(
                 rule_entry
                     .and_then(|rule| rule.default_configuration.as_ref())
                     .and_then(|config| config.level.clone())
-            })
-            .unwrap_or_else(|| "warning".to_string()),
+            }),
     };
-    let severity = match level.as_str() {
-        "error" => Severity::Bug,
-        "warning" => Severity::Should,
-        "note" | "none" => Severity::Nit,
-        other => {
+    // No level anywhere: the rule's `security-severity` (Grype writes
+    // only that), else the SARIF default, warning.
+    let scored = match level {
+        None => rule_entry.and_then(Rule::security_level),
+        Some(_) => None,
+    };
+    let severity = match (scored, level.as_deref().unwrap_or("warning")) {
+        (Some(scored), _) => scored,
+        (None, "error") => Severity::Bug,
+        (None, "warning") => Severity::Should,
+        (None, "note" | "none") => Severity::Nit,
+        (None, other) => {
             return Err(FindingsError::invalid(
                 Format::Sarif,
                 format!("{at}.level"),
@@ -1196,6 +1316,94 @@ mod tests {
             [Nit, Nit, Nit, Should],
             "an override of an extension's rule is not the driver's"
         );
+    }
+
+    /// A hierarchical rule id (`Rule/Sub`, §3.27.5) takes the level of the
+    /// rule it descends from, and that rule's override; a rule with the
+    /// whole id, or an override of it, comes first.
+    #[test]
+    fn a_hierarchical_rule_id_takes_its_rules_level() {
+        let log = |rules: &str, overrides: &str| {
+            format!(
+                r#"{{"version":"2.1.0","runs":[{{"invocations":[{{"executionSuccessful":true,"ruleConfigurationOverrides":{overrides}}}],
+                "tool":{{"driver":{{"name":"t","rules":{rules}}}}},
+                "results":[{{"ruleId":"R/Sub","message":{{"text":"a"}}}},{{"ruleId":"RX","message":{{"text":"b"}}}}]}}]}}"#
+            )
+        };
+        let levels = |rules: &str, overrides: &str| -> Vec<Severity> {
+            finished(&log(rules, overrides))
+                .into_iter()
+                .map(|f| f.severity)
+                .collect()
+        };
+        use Severity::*;
+        let rule = r#"[{"id":"R","defaultConfiguration":{"level":"error"}}]"#;
+        // `RX` is not below `R`: the SARIF default, warning.
+        assert_eq!(levels(rule, "[]"), [Bug, Should]);
+        let note = r#"[{"descriptor":{"id":"R"},"configuration":{"level":"note"}}]"#;
+        assert_eq!(levels(rule, note), [Nit, Should]);
+        let both = r#"[{"id":"R","defaultConfiguration":{"level":"error"}},{"id":"R/Sub","defaultConfiguration":{"level":"note"}}]"#;
+        assert_eq!(levels(both, "[]"), [Nit, Should]);
+        let exact = r#"[{"descriptor":{"id":"R/Sub"},"configuration":{"level":"warning"}},{"descriptor":{"id":"R"},"configuration":{"level":"note"}}]"#;
+        assert_eq!(levels(rule, exact), [Should, Should]);
+    }
+
+    /// With no level anywhere, a rule's `security-severity` ranks its
+    /// results as GitHub does; a level, where one is given, wins.
+    #[test]
+    fn a_rules_security_severity_stands_in_for_a_missing_level() {
+        let log = |score: &str, config: &str| {
+            format!(
+                r#"{{"version":"2.1.0","runs":[{{"tool":{{"driver":{{"name":"grype","rules":[{{"id":"CVE-1"{config},"properties":{{"security-severity":{score}}}}}]}}}},
+                "results":[{{"ruleId":"CVE-1","message":{{"text":"a"}}}}]}}]}}"#
+            )
+        };
+        use Severity::*;
+        for (score, want) in [
+            ("\"9.8\"", Block),
+            ("\"7.5\"", Bug),
+            ("5.0", Should),
+            ("\"2.1\"", Nit),
+            ("\"high\"", Should),
+        ] {
+            assert_eq!(finished(&log(score, ""))[0].severity, want, "{score}");
+        }
+        let stated = r#","defaultConfiguration":{"level":"error"}"#;
+        assert_eq!(finished(&log("\"2.1\"", stated))[0].severity, Bug);
+    }
+
+    /// A tool that reports an error about its own run and no result proves
+    /// no clean round (Semgrep whose rules failed to download); with
+    /// results, they are read.
+    #[test]
+    fn an_error_notification_and_no_result_is_no_clean_round() {
+        let log = |results: &str, key: &str, level: &str| {
+            format!(
+                r#"{{"version":"2.1.0","runs":[{{"invocations":[{{"executionSuccessful":true,"{key}":[{{"level":"{level}","message":{{"text":"Failed to download configuration"}}}}]}}],
+                "tool":{{"driver":{{"name":"semgrep","rules":[]}}}},"results":{results}}}]}}"#
+            )
+        };
+        for key in [
+            "toolExecutionNotifications",
+            "toolConfigurationNotifications",
+        ] {
+            let err = parse(&log("[]", key, "error")).unwrap_err().to_string();
+            assert_eq!(
+                err,
+                format!(
+                    "sarif: runs[0].invocations[0].{key}[0]: the tool reported an error (Failed to download configuration) and no result: its run proves no clean round"
+                )
+            );
+            assert!(
+                parse(&log("[]", key, "warning"))
+                    .unwrap()
+                    .findings
+                    .is_empty()
+            );
+        }
+        let one = r#"[{"ruleId":"R","message":{"text":"m"}}]"#;
+        let read = parse(&log(one, "toolExecutionNotifications", "error")).unwrap();
+        assert_eq!(read.findings.len(), 1);
     }
 
     /// The path is part of a fingerprinted result's id: the same line hash

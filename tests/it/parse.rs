@@ -1023,3 +1023,145 @@ fn github_reviews_and_conversation_comments_are_not_taken_for_a_clean_round() {
     );
     assert!(err.contains("not on its code"), "{err}");
 }
+
+/// How many findings of each severity (nit, should, bug, block) a real
+/// report reads as, and how many point outside the repository.
+fn tally(rel: &str) -> ([usize; 4], usize) {
+    let read = parsed(rel, Format::Auto, REPO_ROOT);
+    let mut counts = [0; 4];
+    for finding in &read.findings {
+        counts[finding.severity as usize] += 1;
+    }
+    let escaping = read.findings.iter().filter(|f| f.path_escapes).count();
+    (counts, escaping)
+}
+
+/// Real SARIF logs of many tools (tests/fixtures/findings/README.md says
+/// where each came from), each read as what the tool said: levels,
+/// overrides, `security-severity`, artifact indexes, `ROOTPATH` bases.
+#[test]
+fn real_sarif_logs_of_many_tools_read_as_their_tools_meant() {
+    for (rel, counts, escaping) in [
+        // Two runs with the same result: one finding; the rule's default
+        // `note`.
+        ("sarif/codeql-lgtm-two-runs.sarif", [2, 0, 0, 0], 0),
+        ("sarif/codeql-artifact-index.sarif", [0, 2, 0, 0], 0),
+        ("sarif/gitleaks-simple.sarif", [0, 1, 0, 0], 0),
+        // Eight results, four places each found in two commits.
+        ("sarif/gitleaks-v7-commits.sarif", [0, 4, 0, 0], 0),
+        // `ROOTPATH` is `file:///`: the image's paths are outside.
+        ("sarif/trivy-image-rootpath.sarif", [0, 4, 0, 0], 4),
+        ("sarif/trivy-fs-rootpath-home.sarif", [3, 7, 10, 0], 20),
+        ("sarif/snyk-open-source-multi-run.sarif", [0, 3, 3, 0], 0),
+        // Every result suppressed in source: a clean round.
+        (
+            "sarif/eslint-formatter-sarif-suppressed.sarif",
+            [0, 0, 0, 0],
+            0,
+        ),
+        ("sarif/semgrep-clean-syntax-warning.sarif", [0, 0, 0, 0], 0),
+        ("sarif/checkov-terraform.sarif", [0, 0, 20, 0], 0),
+        // No level anywhere: the rules' `security-severity` (2.1 … 9.8).
+        ("sarif/grype-no-level.sarif", [6, 4, 11, 1], 0),
+        (
+            "sarif/dependency-check-four-slash-uri.sarif",
+            [0, 0, 13, 0],
+            13,
+        ),
+        ("sarif/dockle-empty-uri.sarif", [3, 0, 1, 0], 0),
+        ("sarif/flawfinder.sarif", [51, 2, 1, 0], 0),
+        (
+            "sarif/sarif-multitool-message-arguments.sarif",
+            [1, 0, 0, 0],
+            0,
+        ),
+        // The SDK's own test: none, none, note (a hierarchical id's
+        // override), warning, error.
+        ("sarif/sarif-sdk-invocation-override.sarif", [3, 1, 1, 0], 0),
+    ] {
+        assert_eq!(tally(rel), (counts, escaping), "{rel}");
+    }
+    let args = parsed(
+        "sarif/sarif-multitool-message-arguments.sarif",
+        Format::Auto,
+        REPO_ROOT,
+    );
+    assert!(
+        !args.findings[0].title.contains("{0}"),
+        "{}",
+        args.findings[0].title
+    );
+    // Semgrep whose rules did not download found nothing: no clean round.
+    let err = error("sarif/semgrep-config-download-failed.sarif", Format::Auto);
+    assert!(
+        err.contains("the tool reported an error (Failed to download configuration"),
+        "{err}"
+    );
+    let err = error("sarif/spotbugs-execution-failed.sarif", Format::Auto);
+    assert!(err.contains("`executionSuccessful` is false"), "{err}");
+}
+
+/// Real JUnit reports of go-junit-report, JunitXml.TestLogger, PHPUnit,
+/// rspec_junit_formatter, mocha-junit-reporter and Bazel: one finding per
+/// failing test, titled by what went wrong.
+#[test]
+fn real_junit_reports_of_many_runners_read_one_finding_per_failing_test() {
+    for (rel, failing) in [
+        ("junit/go-junit-report-pass-fail-skip.xml", 1),
+        ("junit/go-junit-report-stdout-subtests.xml", 9),
+        ("junit/go-junit-report-build-failed.xml", 3),
+        ("junit/go-junit-report-race.xml", 1),
+        ("junit/go-junit-report-testmain-panic.xml", 1),
+        // One test written three times (`-count=3`), passing each time.
+        ("junit/go-junit-report-repeated-names.xml", 0),
+        ("junit/dotnet-junit-testlogger.xml", 14),
+        ("junit/phpunit-phpt-absolute.xml", 2),
+        ("junit/rspec-junit-formatter.xml", 1),
+        ("junit/rspec-junit-formatter-same-names.xml", 0),
+        ("junit/mocha-junit-reporter-passing.xml", 0),
+        ("junit/bazel-test-xml-error.xml", 1),
+    ] {
+        assert_eq!(tally(rel), ([0, 0, failing, 0], tally(rel).1), "{rel}");
+    }
+    let titles = |rel: &str| -> Vec<String> {
+        parsed(rel, Format::Auto, REPO_ROOT)
+            .findings
+            .into_iter()
+            .map(|f| f.title)
+            .collect()
+    };
+    // go-junit-report's fixed messages (`Build error`, `Runtime error`)
+    // say nothing: the text does.
+    assert_eq!(
+        titles("junit/go-junit-report-build-failed.xml")[0],
+        "package/name/failing1::[build failed] errored: failing1/failing_test.go:15: undefined: x"
+    );
+    assert_eq!(
+        titles("junit/go-junit-report-testmain-panic.xml"),
+        ["package/name/paniclate::Failure errored: panic: panic"]
+    );
+    // The test's own error line, not output it printed before it.
+    assert_eq!(
+        titles("junit/go-junit-report-stdout-subtests.xml")[0],
+        "package/stdout::TestFailWithStdoutAndTestOutput failed: stdout_test.go:11: single-line error"
+    );
+    let rspec = parsed("junit/rspec-junit-formatter.xml", Format::Auto, REPO_ROOT);
+    assert_eq!(
+        (rspec.findings[0].file.as_deref(), rspec.findings[0].line),
+        (Some("spec/features/managing_admins_spec.rb"), Some(18))
+    );
+    // PHPUnit's absolute `file`, read in the repository it ran in: the id
+    // holds the path from the repository's top.
+    let php = parsed(
+        "junit/phpunit-phpt-absolute.xml",
+        Format::Auto,
+        "/home/matteo/OSS/phpunit",
+    );
+    assert!(
+        php.findings[0]
+            .id
+            .starts_with("tests/end-to-end/metadata/targeting-traits-with-coversclass"),
+        "{}",
+        php.findings[0].id
+    );
+}
