@@ -693,10 +693,26 @@ fn cited_lines(text: &str, file: &str) -> Vec<(usize, u32)> {
             let path = &before[start..];
             path.starts_with('/') && path.ends_with('/')
         };
+        // Or, for a file written absolute (mocha-junit-reporter's suite
+        // `file`), a relative path its tail is (`test/cart.test.js:13:11`).
+        let tail = |before: &str| {
+            let start = before
+                .rfind(|c: char| !(c.is_alphanumeric() || "/._-\\".contains(c)))
+                .map_or(0, |i| {
+                    i + before[i..].chars().next().map_or(1, char::len_utf8)
+                });
+            let cited = &before[start..];
+            file.starts_with('/')
+                && !cited.is_empty()
+                && !cited.starts_with('/')
+                && dir
+                    .strip_suffix(cited)
+                    .is_some_and(|rest| rest.ends_with('/'))
+        };
         let whole = before
             .strip_suffix(dir)
             .is_some_and(|before| (!dir.is_empty() && boundary(before)) || absolute(before));
-        if !(whole || boundary(before)) {
+        if !(whole || boundary(before) || tail(before)) {
             continue;
         }
         let Some(rest) = text[at + name.len()..].strip_prefix(':') else {
@@ -743,6 +759,22 @@ mod tests {
         assert_eq!(lines("at f (/ci/app/sum.test.js:5:3)", "sum.test.js"), [5]);
         assert_eq!(lines("lib/sum.test.js:5", "sum.test.js"), Vec::<u32>::new());
         assert_eq!(lines("sum.test.js:8: boom", "sum.test.js"), [8]);
+        // A file written absolute (mocha-junit-reporter's suite `file`),
+        // cited relative: a tail of its path, not another folder's file.
+        let absolute = "/ci/app/test/cart.test.js";
+        assert_eq!(
+            lines("at Context (test/cart.test.js:13:11)", absolute),
+            [13]
+        );
+        assert_eq!(lines("at f (app/test/cart.test.js:2:1)", absolute), [2]);
+        assert_eq!(
+            lines("at f (lib/cart.test.js:2:1)", absolute),
+            Vec::<u32>::new()
+        );
+        assert_eq!(
+            lines("at f (est/cart.test.js:2:1)", absolute),
+            Vec::<u32>::new()
+        );
     }
 
     fn ids(xml: &str) -> Result<Vec<String>, String> {

@@ -1078,6 +1078,8 @@ fn real_sarif_logs_of_many_tools_read_as_their_tools_meant() {
         // The SDK's own test: none, none, note (a hierarchical id's
         // override), warning, error.
         ("sarif/sarif-sdk-invocation-override.sarif", [3, 1, 1, 0], 0),
+        // Bandit leaves out the level of a MEDIUM issue: warning.
+        ("sarif/bandit.sarif", [4, 1, 2, 0], 0),
     ] {
         assert_eq!(tally(rel), (counts, escaping), "{rel}");
     }
@@ -1120,6 +1122,7 @@ fn real_junit_reports_of_many_runners_read_one_finding_per_failing_test() {
         ("junit/rspec-junit-formatter-same-names.xml", 0),
         ("junit/mocha-junit-reporter-passing.xml", 0),
         ("junit/bazel-test-xml-error.xml", 1),
+        ("junit/mocha-junit-reporter-failing.xml", 1),
     ] {
         assert_eq!(tally(rel), ([0, 0, failing, 0], tally(rel).1), "{rel}");
     }
@@ -1149,6 +1152,17 @@ fn real_junit_reports_of_many_runners_read_one_finding_per_failing_test() {
     assert_eq!(
         (rspec.findings[0].file.as_deref(), rspec.findings[0].line),
         (Some("spec/features/managing_admins_spec.rb"), Some(18))
+    );
+    // mocha-junit-reporter writes the suite's file absolute and the stack
+    // cites it relative: the line is where it failed.
+    let mocha = parsed(
+        "junit/mocha-junit-reporter-failing.xml",
+        Format::Auto,
+        "/tmp/fx30b/js",
+    );
+    assert_eq!(
+        (mocha.findings[0].file.as_deref(), mocha.findings[0].line),
+        (Some("test/cart.test.js"), Some(13))
     );
     // PHPUnit's absolute `file`, read in the repository it ran in: the id
     // holds the path from the repository's top.
