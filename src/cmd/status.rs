@@ -142,10 +142,19 @@ pub fn run(state: &State, args: LoopArgs) -> anyhow::Result<Exit> {
             .collect::<Vec<_>>()
             .join(" "),
     };
+    // The host's block cap let the last stop through with fixes asked for:
+    // the turn ended, the loop did not.
+    let host_cap = super::hook::stop::ended_at_host_cap(&lp, &history);
     let next = match history.standing() {
         _ if driving.is_some() => format!(
             "wait: {} is driving this loop; `referee status --loop {name}` again to follow it",
             driving.as_ref().map(super::describe).unwrap_or_default()
+        ),
+        LoopStanding::Running { round } if host_cap.is_some() => format!(
+            "the agent's turn ended at the host's cap of {} blocked stops in a row with {} open: the loop is not done; ask the agent to fix them and end its turn (its next stop reviews round {})",
+            host_cap.unwrap_or_default(),
+            must_fix.join(", "),
+            round + 1
         ),
         LoopStanding::Fresh if driven_by_run => format!(
             "`referee run --loop {name} --task TEXT` drives round 1 (or review by hand and `referee record --loop {name} {given}`)"
@@ -251,6 +260,7 @@ pub fn run(state: &State, args: LoopArgs) -> anyhow::Result<Exit> {
             "lost_rounds": lost_rounds,
             "anchor": anchor_json,
             "incidents": incidents,
+            "ended_at_host_cap": host_cap,
             "next": next,
         });
         super::emit_json(&value)?;

@@ -71,6 +71,18 @@ pub fn block_reason(
     out
 }
 
+/// A round that asked for fixes at a stop the host lets through anyway
+/// (its cap of blocks in a row is spent): the person hears that the loop is
+/// not done, with the findings the agent would have been handed.
+pub fn cap_spent_message(loop_name: &str, cap: u32, reason: &str) -> String {
+    format!(
+        "referee: the agent host ends this turn whatever the hook answers: it honours {cap} blocked stops in a row \
+         (Claude Code: `CLAUDE_CODE_STOP_HOOK_BLOCK_CAP`). Loop `{loop_name}` is NOT done. \
+         Ask the agent to go on with the findings below; its next stop reviews the change. \
+         `referee hook install --agent claude` raises the cap to the loop's rounds.\n\n{reason}"
+    )
+}
+
 /// A round that ended the loop done (`clean`, `nit-round`).
 pub fn done_message(
     loop_name: &str,

@@ -3,7 +3,10 @@
 //! `prompt_id`, `permission_mode`, `hook_event_name`, `stop_hook_active`,
 //! `last_assistant_message`, …; Codex 0.171 sends `session_id`, `turn_id`,
 //! `transcript_path`, `cwd`, `hook_event_name`, `model`, `permission_mode`,
-//! `stop_hook_active`, `last_assistant_message` (tests/mock/FACTS.md). Pure.
+//! `stop_hook_active`, `last_assistant_message` (tests/mock/FACTS.md);
+//! Gemini CLI 0.61's `AfterAgent` hook sends `session_id`,
+//! `transcript_path`, `cwd`, `hook_event_name: "AfterAgent"`, `timestamp`,
+//! `prompt`, `prompt_response`, `stop_hook_active`. Pure.
 
 use std::path::PathBuf;
 
@@ -14,6 +17,7 @@ use serde_json::Value;
 pub enum Agent {
     Claude,
     Codex,
+    Gemini,
 }
 
 impl Agent {
@@ -21,6 +25,7 @@ impl Agent {
         match self {
             Agent::Claude => "claude",
             Agent::Codex => "codex",
+            Agent::Gemini => "gemini",
         }
     }
 }
@@ -104,16 +109,21 @@ impl Payload {
         })
     }
 
-    /// Whether this is a stop of the main agent's turn.
+    /// Whether this is a stop of the main agent's turn (Gemini's
+    /// `AfterAgent`).
     pub fn is_stop(&self) -> bool {
-        self.event.as_deref().is_none_or(|e| e == "Stop")
+        self.event
+            .as_deref()
+            .is_none_or(|e| e == "Stop" || e == "AfterAgent")
     }
 }
 
-/// Codex names the turn (`turn_id`) and the model (`model`); Claude Code
-/// sends neither (it sends `prompt_id`).
+/// Gemini's event is `AfterAgent`; Codex names the turn (`turn_id`) and
+/// the model (`model`); Claude Code sends neither (it sends `prompt_id`).
 fn detect(value: &Value) -> Agent {
-    if value.get("turn_id").is_some() || value.get("model").is_some_and(Value::is_string) {
+    if value.get("hook_event_name").and_then(Value::as_str) == Some("AfterAgent") {
+        Agent::Gemini
+    } else if value.get("turn_id").is_some() || value.get("model").is_some_and(Value::is_string) {
         Agent::Codex
     } else {
         Agent::Claude
@@ -126,6 +136,7 @@ mod tests {
 
     /// Real payloads, as the CLIs sent them (tests/mock/FACTS.md).
     const CLAUDE: &str = r#"{"session_id":"b39d23f8-a223-4b66-bfcb-385c204f616e","transcript_path":"/tmp/hx/home/claude/projects/-tmp-hx-repo/b39d23f8.jsonl","cwd":"/tmp/hx/repo","prompt_id":"e9108e4e-f93c-4aa3-873d-88d6a58ecbd7","permission_mode":"acceptEdits","hook_event_name":"Stop","stop_hook_active":false,"last_assistant_message":"Done first.","background_tasks":[],"session_crons":[]}"#;
+    const GEMINI: &str = r#"{"session_id":"e79207f7-80d2-4f37-ab4d-29eb11380b96","transcript_path":"/tmp/gx/home/.gemini/tmp/repo/chats/session-2026-12-03T12-03-e79207f7.jsonl","cwd":"/tmp/gx/repo","hook_event_name":"AfterAgent","timestamp":"2026-12-03T12:03:05.892Z","prompt":"say hi","prompt_response":"Fixed after block.","stop_hook_active":true}"#;
     const CODEX: &str = r#"{"session_id":"01a22d6a-31b3-74c0-b0c8-f8e661ed36c1","turn_id":"01a22d6a-3203-7a43-9bf0-9c33035f791e","transcript_path":"/tmp/hx/home/codex/sessions/rollout.jsonl","cwd":"/tmp/hx/repo","hook_event_name":"Stop","model":"gpt-5.5","permission_mode":"bypassPermissions","stop_hook_active":true,"last_assistant_message":"Second after block."}"#;
 
     #[test]
@@ -141,6 +152,13 @@ mod tests {
         assert_eq!(
             codex.transcript_path,
             Some(PathBuf::from("/tmp/hx/home/codex/sessions/rollout.jsonl"))
+        );
+        let gemini = Payload::parse(GEMINI.as_bytes(), None).unwrap();
+        assert_eq!(gemini.agent, Agent::Gemini);
+        assert!(gemini.is_stop() && gemini.stop_hook_active);
+        assert_eq!(
+            gemini.session_id.as_deref(),
+            Some("e79207f7-80d2-4f37-ab4d-29eb11380b96")
         );
         // `--agent` wins over detection.
         let forced = Payload::parse(CODEX.as_bytes(), Some(Agent::Claude)).unwrap();

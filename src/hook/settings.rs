@@ -1,13 +1,21 @@
 //! referee's entry in an agent's hook settings: Claude Code's
 //! `.claude/settings.json` and Codex's `.codex/hooks.json` share one shape,
 //! `{"hooks": {"Stop": [{"hooks": [{"type": "command", "command": …,
-//! "timeout": seconds}]}]}}`. Adding the entry and taking it out are
-//! minimal text edits: every other byte stays. Pure.
+//! "timeout": seconds}]}]}}`; Gemini CLI's `.gemini/settings.json` has the
+//! same under `AfterAgent`, its entry `name`d and its `timeout` in
+//! milliseconds. Adding the entry and taking it out are minimal text edits:
+//! every other byte stays. Pure.
 
 use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
 
+use super::Agent;
 use super::json_edit::{self, Edit, JsonEditError, Node};
+
+/// The events referee's entry is found under: Claude Code's and Codex's
+/// `Stop`, Gemini CLI's `AfterAgent` (a settings file of one agent has no
+/// list of the other's).
+const EVENTS: [&str; 2] = ["Stop", "AfterAgent"];
 
 /// The variable Claude Code reads for how many consecutive Stop-hook blocks
 /// it honours in one turn (8 when unset; 0 or less: no cap).
@@ -16,13 +24,28 @@ pub const CAP_VAR: &str = "CLAUDE_CODE_STOP_HOOK_BLOCK_CAP";
 /// The hook entry.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Entry {
+    pub agent: Agent,
     pub command: String,
     pub timeout_secs: u64,
 }
 
 impl Entry {
     pub fn value(&self) -> Value {
-        json!({"type": "command", "command": self.command, "timeout": self.timeout_secs})
+        match self.agent {
+            Agent::Gemini => json!({"type": "command", "name": "referee", "command": self.command,
+                                    "timeout": self.timeout_secs.saturating_mul(1000)}),
+            Agent::Claude | Agent::Codex => {
+                json!({"type": "command", "command": self.command, "timeout": self.timeout_secs})
+            }
+        }
+    }
+
+    /// The list the entry goes in.
+    pub fn event(&self) -> &'static str {
+        match self.agent {
+            Agent::Gemini => "AfterAgent",
+            Agent::Claude | Agent::Codex => "Stop",
+        }
     }
 
     fn group(&self) -> Value {
@@ -208,6 +231,7 @@ impl Doc {
 pub fn install(text: &str, entry: &Entry, cap: Option<u32>) -> Result<Installed, SettingsError> {
     let (mut doc, mut made) = Doc::open(text)?;
     let root = doc.root()?;
+    let event = entry.event();
     match root.get("hooks") {
         None => {
             made.hooks = true;
@@ -216,16 +240,16 @@ pub fn install(text: &str, entry: &Entry, cap: Option<u32>) -> Result<Installed,
                 &doc.text,
                 &root,
                 "hooks",
-                &json!({"Stop": [entry.group()]}),
+                &json!({ event: [entry.group()] }),
             ))?;
         }
-        Some(hooks) => match hooks.value.get("Stop") {
+        Some(hooks) => match hooks.value.get(event) {
             None if matches!(hooks.value, Node::Object { .. }) => {
                 made.stop = true;
                 doc.apply(json_edit::add_member(
                     &doc.text,
                     &hooks.value,
-                    "Stop",
+                    event,
                     &json!([entry.group()]),
                 ))?;
             }
@@ -360,12 +384,16 @@ pub fn uninstall(text: &str, made: &Made) -> Result<String, SettingsError> {
     while doc.remove_one_entry()? {}
     let root = doc.root()?;
     if let Some(hooks) = root.get("hooks") {
-        if made.stop
-            && let Some(stop) = hooks.value.get("Stop")
-            && matches!(&stop.value, Node::Array { items, .. } if items.is_empty())
-        {
-            doc.remove_member(&["hooks"], "Stop")?;
+        for event in EVENTS {
+            let root = doc.root()?;
+            if made.stop
+                && let Some(stop) = root.get("hooks").and_then(|h| h.value.get(event))
+                && matches!(&stop.value, Node::Array { items, .. } if items.is_empty())
+            {
+                doc.remove_member(&["hooks"], event)?;
+            }
         }
+        let _ = hooks;
         let root = doc.root()?;
         if made.hooks
             && let Some(hooks) = root.get("hooks")
@@ -408,7 +436,7 @@ pub fn installed_command(text: &str) -> Option<String> {
     let root = json_edit::scan(text).ok()?;
     ours(text, &root)
         .first()
-        .map(|(_, _, command)| command.clone())
+        .map(|(_, _, _, command)| command.clone())
 }
 
 /// Whether `text` is, as far as an install goes, an empty file: `{}`.
@@ -543,7 +571,7 @@ impl Doc {
         let root = self.root()?;
         let found = ours(&self.text, &root);
         match found.first() {
-            Some((_, node, _)) => {
+            Some((_, _, node, _)) => {
                 let now: Value = serde_json::from_str(&self.text[node.start()..node.end()])
                     .map_err(|_| SettingsError::Edit)?;
                 if now != entry.value() {
@@ -558,7 +586,7 @@ impl Doc {
             None => {
                 let stop = root
                     .get("hooks")
-                    .and_then(|h| h.value.get("Stop"))
+                    .and_then(|h| h.value.get(entry.event()))
                     .map(|m| m.value.clone());
                 match stop {
                     Some(stop @ Node::Array { .. }) => {
@@ -642,10 +670,10 @@ impl Doc {
     /// is left in it.
     fn remove_entry_at(&mut self, n: usize) -> Result<(), SettingsError> {
         let root = self.root()?;
-        let Some((group_index, _, _)) = ours(&self.text, &root).get(n).cloned() else {
+        let Some((event, group_index, _, _)) = ours(&self.text, &root).get(n).cloned() else {
             return Ok(());
         };
-        let Some(stop) = root.get("hooks").and_then(|h| h.value.get("Stop")) else {
+        let Some(stop) = root.get("hooks").and_then(|h| h.value.get(event)) else {
             return Ok(());
         };
         let Node::Array { items: groups, .. } = &stop.value else {
@@ -700,25 +728,27 @@ impl Doc {
     }
 }
 
-/// referee's entries under `hooks.Stop`: group index, the entry's node and
-/// its command.
-fn ours(text: &str, root: &Node) -> Vec<(usize, Node, String)> {
-    let Some(stop) = root.get("hooks").and_then(|h| h.value.get("Stop")) else {
-        return Vec::new();
-    };
-    let Node::Array { items: groups, .. } = &stop.value else {
-        return Vec::new();
-    };
+/// referee's entries under `hooks.Stop` (or `hooks.AfterAgent`): the
+/// event, group index, the entry's node and its command.
+fn ours(text: &str, root: &Node) -> Vec<(&'static str, usize, Node, String)> {
     let mut found = Vec::new();
-    for (g, group) in groups.iter().enumerate() {
-        let Some(Node::Array { items, .. }) = group.get("hooks").map(|m| &m.value) else {
+    for event in EVENTS {
+        let Some(stop) = root.get("hooks").and_then(|h| h.value.get(event)) else {
             continue;
         };
-        for item in items {
-            if let Some(command) = command_of(text, item)
-                && is_ours(&command)
-            {
-                found.push((g, item.clone(), command));
+        let Node::Array { items: groups, .. } = &stop.value else {
+            continue;
+        };
+        for (g, group) in groups.iter().enumerate() {
+            let Some(Node::Array { items, .. }) = group.get("hooks").map(|m| &m.value) else {
+                continue;
+            };
+            for item in items {
+                if let Some(command) = command_of(text, item)
+                    && is_ours(&command)
+                {
+                    found.push((event, g, item.clone(), command));
+                }
             }
         }
     }
@@ -743,9 +773,42 @@ mod tests {
 
     fn entry() -> Entry {
         Entry {
+            agent: Agent::Claude,
             command: "/usr/local/bin/referee hook stop --agent claude".into(),
             timeout_secs: 1920,
         }
+    }
+
+    /// Gemini's entry goes under `AfterAgent`, named, its timeout in
+    /// milliseconds; an uninstall takes it out to the byte, beside the
+    /// person's own hooks.
+    #[test]
+    fn gemini_gets_an_after_agent_entry_and_loses_it_again() {
+        let gemini = Entry {
+            agent: Agent::Gemini,
+            command: "referee hook stop --agent gemini".into(),
+            timeout_secs: 2100,
+        };
+        let fresh = install("", &gemini, None).unwrap();
+        let doc: Value = serde_json::from_str(&fresh.text).unwrap();
+        assert_eq!(
+            doc,
+            json!({"hooks": {"AfterAgent": [{"hooks": [{"type": "command", "name": "referee",
+                "command": "referee hook stop --agent gemini", "timeout": 2_100_000}]}]}})
+        );
+        assert_eq!(
+            installed_command(&fresh.text).as_deref(),
+            Some("referee hook stop --agent gemini")
+        );
+        assert_eq!(uninstall(&fresh.text, &fresh.made).unwrap(), "{}\n");
+        let theirs = r#"{"hooks": {"AfterAgent": [{"hooks": [{"type": "command", "command": "notify"}]}], "BeforeTool": []}, "ui": {"theme": "x"}}"#;
+        let mine = install(theirs, &gemini, None).unwrap();
+        let doc: Value = serde_json::from_str(&mine.text).unwrap();
+        assert_eq!(doc["hooks"]["AfterAgent"].as_array().unwrap().len(), 2);
+        assert_eq!(uninstall(&mine.text, &mine.made).unwrap(), theirs);
+        // Installed again: updated in place, not doubled.
+        let again = install(&mine.text, &gemini, None).unwrap();
+        assert!(again.edits.is_empty());
     }
 
     /// Undoing the edits gives back the bytes; taking the entry out by

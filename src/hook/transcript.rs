@@ -1,7 +1,7 @@
 //! What an agent's session transcript (`transcript_path`, JSON lines) says
 //! about the writer: the tokens the session has used so far and the
-//! person's requests. Formats as Claude Code 2.1.197 and Codex 0.171 write
-//! them (tests/mock/FACTS.md); a line that does not read is skipped, and a
+//! person's requests. Formats as Claude Code 2.1.197, Codex 0.171 and
+//! Gemini CLI 0.61 write them (tests/mock/FACTS.md); a line that does not read is skipped, and a
 //! transcript with no usage at all counts nothing. Pure.
 
 use std::collections::HashMap;
@@ -29,6 +29,54 @@ pub fn read(agent: Agent, bytes: &[u8]) -> Transcript {
     match agent {
         Agent::Claude => claude(lines),
         Agent::Codex => codex(lines),
+        Agent::Gemini => gemini(lines),
+    }
+}
+
+/// Gemini CLI 0.61 writes one entry per message: `gemini` entries carry
+/// their response's `tokens` (`input`, `output`), counted once per `id`;
+/// the person's prompts are the `user` entries, as the person saw them
+/// (`displayContent` when there is one). A hook's block reason comes back
+/// as a `user` entry shown as the prompt it answers, so a request the same
+/// as the one before it is that one.
+fn gemini(lines: impl Iterator<Item = Value>) -> Transcript {
+    let mut usage: HashMap<String, u64> = HashMap::new();
+    let mut requests: Vec<String> = Vec::new();
+    let text_of = |content: &Value| -> Option<String> {
+        let parts = content.as_array()?;
+        let text: Vec<&str> = parts.iter().filter_map(|p| p["text"].as_str()).collect();
+        (!text.is_empty()).then(|| text.join("\n"))
+    };
+    for entry in lines {
+        match entry.get("type").and_then(Value::as_str) {
+            Some("gemini") => {
+                let (Some(id), Some(t)) = (entry["id"].as_str(), entry.get("tokens")) else {
+                    continue;
+                };
+                let tokens = ["input", "output"]
+                    .iter()
+                    .filter_map(|k| t.get(*k).and_then(Value::as_u64))
+                    .fold(0, u64::saturating_add);
+                usage.insert(id.to_string(), tokens);
+            }
+            Some("user") => {
+                let shown = entry
+                    .get("displayContent")
+                    .and_then(text_of)
+                    .or_else(|| entry.get("content").and_then(text_of));
+                if let Some(text) = shown.map(|t| t.trim().to_string())
+                    && is_request(&text)
+                    && requests.last() != Some(&text)
+                {
+                    requests.push(text);
+                }
+            }
+            _ => {}
+        }
+    }
+    Transcript {
+        tokens: (!usage.is_empty()).then(|| usage.values().fold(0u64, |a, &b| a.saturating_add(b))),
+        requests,
     }
 }
 
@@ -138,6 +186,23 @@ fn is_request(text: &str) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Gemini CLI 0.61's own transcript of a session whose AfterAgent hook
+    /// blocked once (the block reason is the third `user` entry, shown as
+    /// the prompt it answers).
+    #[test]
+    fn gemini_counts_each_response_once_and_the_persons_prompt_once() {
+        let bytes =
+            include_bytes!("../../tests/fixtures/agents/gemini-afteragent-transcript.jsonl");
+        let t = read(Agent::Gemini, bytes);
+        assert_eq!(t.tokens, Some(2200));
+        assert_eq!(t.requests, ["say hi\n\n\nFollow stdin"]);
+        let none = read(
+            Agent::Gemini,
+            b"{\"type\":\"user\",\"content\":[{\"text\":\"go\"}]}\n",
+        );
+        assert_eq!((none.tokens, none.requests), (None, vec!["go".to_string()]));
+    }
 
     #[test]
     fn claude_counts_each_response_once_and_skips_meta_entries() {

@@ -147,7 +147,7 @@ pub(crate) fn codex_home(home: &Path, port: u16) {
 /// picks the `gateway` type and refuses it), no usage statistics (they go to
 /// play.googleapis.com), no update check, no IDE, one attempt per request
 /// (the default of 10 backs off for minutes on a 5xx).
-fn gemini_home(home: &Path) {
+pub(crate) fn gemini_home(home: &Path) {
     let dir = home.join(".gemini");
     std::fs::create_dir_all(&dir).unwrap();
     std::fs::create_dir_all(home.join("tmp")).unwrap();

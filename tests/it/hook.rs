@@ -12,7 +12,7 @@ use std::time::{Duration, Instant};
 
 use serde_json::{Value, json};
 
-use crate::agents_real::{Server, codex_home, tool};
+use crate::agents_real::{Server, codex_home, gemini_home, tool};
 use crate::common::{GIT_ENV, Repo, spawn_fed, text};
 
 const BUG: &str = r#"{"findings":[{"id":"F1","severity":"bug","title":"expired tokens pass at the boundary","file":"src/auth.rs","line":1,"body":"use now >= exp"}]}"#;
@@ -262,6 +262,108 @@ fn a_round_that_continues_blocks_with_the_findings_and_the_fix_ends_clean() {
     let a = h.stop(&h.payload("s1", false));
     assert_eq!(a.stdout, "");
     assert_eq!(h.calls(), 2);
+}
+
+/// Gemini CLI's `AfterAgent` payload (as Gemini CLI 0.61 sends it) is a
+/// stop like the others: blocked with the findings, let go with the
+/// verdict, the agent named in the round's evidence.
+#[test]
+fn a_gemini_after_agent_stop_is_refereed_like_a_stop() {
+    let h = Hooked::new("", "");
+    h.file("reviewer-1.print", BUG)
+        .file("reviewer-2.print", CLEAN);
+    let payload = |active: bool| {
+        json!({"session_id": "g1", "transcript_path": null, "cwd": h.repo.path(),
+               "hook_event_name": "AfterAgent", "timestamp": "2026-12-03T12:03:05.622Z",
+               "prompt": "fix the expiry check", "prompt_response": "Done.",
+               "stop_hook_active": active})
+    };
+    h.fix("fn valid(now: u64, exp: u64) -> bool { now < exp }\n");
+    let reason = h.stop(&payload(false)).reason();
+    assert!(
+        reason.contains("- F1 [bug] src/auth.rs:1: expired tokens pass"),
+        "{reason}"
+    );
+    let seen: Value = serde_json::from_slice(
+        &std::fs::read(h.repo.join(".referee/ledgers/h/round-1/hook.json")).unwrap(),
+    )
+    .unwrap();
+    assert_eq!(
+        (seen["agent"].as_str(), seen.get("host_cap")),
+        (Some("gemini"), None)
+    );
+    h.fix("fn valid(now: u64, exp: u64) -> bool { now >= exp }\n");
+    let message = h.stop(&payload(true)).message();
+    assert!(
+        message.starts_with("referee: loop `h` is done at round 2 of 3: `clean`."),
+        "{message}"
+    );
+}
+
+/// referee counts its own blocks in a row: at the stop Claude Code lets
+/// through whatever the hook says (its cap spent), the person is told the
+/// loop is not done, `status` says so, and a later stop that changed
+/// nothing says so again; a host without a cap is blocked every time.
+#[test]
+fn a_hosts_spent_block_cap_is_said_not_taken_for_the_end() {
+    let h = Hooked::new("max_rounds = 6", "");
+    for n in 1..=5 {
+        h.file(&format!("reviewer-{n}.print"), BUG);
+    }
+    let stop = |session: &str, active: bool, cap: &str| {
+        let out = h
+            .repo
+            .referee()
+            .args(["hook", "stop"])
+            .env("CLAUDE_CODE_STOP_HOOK_BLOCK_CAP", cap)
+            .write_stdin(h.payload(session, active).to_string())
+            .output()
+            .unwrap();
+        Answered {
+            code: out.status.code().unwrap_or(-1),
+            stdout: text(&out.stdout),
+            stderr: text(&out.stderr),
+        }
+    };
+    h.fix("fn valid(now: u64, exp: u64) -> bool { now < exp }\n");
+    stop("s1", false, "2").reason();
+    h.fix("fn valid(now: u64, exp: u64) -> bool { now < exp + 1 }\n");
+    stop("s1", true, "2").reason();
+    h.fix("fn valid(now: u64, exp: u64) -> bool { now < exp + 2 }\n");
+    // The third stop in a row: Claude Code honours 2 blocks, so this one
+    // goes through whatever the answer; the person hears why.
+    let told = stop("s1", true, "2").message();
+    assert!(
+        told.starts_with("referee: the agent host ends this turn whatever the hook answers: it honours 2 blocked stops in a row"),
+        "{told}"
+    );
+    assert!(told.contains("Loop `h` is NOT done."), "{told}");
+    assert!(
+        told.contains("- F1 [bug] src/auth.rs:1: expired tokens pass"),
+        "{told}"
+    );
+    let status = h.repo.run(&["status", "--loop", "h"]);
+    assert!(
+        status.stdout.contains("next: the agent's turn ended at the host's cap of 2 blocked stops in a row with F1 open: the loop is not done"),
+        "{}",
+        status.stdout
+    );
+    let json = h.repo.run(&["status", "--loop", "h", "--json"]);
+    assert!(
+        json.stdout.contains("\"ended_at_host_cap\": 2"),
+        "{}",
+        json.stdout
+    );
+    // A new turn that changed nothing: not silence.
+    let again = stop("s1", false, "2").message();
+    assert!(again.starts_with("referee: loop `h` is not done: round 3 asked for fixes, and the turn ended at the host's cap of 2 blocked stops in a row"), "{again}");
+    // A new turn with a change: blocked again, the count started over.
+    h.fix("fn valid(now: u64, exp: u64) -> bool { now < exp + 3 }\n");
+    stop("s1", false, "2").reason();
+    // No cap (0): every stop is blocked while the loop asks for fixes.
+    h.fix("fn valid(now: u64, exp: u64) -> bool { now < exp + 4 }\n");
+    stop("s1", true, "0").reason();
+    assert_eq!(h.rows().len(), 5);
 }
 
 #[test]
@@ -718,6 +820,57 @@ fn install_into_a_fresh_project_and_uninstall_leave_nothing_behind() {
     assert_eq!(repo.git(&["status", "--short", "--", ".codex"]), "");
 }
 
+#[test]
+fn gemini_gets_an_after_agent_hook_and_the_trust_it_needs_said() {
+    let repo = Repo::new();
+    repo.referee()
+        .args(["init", "--loop", "n", "--reviewer", "codex"])
+        .assert()
+        .success();
+    let out = repo
+        .referee()
+        .args([
+            "hook",
+            "install",
+            "--agent",
+            "gemini",
+            "--program",
+            "referee",
+        ])
+        .output()
+        .unwrap();
+    let stdout = text(&out.stdout);
+    assert!(
+        stdout.starts_with(
+            "created `.gemini/settings.json`: AfterAgent hook `referee hook stop --agent gemini --project /"
+        ),
+        "{stdout}"
+    );
+    let repo_path = repo.path().display().to_string();
+    for line in [
+        "it prints a warning naming the project hook `referee` and runs it.",
+        "~/.gemini/trustedFolders.json",
+        &format!("{{\"{repo_path}\": \"TRUST_FOLDER\"}}"),
+        "Gemini has no block cap: the loop's `max_rounds` ends it.",
+    ] {
+        assert!(stdout.contains(line), "{line} in:\n{stdout}");
+    }
+    let value: Value = serde_json::from_str(&repo.read(".gemini/settings.json")).unwrap();
+    assert_eq!(
+        value,
+        json!({"hooks": {"AfterAgent": [{"hooks": [{"type": "command", "name": "referee",
+               "command": format!("referee hook stop --agent gemini --project {repo_path}"),
+               "timeout": 2_100_000}]}]}})
+    );
+    repo.referee()
+        .args(["hook", "uninstall", "--agent", "gemini"])
+        .assert()
+        .success()
+        .stdout("removed `.gemini/settings.json`: the install had created it\n");
+    assert!(!repo.join(".gemini").exists());
+    assert_eq!(repo.git(&["status", "--short", "--", ".gemini"]), "");
+}
+
 // ---- the real CLIs
 
 /// Runs `cmd` with `input` on stdin, killing it (by its pid) past `limit`.
@@ -945,6 +1098,163 @@ fn claude_code_stopped_at_the_round_cap_tells_the_hand_off() {
     );
     // One model turn per scripted reply: the stop was let through.
     assert_eq!(server.bodies("/v1/messages").len(), 5);
+}
+
+/// Gemini CLI in headless mode in `repo`, against the mock on `port`. The
+/// person trusted the folder as docs/hooks.md says (`trustedFolders.json`):
+/// Gemini reads no project settings, hooks included, in a folder it does
+/// not trust, and `--skip-trust` runs it there without them.
+fn gemini_command(gemini: &Path, home: &Path, port: u16, repo: &Repo) -> Command {
+    gemini_home(home);
+    std::fs::write(
+        home.join(".gemini/trustedFolders.json"),
+        json!({ repo.path().display().to_string(): "TRUST_FOLDER" }).to_string(),
+    )
+    .unwrap();
+    let mut cmd = Command::new(gemini);
+    cmd.args([
+        "-p",
+        "Follow the instructions given on standard input.",
+        "--output-format",
+        "json",
+        "--approval-mode",
+        "auto_edit",
+        "-m",
+        "gemini-2.5-pro",
+    ])
+    .current_dir(repo.path())
+    .envs(GIT_ENV.iter().copied())
+    .env("HOME", home)
+    .env("TMPDIR", home.join("tmp"))
+    .env("GOOGLE_GEMINI_BASE_URL", format!("http://127.0.0.1:{port}"))
+    .env("GEMINI_API_KEY", "dummy")
+    .env("REFEREE_STATE_DIR", repo.state_dir())
+    .env_remove("REFEREE_DIR")
+    .env("NO_COLOR", "1");
+    cmd
+}
+
+/// The Gemini writer's turns: edit, stop; after the block (the reason
+/// comes back as a user message), edit again (`second`) and stop.
+fn gemini_writer(auth: &str, second: &str) -> Value {
+    json!([
+        {"text": "Fixing the check.", "function_call": {"name": "replace", "args": {
+            "file_path": auth, "old_string": "now > exp", "new_string": "now < exp",
+            "instruction": "flip the comparison"}}},
+        {"text": "Done."},
+        {"match": "must-fix finding", "function_call": {"name": "replace", "args": {
+            "file_path": auth, "old_string": "now < exp", "new_string": second,
+            "instruction": "the review's fix"}}},
+        {"text": "Fixed."}
+    ])
+}
+
+#[test]
+fn gemini_cli_is_refereed_by_its_after_agent_hook() {
+    let Some(gemini) = tool("gemini") else {
+        return;
+    };
+    let h = hooked_for("gemini", 3, &[BUG, CLEAN]);
+    let home = tempfile::tempdir().unwrap();
+    let auth = h.repo.join("src/auth.rs").display().to_string();
+    let server = Server::start(
+        home.path(),
+        &json!({"usage": {"input_tokens": 1000, "output_tokens": 100},
+                "gemini": gemini_writer(&auth, "now >= exp")}),
+    );
+    let out = run_limited(
+        gemini_command(&gemini, home.path(), server.port, &h.repo),
+        "fix the expiry check in src/auth.rs\n",
+        Duration::from_secs(180),
+    );
+    let (stdout, stderr) = (text(&out.stdout), text(&out.stderr));
+    assert!(out.status.success(), "stdout:\n{stdout}\nstderr:\n{stderr}");
+    assert_eq!(
+        h.repo.read("src/auth.rs"),
+        "fn valid(now: u64, exp: u64) -> bool { now >= exp }\n"
+    );
+    // The block reached the model as a user message, findings and all.
+    let bodies = server.bodies("/v1beta/models");
+    let fed = bodies
+        .iter()
+        .find(|b| b.to_string().contains("must-fix finding"))
+        .expect("a request carries the hook's reason");
+    let turns = fed["contents"].as_array().unwrap();
+    let last = turns.last().unwrap();
+    assert_eq!(last["role"], "user", "{last}");
+    assert!(
+        last.to_string()
+            .contains("- F1 [bug] src/auth.rs:1: expired tokens pass at the boundary"),
+        "{last}"
+    );
+    // Two rounds, clean, the writer's tokens from Gemini's transcript, and
+    // the person's request as the task.
+    let rows = h.rows();
+    assert_eq!(rows.len(), 2, "{rows:?}");
+    assert_eq!(rows[0]["verdict"], "continue");
+    assert_eq!(rows[1]["rule"], "clean");
+    assert_eq!(rows[0]["tokens"].as_u64(), Some(2200), "{}", rows[0]);
+    let r1 = h.repo.join(".referee/ledgers/h/round-1");
+    let seen: Value =
+        serde_json::from_slice(&std::fs::read(r1.join("hook.json")).unwrap()).unwrap();
+    assert_eq!(seen["agent"], "gemini", "{seen}");
+    let task = std::fs::read_to_string(r1.join("task.md")).unwrap();
+    assert!(
+        task.contains("fix the expiry check in src/auth.rs"),
+        "{task}"
+    );
+    // The person was told the verdict when the stop went through.
+    assert!(
+        stderr.contains("referee: loop `h` is done at round 2 of 3: `clean`."),
+        "{stderr}"
+    );
+    h.repo
+        .referee()
+        .args(["ledger", "verify"])
+        .assert()
+        .success();
+}
+
+/// Gemini has no cap of blocks: the loop's round cap ends it, and the
+/// hand-off reaches the person.
+#[test]
+fn gemini_cli_stopped_at_the_round_cap_tells_the_hand_off() {
+    let Some(gemini) = tool("gemini") else {
+        return;
+    };
+    let h = hooked_for("gemini", 2, &[BUG, BUG]);
+    let home = tempfile::tempdir().unwrap();
+    let auth = h.repo.join("src/auth.rs").display().to_string();
+    let server = Server::start(
+        home.path(),
+        &json!({"gemini": gemini_writer(&auth, "now <= exp + 1")}),
+    );
+    let out = run_limited(
+        gemini_command(&gemini, home.path(), server.port, &h.repo),
+        "fix the expiry check in src/auth.rs\n",
+        Duration::from_secs(180),
+    );
+    let stderr = text(&out.stderr);
+    assert!(out.status.success(), "{stderr}");
+    let rows = h.rows();
+    assert_eq!(rows.len(), 2, "{rows:?}");
+    assert_eq!(rows[1]["rule"], "round-cap");
+    assert!(
+        stderr.contains(
+            "referee: loop `h` stopped at round 2 of 2 on `round-cap`: a person decides now."
+        ),
+        "{stderr}"
+    );
+    assert!(stderr.contains("`referee escalate --loop h`"), "{stderr}");
+    // One model turn per scripted reply: the stop was let through.
+    assert_eq!(
+        server
+            .bodies("/v1beta/models")
+            .iter()
+            .filter(|b| b.get("tools").is_some())
+            .count(),
+        4
+    );
 }
 
 fn codex_command(codex: &Path, home: &Path, repo: &Repo, bypass: bool) -> Command {

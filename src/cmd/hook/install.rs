@@ -66,7 +66,7 @@ const MARGIN_SECS: u64 = 300;
 /// The reviewer timeout when no loop names one (the contract's default).
 const DEFAULT_TIMEOUT_SECS: u64 = 30 * 60;
 /// How many consecutive Stop-hook blocks Claude Code honours by default.
-const CLAUDE_BLOCK_CAP: u32 = 8;
+pub(super) const CLAUDE_BLOCK_CAP: u32 = 8;
 /// Codex's project config, where its permission profile goes.
 pub const CODEX_CONFIG: &str = ".codex/config.toml";
 
@@ -101,6 +101,7 @@ fn file_of(agent: HookAgent) -> &'static str {
     match agent {
         HookAgent::Claude => ".claude/settings.json",
         HookAgent::Codex => ".codex/hooks.json",
+        HookAgent::Gemini => ".gemini/settings.json",
     }
 }
 
@@ -108,6 +109,7 @@ fn name_of(agent: HookAgent) -> &'static str {
     match agent {
         HookAgent::Claude => "claude",
         HookAgent::Codex => "codex",
+        HookAgent::Gemini => "gemini",
     }
 }
 
@@ -216,6 +218,11 @@ pub fn install(state: &State, args: HookInstallArgs) -> anyhow::Result<Exit> {
         command.push_str(&format!(" --loop {}", crate::text::shell_word(name)));
     }
     let entry = Entry {
+        agent: match agent {
+            HookAgent::Claude => crate::hook::Agent::Claude,
+            HookAgent::Codex => crate::hook::Agent::Codex,
+            HookAgent::Gemini => crate::hook::Agent::Gemini,
+        },
         command: command.clone(),
         timeout_secs: timeout + MARGIN_SECS,
     };
@@ -366,8 +373,10 @@ pub fn install(state: &State, args: HookInstallArgs) -> anyhow::Result<Exit> {
         return Ok(Exit::Success);
     }
     let mut out = format!(
-        "{result} `{shown_path}`: Stop hook `{command}` (timeout {} s: the reviewer's {} s and {MARGIN_SECS} s for the rest)\n",
-        entry.timeout_secs, timeout
+        "{result} `{shown_path}`: {} hook `{command}` (timeout {} s: the reviewer's {} s and {MARGIN_SECS} s for the rest)\n",
+        entry.event(),
+        entry.timeout_secs,
+        timeout
     );
     if let Some(line) = cap_line {
         out.push_str(&format!("{line}\n"));
@@ -616,6 +625,16 @@ fn next_steps(agent: HookAgent, repo: &Path) -> Vec<String> {
                 format!("  2. trust the hook: run `codex` in {repo}, open `/hooks`, review referee's Stop hook and trust it."),
                 "     Trust covers the hook's exact text: after `referee hook install` changes it, trust it again.".into(),
                 "  Automation that vetted the hook may run `codex exec --dangerously-bypass-hook-trust …` instead of step 2.".into(),
+            ]
+        }
+        HookAgent::Gemini => {
+            let repo = repo.display();
+            vec![
+                "next: start a new Gemini CLI session in this repository; it prints a warning naming the project hook `referee` and runs it.".into(),
+                "  With folder trust on (`security.folderTrust.enabled` in ~/.gemini/settings.json), Gemini reads no project settings,".into(),
+                "  hooks included, until you trust the folder: say \"Trust folder\" when `gemini` asks in it, or add to ~/.gemini/trustedFolders.json:".into(),
+                format!("    {{\"{repo}\": \"TRUST_FOLDER\"}}"),
+                "  (`gemini --skip-trust` runs in an untrusted folder without its project settings: without the hook). Gemini has no block cap: the loop's `max_rounds` ends it.".into(),
             ]
         }
     }

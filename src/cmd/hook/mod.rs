@@ -1,5 +1,6 @@
 //! `referee hook stop|install|uninstall`: the Stop hook of an interactive
-//! agent session (docs/hooks.md).
+//! agent session (Claude Code's and Codex's `Stop`, Gemini CLI's
+//! `AfterAgent`; docs/hooks.md).
 
 use clap::ValueEnum;
 
@@ -8,6 +9,8 @@ use clap::ValueEnum;
 pub enum HookAgent {
     Claude,
     Codex,
+    /// Gemini CLI, through its `AfterAgent` hook.
+    Gemini,
 }
 
 pub(super) mod install;

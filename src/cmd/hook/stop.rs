@@ -87,6 +87,7 @@ pub fn stop(dir: Option<&Path>, args: HookStopArgs) -> Exit {
     let agent = args.agent.map(|a| match a {
         HookAgent::Claude => Agent::Claude,
         HookAgent::Codex => Agent::Codex,
+        HookAgent::Gemini => Agent::Gemini,
     });
     let payload = match Payload::parse(&input, agent) {
         Ok(payload) => payload,
@@ -152,6 +153,7 @@ pub fn dry_run(dir: Option<&Path>, args: HookStopArgs) -> anyhow::Result<Exit> {
     let agent = args.agent.map(|a| match a {
         HookAgent::Claude => Agent::Claude,
         HookAgent::Codex => Agent::Codex,
+        HookAgent::Gemini => Agent::Gemini,
     });
     let mut input = Vec::new();
     if !std::io::stdin().is_terminal() {
@@ -355,6 +357,9 @@ fn decide(
     }
     let tree = lp.worktree_tree()?;
     if !is_round(&lp, &history, &tree, payload)? {
+        if let Some(told) = waiting_past_cap(&lp, &history) {
+            return Ok(Decision::Tell(told));
+        }
         let since = match history.round() {
             0 => "the loop's base".to_string(),
             n => format!("round {n} recorded it"),
@@ -385,6 +390,33 @@ fn decide(
         tree,
         reviewer: Box::new(reviewer),
     })
+}
+
+/// When the last round asked for fixes but the host's block cap had let
+/// that stop through (the turn ended with the loop not done): what to tell
+/// the person at a stop that changed nothing since.
+fn waiting_past_cap(lp: &Loop, history: &History) -> Option<String> {
+    let (row, last) = history.last.as_ref()?;
+    let note = note_of(lp, row.round);
+    (last.verdict == crate::ledger::Verdict::Continue && note.cap_spent()).then(|| {
+        format!(
+            "referee: loop `{}` is not done: round {} asked for fixes, and the turn ended at the host's cap of {} blocked stops in a row before they were made. Fix the findings (`referee findings --loop {}`), then end your turn: the next stop reviews the change.",
+            lp.name,
+            row.round,
+            note.host_cap.unwrap_or_default(),
+            lp.name
+        )
+    })
+}
+
+/// Whether the last round of `lp` was let through by the host's block cap
+/// with fixes asked for: `status` says so (the loop is not done).
+pub(crate) fn ended_at_host_cap(lp: &Loop, history: &History) -> Option<u32> {
+    let (row, last) = history.last.as_ref()?;
+    let note = note_of(lp, row.round);
+    (last.verdict == crate::ledger::Verdict::Continue && note.cap_spent())
+        .then_some(note.host_cap)
+        .flatten()
 }
 
 /// How a loop that takes no more rounds ended; `None` while it takes them.
@@ -575,6 +607,40 @@ struct SessionNote {
     /// Each session's running token total when its tokens were last
     /// counted, so no token is counted twice.
     counted: BTreeMap<String, u64>,
+    /// How many stops in a row of this session the hook had blocked before
+    /// this one (referee's own count: a loop never leans on the host's).
+    #[serde(default)]
+    blocked_before: u32,
+    /// The most blocks in a row the host honours (Claude Code's
+    /// `CLAUDE_CODE_STOP_HOOK_BLOCK_CAP`, 8 unless set); `None`: no cap
+    /// (Codex, Gemini CLI), the loop's own rules end it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    host_cap: Option<u32>,
+}
+
+impl SessionNote {
+    /// Whether the host let this stop through whatever the hook answered:
+    /// its cap of blocks in a row was spent.
+    fn cap_spent(&self) -> bool {
+        self.host_cap.is_some_and(|cap| self.blocked_before >= cap)
+    }
+}
+
+/// The most consecutive Stop-hook blocks `agent` honours in one turn, read
+/// from the environment the host runs its hooks in.
+fn host_cap(agent: Agent) -> Option<u32> {
+    match agent {
+        Agent::Claude => match std::env::var(crate::hook::settings::CAP_VAR) {
+            // 0 or less: no cap; unset or unreadable: the default.
+            Ok(value) => match value.trim().parse::<i64>() {
+                Ok(n) if n <= 0 => None,
+                Ok(n) => Some(u32::try_from(n).unwrap_or(u32::MAX)),
+                Err(_) => Some(super::install::CLAUDE_BLOCK_CAP),
+            },
+            Err(_) => Some(super::install::CLAUDE_BLOCK_CAP),
+        },
+        Agent::Codex | Agent::Gemini => None,
+    }
 }
 
 /// The hook's record of round `round` (empty for a round it did not drive).
@@ -625,6 +691,7 @@ impl Hook<'_> {
 
         let session = self.transcript();
         let (note, writer_tokens) = self.count(history, &session);
+        let cap_spent = note.cap_spent().then_some(note.host_cap).flatten();
         let task = task_of(&session);
         let evidence: Vec<(String, Vec<u8>)> = vec![
             ("task.md".into(), task.clone().into_bytes()),
@@ -710,6 +777,16 @@ impl Hook<'_> {
         // The responses went into the round's evidence; the next round
         // starts without them.
         let _ = std::fs::remove_file(&responses_path);
+        let answer = answer_for(lp, &recorded)?;
+        // The host ignores a block past its cap and ends the turn: say so to
+        // the person instead, so the loop does not look finished.
+        if let (Answer::Block(reason), Some(cap)) = (&answer, cap_spent) {
+            return Ok(Answer::Tell(answer::cap_spent_message(
+                lp.name.as_str(),
+                cap,
+                reason,
+            )));
+        }
         eprintln!(
             "referee: loop `{}` round {}: {}",
             lp.name,
@@ -720,7 +797,7 @@ impl Hook<'_> {
                 .as_ref()
                 .map_or("continue".into(), |r| r.name())
         );
-        answer_for(lp, &recorded)
+        Ok(answer)
     }
 
     /// The session's transcript as far as it reads; one that cannot be
@@ -762,7 +839,23 @@ impl Hook<'_> {
             }
             _ => None,
         };
+        // The stop after a block of this session's: one more in the row.
+        let blocked_before = match &history.last {
+            Some((row, last))
+                if self.payload.stop_hook_active
+                    && last.verdict == crate::ledger::Verdict::Continue =>
+            {
+                let before = note_of(self.lp, row.round);
+                match before.session_id.is_some() && before.session_id == self.payload.session_id {
+                    true => before.blocked_before.saturating_add(1),
+                    false => 0,
+                }
+            }
+            _ => 0,
+        };
         let note = SessionNote {
+            blocked_before,
+            host_cap: host_cap(self.payload.agent),
             agent: self.payload.agent.as_str().to_string(),
             session_id: self.payload.session_id.clone(),
             transcript_path: self
