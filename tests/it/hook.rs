@@ -948,7 +948,10 @@ fn claude_writer(auth: &str, second: &str) -> Value {
         {"tool_use": {"name": "Edit", "input": {"file_path": auth,
             "old_string": "now > exp", "new_string": "now < exp"}}},
         {"text": "Done."},
-        {"match": "Stop hook feedback", "tool_use": {"name": "Edit", "input": {"file_path": auth,
+        // The block's own words: Claude Code 2.1.197 hands them over as a
+        // user message (`Stop hook feedback:`), 2.1.332 as a system one
+        // (`Stop hook blocking error from command: …`).
+        {"match": "must-fix finding", "tool_use": {"name": "Edit", "input": {"file_path": auth,
             "old_string": "now < exp", "new_string": second}}},
         {"text": "Fixed."}
     ])
@@ -985,9 +988,21 @@ fn claude_system_messages(home: &Path) -> Vec<String> {
 
 #[test]
 fn claude_code_is_refereed_by_its_stop_hook() {
-    let Some(claude) = tool("claude") else {
-        return;
-    };
+    if let Some(claude) = tool("claude") {
+        refereed_by_the_stop_hook(&claude);
+    }
+}
+
+/// The same on the latest Claude Code (`REFEREE_TEST_CLAUDE_LATEST`, which
+/// `.ci/run` installs), so that a change of the host shows here first.
+#[test]
+fn the_latest_claude_code_is_refereed_by_its_stop_hook() {
+    if let Some(claude) = tool("claude_latest") {
+        refereed_by_the_stop_hook(&claude);
+    }
+}
+
+fn refereed_by_the_stop_hook(claude: &Path) {
     let h = hooked_for("claude", 3, &[BUG, CLEAN]);
     let home = tempfile::tempdir().unwrap();
     let auth = h.repo.join("src/auth.rs").display().to_string();
@@ -997,7 +1012,7 @@ fn claude_code_is_refereed_by_its_stop_hook() {
                 "anthropic": claude_writer(&auth, "now >= exp")}),
     );
     let out = run_limited(
-        claude_command(&claude, home.path(), server.port, &h.repo),
+        claude_command(claude, home.path(), server.port, &h.repo),
         "fix the expiry check in src/auth.rs\n",
         Duration::from_secs(180),
     );
@@ -1014,11 +1029,11 @@ fn claude_code_is_refereed_by_its_stop_hook() {
         "fn valid(now: u64, exp: u64) -> bool { now >= exp }\n"
     );
 
-    // The block reached the model as the hook's feedback, findings and all.
+    // The block reached the model, findings and all.
     let bodies = server.bodies("/v1/messages");
     let fed = bodies
         .iter()
-        .position(|b| b.to_string().contains("Stop hook feedback"))
+        .position(|b| b.to_string().contains("must-fix finding"))
         .expect("a request carries the hook's reason");
     let body = bodies[fed].to_string();
     assert!(
@@ -1058,9 +1073,19 @@ fn claude_code_is_refereed_by_its_stop_hook() {
 
 #[test]
 fn claude_code_stopped_at_the_round_cap_tells_the_hand_off() {
-    let Some(claude) = tool("claude") else {
-        return;
-    };
+    if let Some(claude) = tool("claude") {
+        stopped_at_the_round_cap(&claude);
+    }
+}
+
+#[test]
+fn the_latest_claude_code_stopped_at_the_round_cap_tells_the_hand_off() {
+    if let Some(claude) = tool("claude_latest") {
+        stopped_at_the_round_cap(&claude);
+    }
+}
+
+fn stopped_at_the_round_cap(claude: &Path) {
     let h = hooked_for("claude", 2, &[BUG, BUG]);
     let home = tempfile::tempdir().unwrap();
     let auth = h.repo.join("src/auth.rs").display().to_string();
@@ -1069,7 +1094,7 @@ fn claude_code_stopped_at_the_round_cap_tells_the_hand_off() {
         &json!({"anthropic": claude_writer(&auth, "now <= exp + 1")}),
     );
     let out = run_limited(
-        claude_command(&claude, home.path(), server.port, &h.repo),
+        claude_command(claude, home.path(), server.port, &h.repo),
         "fix the expiry check in src/auth.rs\n",
         Duration::from_secs(180),
     );

@@ -51,6 +51,15 @@ fn tools_for_the_real_agent_and_ci_tests() {
     if !pytest() {
         missing.push("pytest (pip install pytest)".to_string());
     }
+    // The latest Claude Code, beside the pinned one on PATH.
+    let latest = std::env::var_os("REFEREE_TEST_CLAUDE_LATEST")
+        .is_some_and(|p| std::path::Path::new(&p).is_file());
+    if !latest {
+        missing.push(
+            "the latest `claude` (npm install --prefix DIR @anthropic-ai/claude-code@2.1.332; REFEREE_TEST_CLAUDE_LATEST=DIR/node_modules/.bin/claude)"
+                .to_string(),
+        );
+    }
     if missing.is_empty() {
         return;
     }
