@@ -153,14 +153,18 @@ pub fn run(state: &State, args: DoctorArgs) -> anyhow::Result<Exit> {
     };
     let claude = claude_facts(state, &places, &anchors, sandbox_tools)?;
     let codex = codex_facts(state, &places, &anchors, home.as_deref())?;
-    let overall = overall(&[&claude, &codex]);
+    // Gemini CLI's section only where its hook is installed.
+    let gemini = gemini_facts(state, &places, home.as_deref());
+    let mut agents = vec![claude, codex];
+    agents.extend(gemini);
+    let overall = overall(&agents.iter().collect::<Vec<_>>());
     let report = Report {
         repo: state.repo.display().to_string(),
         state_dir: state.root.display().to_string(),
         anchors: anchors.display().to_string(),
         tools,
         loops: loops(state),
-        agents: vec![claude, codex],
+        agents,
         overall,
     };
     if args.json {
@@ -181,6 +185,11 @@ fn tools() -> Vec<Tool> {
             "Claude Code: its Stop hook, deny rules and sandbox".into(),
         ),
         ("codex", true, "Codex: its Stop hook and sandbox".into()),
+        (
+            "gemini",
+            true,
+            "Gemini CLI: the `gemini` preset's tool, and its AfterAgent hook".into(),
+        ),
     ];
     for preset in Preset::ALL {
         if let Some(tool) = preset.info().tool
@@ -671,6 +680,82 @@ fn codex_facts(
     })
 }
 
+/// Gemini CLI, when `.gemini/settings.json` holds referee's hook: the hook
+/// runs only in a folder Gemini trusts, and no boundary holds its shell.
+fn gemini_facts(
+    state: &State,
+    places: &boundary::Places,
+    home: Option<&Path>,
+) -> Option<AgentFacts> {
+    let file = ".gemini/settings.json";
+    let (text, _) = json_at(state, file);
+    let hook = settings::installed_command(text.as_deref().unwrap_or_default())?;
+    let gemini_home = std::env::var_os("GEMINI_CLI_HOME")
+        .filter(|v| !v.is_empty())
+        .map(PathBuf::from)
+        .or_else(|| home.map(Path::to_path_buf))
+        .map(|h| h.join(".gemini"));
+    let read_json = |path: PathBuf| -> Option<Value> {
+        let bytes = crate::statefs::read_file(&path).ok()?;
+        serde_json::from_slice(&bytes).ok()
+    };
+    let trust_off = gemini_home
+        .as_ref()
+        .and_then(|h| read_json(h.join("settings.json")))
+        .is_some_and(|v| v["security"]["folderTrust"]["enabled"] == Value::Bool(false));
+    let trusted_file = std::env::var_os("GEMINI_CLI_TRUSTED_FOLDERS_PATH")
+        .filter(|v| !v.is_empty())
+        .map(PathBuf::from)
+        .or_else(|| gemini_home.as_ref().map(|h| h.join("trustedFolders.json")));
+    let repo = state.repo.display().to_string();
+
+    // A rule trusts its folder and what is below it (`TRUST_PARENT`: its
+    // parent's); the longest rule wins in Gemini, a `DO_NOT_TRUST` below a
+    // trusted folder is not told apart here.
+    let trusted = trusted_file.and_then(read_json).is_some_and(|v| {
+        v.as_object().is_some_and(|folders| {
+            folders.iter().any(|(folder, level)| {
+                let folder = Path::new(folder);
+                match level.as_str() {
+                    Some("TRUST_FOLDER") => state.repo.starts_with(folder),
+                    Some("TRUST_PARENT") => {
+                        folder.parent().is_some_and(|p| state.repo.starts_with(p))
+                    }
+                    _ => false,
+                }
+            })
+        })
+    });
+    let mut notes = Vec::new();
+    if !trust_off && !trusted {
+        notes.push(with_hints(
+            "Gemini reads no project settings, its hooks included, in a folder it does not trust, and `~/.gemini/trustedFolders.json` does not trust this one",
+            &[format!(
+                "say \"Trust folder\" when `gemini` asks here, or add `{{\"{repo}\": \"TRUST_FOLDER\"}}` to `~/.gemini/trustedFolders.json`"
+            )],
+        ));
+    }
+    let state_shown = places.state_rel.clone().unwrap_or(places.state_abs.clone());
+    Some(AgentFacts {
+        agent: "gemini",
+        settings: file.into(),
+        hook_stale: hook_stale(state, "gemini", &hook),
+        hook: Some(hook),
+        deny: Vec::new(),
+        sandbox: None,
+        profile: None,
+        project_trusted: Some(trust_off || trusted),
+        hook_trust_needed: None,
+        places: vec![Place {
+            place: format!("{state_shown}/ and .gemini/"),
+            writable_by_agent: true,
+            why: "`hook install` puts no boundary around Gemini CLI's shell".into(),
+            command: false,
+        }],
+        notes,
+    })
+}
+
 /// The lines that sum it up.
 fn overall(agents: &[&AgentFacts]) -> Vec<String> {
     let mut out = Vec::new();
@@ -712,6 +797,7 @@ fn overall(agents: &[&AgentFacts]) -> Vec<String> {
                     ),
                 }
             }
+            (Some(_), "gemini") => "gemini: a writer with a shell can still write the state folder and `.gemini/settings.json`, because no boundary holds Gemini CLI's shell; the anchor shows rows cut or forged, and the commands only a person runs refuse to run below it".to_string(),
             (Some(_), _) if writes.is_empty() => "codex: a writer with a shell can still do anything you can when Codex runs with `danger-full-access` or `--dangerously-bypass-approvals-and-sandbox`, because then no sandbox holds; sandboxed without `-s`, it cannot write the state folder, `.git/` or the anchors".to_string(),
             (Some(_), _) => format!(
                 "codex: a writer with a shell can still write {}, and anything you can under `danger-full-access`",

@@ -815,3 +815,59 @@ fn doctor_says_whether_the_installed_hook_is_current() {
         "{out}"
     );
 }
+
+/// Gemini's section shows once its hook is installed: whether Gemini
+/// trusts the folder (without it, no project hook runs) and that no
+/// boundary holds its shell.
+#[test]
+fn doctor_says_whether_gemini_trusts_the_folder_its_hook_needs() {
+    let (repo, home) = project();
+    let report = doctor_json(&repo, home.path(), None);
+    assert!(
+        report["agents"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .all(|a| a["agent"] != "gemini"),
+        "{report}"
+    );
+    referee_at(
+        &repo,
+        home.path(),
+        None,
+        &["hook", "install", "--agent", "gemini"],
+    );
+    let report = doctor_json(&repo, home.path(), None);
+    let gemini = agent(&report, "gemini");
+    assert!(
+        gemini["hook"]
+            .as_str()
+            .unwrap()
+            .contains("hook stop --agent gemini"),
+        "{gemini}"
+    );
+    assert_eq!(gemini["project_trusted"], false);
+    assert_eq!(place(gemini, ".referee/")["writable_by_agent"], true);
+    let (_, out) = referee_at(&repo, home.path(), None, &["doctor"]);
+    assert!(
+        out.contains(
+            "Gemini reads no project settings, its hooks included, in a folder it does not trust"
+        ),
+        "{out}"
+    );
+    assert!(
+        out.contains("gemini: a writer with a shell can still write the state folder"),
+        "{out}"
+    );
+    // The person trusts the folder as the install said.
+    std::fs::create_dir_all(home.path().join(".gemini")).unwrap();
+    std::fs::write(
+        home.path().join(".gemini/trustedFolders.json"),
+        json!({ repo.path().display().to_string(): "TRUST_FOLDER" }).to_string(),
+    )
+    .unwrap();
+    let report = doctor_json(&repo, home.path(), None);
+    let gemini = agent(&report, "gemini");
+    assert_eq!(gemini["project_trusted"], true);
+    assert_eq!(gemini["notes"].as_array().unwrap().len(), 0, "{gemini}");
+}
