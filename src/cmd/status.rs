@@ -144,7 +144,7 @@ pub fn run(state: &State, args: LoopArgs) -> anyhow::Result<Exit> {
     };
     // The host's block cap let the last stop through with fixes asked for:
     // the turn ended, the loop did not.
-    let host_cap = super::hook::stop::ended_at_host_cap(&lp, &history);
+    let host_cap = super::util::ended_at_host_cap(&lp, &history);
     let next = match history.standing() {
         _ if driving.is_some() => format!(
             "wait: {} is driving this loop; `referee status --loop {name}` again to follow it",

@@ -269,3 +269,26 @@ pub(super) fn refuse_if_driven(lp: &Loop, what: &str) -> anyhow::Result<()> {
     }
     Ok(())
 }
+
+/// The Stop hook's note of round `round` of `lp` (empty for a round it did
+/// not drive).
+pub(crate) fn hook_note(lp: &Loop, round: u32) -> crate::hook::note::SessionNote {
+    crate::statefs::read(
+        lp.store.base(),
+        &lp.store.evidence_dir(round).join(crate::hook::note::FILE),
+    )
+    .ok()
+    .flatten()
+    .and_then(|bytes| serde_json::from_slice(&bytes).ok())
+    .unwrap_or_default()
+}
+
+/// The host's cap of blocks in a row, when it let the last round's stop of
+/// `lp` through with fixes asked for: the turn ended, the loop did not.
+pub(crate) fn ended_at_host_cap(lp: &Loop, history: &crate::engine::History) -> Option<u32> {
+    let (row, last) = history.last.as_ref()?;
+    let note = hook_note(lp, row.round);
+    (last.verdict == crate::ledger::Verdict::Continue && note.cap_spent())
+        .then_some(note.host_cap)
+        .flatten()
+}

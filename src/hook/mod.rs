@@ -8,6 +8,7 @@ pub mod answer;
 pub mod boundary;
 pub mod codex_config;
 pub mod json_edit;
+pub mod note;
 pub mod payload;
 pub mod settings;
 pub mod transcript;

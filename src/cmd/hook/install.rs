@@ -23,6 +23,7 @@ use crate::exit::Exit;
 use crate::hook::boundary::{self, Places};
 use crate::hook::codex_config::{self, Profile};
 use crate::hook::json_edit::Edit;
+use crate::hook::note::CLAUDE_BLOCK_CAP;
 use crate::hook::settings::{self, CAP_VAR, Entry, Guard, Made};
 use crate::report::error::with_hints;
 use crate::state::LoopSelect;
@@ -65,8 +66,6 @@ pub struct HookUninstallArgs {
 const MARGIN_SECS: u64 = 300;
 /// The reviewer timeout when no loop names one (the contract's default).
 const DEFAULT_TIMEOUT_SECS: u64 = 30 * 60;
-/// How many consecutive Stop-hook blocks Claude Code honours by default.
-pub(super) const CLAUDE_BLOCK_CAP: u32 = 8;
 /// Codex's project config, where its permission profile goes.
 pub const CODEX_CONFIG: &str = ".codex/config.toml";
 

@@ -5,14 +5,12 @@
 //! stdout: block the stop with the must-fix findings, or let it end with
 //! the verdict. Every path out exits 0 (docs/hooks.md).
 
-use std::collections::BTreeMap;
 use std::io::Read as _;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 use anyhow::Context as _;
 use clap::Args;
-use serde::{Deserialize, Serialize};
 
 use super::super::dry_run;
 use super::super::incident;
@@ -63,8 +61,6 @@ const MAX_PAYLOAD: u64 = 4 * 1024 * 1024;
 const MAX_TRANSCRIPT: u64 = 256 * 1024 * 1024;
 /// The most of the person's requests given to the reviewer as the task.
 const MAX_TASK: usize = 16 * 1024;
-/// The evidence file holding what the hook saw of the session.
-const HOOK_FILE: &str = "hook.json";
 
 pub fn stop(dir: Option<&Path>, args: HookStopArgs) -> Exit {
     let mut input = Vec::new();
@@ -397,7 +393,7 @@ fn decide(
 /// the person at a stop that changed nothing since.
 fn waiting_past_cap(lp: &Loop, history: &History) -> Option<String> {
     let (row, last) = history.last.as_ref()?;
-    let note = note_of(lp, row.round);
+    let note = super::super::util::hook_note(lp, row.round);
     (last.verdict == crate::ledger::Verdict::Continue && note.cap_spent()).then(|| {
         format!(
             "referee: loop `{}` is not done: round {} asked for fixes, and the turn ended at the host's cap of {} blocked stops in a row before they were made. Fix the findings (`referee findings --loop {}`), then end your turn: the next stop reviews the change.",
@@ -407,16 +403,6 @@ fn waiting_past_cap(lp: &Loop, history: &History) -> Option<String> {
             lp.name
         )
     })
-}
-
-/// Whether the last round of `lp` was let through by the host's block cap
-/// with fixes asked for: `status` says so (the loop is not done).
-pub(crate) fn ended_at_host_cap(lp: &Loop, history: &History) -> Option<u32> {
-    let (row, last) = history.last.as_ref()?;
-    let note = note_of(lp, row.round);
-    (last.verdict == crate::ledger::Verdict::Continue && note.cap_spent())
-        .then_some(note.host_cap)
-        .flatten()
 }
 
 /// How a loop that takes no more rounds ended; `None` while it takes them.
@@ -591,68 +577,8 @@ fn is_round(lp: &Loop, history: &History, tree: &str, payload: &Payload) -> anyh
     let blocked_here = payload.stop_hook_active
         && last.verdict == crate::ledger::Verdict::Continue
         && payload.session_id.is_some()
-        && note_of(lp, row.round).session_id == payload.session_id;
+        && super::super::util::hook_note(lp, row.round).session_id == payload.session_id;
     Ok(blocked_here)
-}
-
-/// What the hook saw of the session at a round, kept in its evidence.
-#[derive(Debug, Default, Serialize, Deserialize)]
-struct SessionNote {
-    agent: String,
-    session_id: Option<String>,
-    transcript_path: Option<String>,
-    /// The writer's tokens this round, from the transcript (`None`: it
-    /// reports none the referee can read).
-    writer_tokens: Option<u64>,
-    /// Each session's running token total when its tokens were last
-    /// counted, so no token is counted twice.
-    counted: BTreeMap<String, u64>,
-    /// How many stops in a row of this session the hook had blocked before
-    /// this one (referee's own count: a loop never leans on the host's).
-    #[serde(default)]
-    blocked_before: u32,
-    /// The most blocks in a row the host honours (Claude Code's
-    /// `CLAUDE_CODE_STOP_HOOK_BLOCK_CAP`, 8 unless set); `None`: no cap
-    /// (Codex, Gemini CLI), the loop's own rules end it.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    host_cap: Option<u32>,
-}
-
-impl SessionNote {
-    /// Whether the host let this stop through whatever the hook answered:
-    /// its cap of blocks in a row was spent.
-    fn cap_spent(&self) -> bool {
-        self.host_cap.is_some_and(|cap| self.blocked_before >= cap)
-    }
-}
-
-/// The most consecutive Stop-hook blocks `agent` honours in one turn, read
-/// from the environment the host runs its hooks in.
-fn host_cap(agent: Agent) -> Option<u32> {
-    match agent {
-        Agent::Claude => match std::env::var(crate::hook::settings::CAP_VAR) {
-            // 0 or less: no cap; unset or unreadable: the default.
-            Ok(value) => match value.trim().parse::<i64>() {
-                Ok(n) if n <= 0 => None,
-                Ok(n) => Some(u32::try_from(n).unwrap_or(u32::MAX)),
-                Err(_) => Some(super::install::CLAUDE_BLOCK_CAP),
-            },
-            Err(_) => Some(super::install::CLAUDE_BLOCK_CAP),
-        },
-        Agent::Codex | Agent::Gemini => None,
-    }
-}
-
-/// The hook's record of round `round` (empty for a round it did not drive).
-fn note_of(lp: &Loop, round: u32) -> SessionNote {
-    crate::statefs::read(
-        lp.store.base(),
-        &lp.store.evidence_dir(round).join(HOOK_FILE),
-    )
-    .ok()
-    .flatten()
-    .and_then(|bytes| serde_json::from_slice(&bytes).ok())
-    .unwrap_or_default()
 }
 
 /// The last round, as `record` would report a retry of it.
@@ -696,7 +622,10 @@ impl Hook<'_> {
         let evidence: Vec<(String, Vec<u8>)> = vec![
             ("task.md".into(), task.clone().into_bytes()),
             ("hook.payload.json".into(), self.input.to_vec()),
-            (HOOK_FILE.into(), serde_json::to_vec_pretty(&note)?),
+            (
+                crate::hook::note::FILE.into(),
+                serde_json::to_vec_pretty(&note)?,
+            ),
         ];
 
         let responses_path = responses_file(lp);
@@ -826,11 +755,15 @@ impl Hook<'_> {
 
     /// The writer's tokens since the last time they were counted, and what
     /// to keep so the next round counts from here.
-    fn count(&self, history: &History, session: &Transcript) -> (SessionNote, Option<u64>) {
+    fn count(
+        &self,
+        history: &History,
+        session: &Transcript,
+    ) -> (crate::hook::note::SessionNote, Option<u64>) {
         let mut counted = history
             .last
             .as_ref()
-            .map(|(row, _)| note_of(self.lp, row.round).counted)
+            .map(|(row, _)| super::super::util::hook_note(self.lp, row.round).counted)
             .unwrap_or_default();
         let writer_tokens = match (&self.payload.session_id, session.tokens) {
             (Some(id), Some(total)) => {
@@ -845,7 +778,7 @@ impl Hook<'_> {
                 if self.payload.stop_hook_active
                     && last.verdict == crate::ledger::Verdict::Continue =>
             {
-                let before = note_of(self.lp, row.round);
+                let before = super::super::util::hook_note(self.lp, row.round);
                 match before.session_id.is_some() && before.session_id == self.payload.session_id {
                     true => before.blocked_before.saturating_add(1),
                     false => 0,
@@ -853,9 +786,14 @@ impl Hook<'_> {
             }
             _ => 0,
         };
-        let note = SessionNote {
+        let note = crate::hook::note::SessionNote {
             blocked_before,
-            host_cap: host_cap(self.payload.agent),
+            host_cap: crate::hook::note::host_cap(
+                self.payload.agent,
+                std::env::var(crate::hook::settings::CAP_VAR)
+                    .ok()
+                    .as_deref(),
+            ),
             agent: self.payload.agent.as_str().to_string(),
             session_id: self.payload.session_id.clone(),
             transcript_path: self
