@@ -871,6 +871,9 @@ index 1111111..2222222 100644
             // An octal escape is at most three digits; a fourth is text.
             (b"\"\\1011\"", "A1"),
             (b"\"\\0x\"", "\0x"),
+            // Cut short inside an octal escape: read to the end, no further.
+            (b"\"ab\\1", "ab\u{1}"),
+            (b"\"ab\\12", "ab\n"),
             (b"\"\\a\\b\\t\\v\\f\\r\\q\"", "\x07\x08\t\x0b\x0c\rq"),
             (b"\"end\" after", "end"),
         ];
