@@ -538,8 +538,8 @@ fn a_stop_while_referee_run_drives_the_loop_is_refused_at_once() {
         .is_ok_and(|t| t.starts_with("referee run"))
     {
         assert!(
-            started.elapsed() < Duration::from_secs(10),
-            "run never took the lock"
+            started.elapsed() < Duration::from_secs(30),
+            "run never took the lock (a hang guard, not a speed check)"
         );
         std::thread::sleep(Duration::from_millis(50));
     }
