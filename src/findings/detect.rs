@@ -47,20 +47,24 @@ pub fn detect(text: &str) -> Format {
         if super::codequality::looks_like(start) {
             return Format::Codequality;
         }
-        if super::github::looks_like(start) {
-            return Format::Github;
-        }
         if !start.starts_with('{') {
+            if super::github::looks_like(start) {
+                return Format::Github;
+            }
             // Only the native parser has something to say about an array.
             return Format::Native;
         }
         return match serde_json::from_str::<Peek>(start) {
             Ok(peek) if peek.runs.is_some() => Format::Sarif,
+            // After SARIF's look: a 50 MB log is not read a third time.
+            Ok(_) if super::github::looks_like(start) => Format::Github,
             Ok(peek) if peek.overall_correctness.is_some() => Format::Codex,
             // A Claude result is read by the native parser.
             Ok(_) if super::native::is_claude_result(start) => Format::Native,
             Ok(_) if codex::is_review_json(start) => Format::Codex,
             Ok(_) => Format::Native,
+            // Objects back to back (`gh api --jq '.[]'`, `jq '.[] | {…}'`).
+            Err(_) if super::github::looks_like(start) => Format::Github,
             // Malformed: let the likeliest parser say where it breaks.
             Err(_) if start.contains("\"runs\"") => Format::Sarif,
             Err(_) if codex::is_review_json(start) => Format::Codex,

@@ -61,28 +61,222 @@ pub(crate) fn parse(text: &str) -> Result<Drafts, FindingsError> {
 
 /// Whether `text` is GitHub review data: its first JSON value is (or is an
 /// array whose first item is) a review comment or a review, or a GraphQL
-/// answer holding review threads or a comment node.
+/// answer (`data`), or holds `reviews` or `reviewThreads`. Read without
+/// building the value: a 50 MB log of another format is skipped over.
 pub(crate) fn looks_like(text: &str) -> bool {
-    let mut stream = serde_json::Deserializer::from_str(text).into_iter::<Value>();
-    let Some(Ok(first)) = stream.next() else {
-        return false;
-    };
-    match &first {
-        Value::Array(items) => match items.first() {
-            Some(Value::Array(page)) => page.first().is_some_and(is_item),
-            Some(item) => is_item(item),
-            None => false,
-        },
-        Value::Object(object) => {
-            graphql(object).is_some()
-                || get(object, "reviews")
-                    .and_then(Value::as_array)
-                    .and_then(|r| r.first())
-                    .is_some_and(is_item)
-                || get(object, "reviewThreads").is_some()
-                || is_item(&first)
-        }
+    let mut stream = serde_json::Deserializer::from_str(text).into_iter::<peek::First>();
+    match stream.next() {
+        Some(Ok(peek::First::Object(keys))) => keys.answer || keys.is_item(),
+        Some(Ok(peek::First::Array(first))) => first.is_some_and(|keys| keys.is_item()),
         _ => false,
+    }
+}
+
+/// A shallow look at a JSON value: the keys that tell GitHub's shapes
+/// apart, every other part skipped.
+mod peek {
+    use std::fmt;
+
+    use serde::Deserialize;
+    use serde::de::{self, IgnoredAny, MapAccess, SeqAccess, Visitor};
+
+    use super::ReviewState;
+
+    /// The first value of the input.
+    pub(super) enum First {
+        Object(Keys),
+        /// An array's first object (of its first page, for `--slurp`).
+        Array(Option<Keys>),
+        Other,
+    }
+
+    /// What an object's keys say.
+    #[derive(Default)]
+    pub(super) struct Keys {
+        /// `data` (GraphQL), `reviews` or `reviewThreads`.
+        pub answer: bool,
+        body: bool,
+        place: bool,
+        review_state: bool,
+        foreign: bool,
+    }
+
+    impl Keys {
+        /// A review comment (`body`, and `path` or a diff hunk) or a review
+        /// (`body` and a review `state`), with no key of another format.
+        pub fn is_item(&self) -> bool {
+            self.body && (self.place || self.review_state) && !self.foreign
+        }
+    }
+
+    /// A value as far as it matters here.
+    enum Small {
+        Text(Option<String>),
+        Object,
+        Array,
+        Other,
+    }
+
+    impl<'de> Deserialize<'de> for Small {
+        fn deserialize<D: de::Deserializer<'de>>(d: D) -> Result<Small, D::Error> {
+            struct V;
+            impl<'de> Visitor<'de> for V {
+                type Value = Small;
+                fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                    f.write_str("a JSON value")
+                }
+                fn visit_str<E>(self, v: &str) -> Result<Small, E> {
+                    Ok(Small::Text((v.len() <= 32).then(|| v.to_string())))
+                }
+                fn visit_map<A: MapAccess<'de>>(self, mut m: A) -> Result<Small, A::Error> {
+                    while m.next_entry::<IgnoredAny, IgnoredAny>()?.is_some() {}
+                    Ok(Small::Object)
+                }
+                fn visit_seq<A: SeqAccess<'de>>(self, mut s: A) -> Result<Small, A::Error> {
+                    while s.next_element::<IgnoredAny>()?.is_some() {}
+                    Ok(Small::Array)
+                }
+                fn visit_bool<E>(self, _: bool) -> Result<Small, E> {
+                    Ok(Small::Other)
+                }
+                fn visit_i64<E>(self, _: i64) -> Result<Small, E> {
+                    Ok(Small::Other)
+                }
+                fn visit_u64<E>(self, _: u64) -> Result<Small, E> {
+                    Ok(Small::Other)
+                }
+                fn visit_f64<E>(self, _: f64) -> Result<Small, E> {
+                    Ok(Small::Other)
+                }
+                fn visit_unit<E>(self) -> Result<Small, E> {
+                    Ok(Small::Other)
+                }
+            }
+            d.deserialize_any(V)
+        }
+    }
+
+    fn keys<'de, A: MapAccess<'de>>(mut m: A) -> Result<Keys, A::Error> {
+        let mut keys = Keys::default();
+        while let Some(key) = m.next_key::<String>()? {
+            let folded = super::fold(&key);
+            match folded.as_str() {
+                "data" | "reviews" | "reviewthreads" => {
+                    let value = m.next_value::<Small>()?;
+                    keys.answer |= match folded.as_str() {
+                        "data" => matches!(value, Small::Object),
+                        "reviews" => matches!(value, Small::Array),
+                        _ => true,
+                    };
+                }
+                "body" => keys.body = matches!(m.next_value::<Small>()?, Small::Text(_)),
+                "path" | "diffhunk" => {
+                    m.next_value::<IgnoredAny>()?;
+                    keys.place = true;
+                }
+                "state" => {
+                    keys.review_state = matches!(
+                        m.next_value::<Small>()?,
+                        Small::Text(Some(word)) if ReviewState::from(&word).is_some()
+                    );
+                }
+                _ => {
+                    m.next_value::<IgnoredAny>()?;
+                    keys.foreign |= [
+                        "title",
+                        "severity",
+                        "message",
+                        "findings",
+                        "checkname",
+                        "runs",
+                    ]
+                    .contains(&folded.as_str());
+                }
+            }
+        }
+        Ok(keys)
+    }
+
+    /// An object's keys (the first item of an array).
+    struct Item(Option<Keys>);
+
+    impl<'de> Deserialize<'de> for Item {
+        fn deserialize<D: de::Deserializer<'de>>(d: D) -> Result<Item, D::Error> {
+            struct V;
+            impl<'de> Visitor<'de> for V {
+                type Value = Item;
+                fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                    f.write_str("a JSON value")
+                }
+                fn visit_map<A: MapAccess<'de>>(self, m: A) -> Result<Item, A::Error> {
+                    keys(m).map(|k| Item(Some(k)))
+                }
+                fn visit_seq<A: SeqAccess<'de>>(self, mut s: A) -> Result<Item, A::Error> {
+                    // `--slurp`: the first page's first item.
+                    let first = s.next_element::<Item>()?.and_then(|i| i.0);
+                    while s.next_element::<IgnoredAny>()?.is_some() {}
+                    Ok(Item(first))
+                }
+                fn visit_str<E>(self, _: &str) -> Result<Item, E> {
+                    Ok(Item(None))
+                }
+                fn visit_bool<E>(self, _: bool) -> Result<Item, E> {
+                    Ok(Item(None))
+                }
+                fn visit_i64<E>(self, _: i64) -> Result<Item, E> {
+                    Ok(Item(None))
+                }
+                fn visit_u64<E>(self, _: u64) -> Result<Item, E> {
+                    Ok(Item(None))
+                }
+                fn visit_f64<E>(self, _: f64) -> Result<Item, E> {
+                    Ok(Item(None))
+                }
+                fn visit_unit<E>(self) -> Result<Item, E> {
+                    Ok(Item(None))
+                }
+            }
+            d.deserialize_any(V)
+        }
+    }
+
+    impl<'de> Deserialize<'de> for First {
+        fn deserialize<D: de::Deserializer<'de>>(d: D) -> Result<First, D::Error> {
+            struct V;
+            impl<'de> Visitor<'de> for V {
+                type Value = First;
+                fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                    f.write_str("a JSON value")
+                }
+                fn visit_map<A: MapAccess<'de>>(self, m: A) -> Result<First, A::Error> {
+                    keys(m).map(First::Object)
+                }
+                fn visit_seq<A: SeqAccess<'de>>(self, mut s: A) -> Result<First, A::Error> {
+                    let first = s.next_element::<Item>()?.and_then(|i| i.0);
+                    while s.next_element::<IgnoredAny>()?.is_some() {}
+                    Ok(First::Array(first))
+                }
+                fn visit_str<E>(self, _: &str) -> Result<First, E> {
+                    Ok(First::Other)
+                }
+                fn visit_bool<E>(self, _: bool) -> Result<First, E> {
+                    Ok(First::Other)
+                }
+                fn visit_i64<E>(self, _: i64) -> Result<First, E> {
+                    Ok(First::Other)
+                }
+                fn visit_u64<E>(self, _: u64) -> Result<First, E> {
+                    Ok(First::Other)
+                }
+                fn visit_f64<E>(self, _: f64) -> Result<First, E> {
+                    Ok(First::Other)
+                }
+                fn visit_unit<E>(self) -> Result<First, E> {
+                    Ok(First::Other)
+                }
+            }
+            d.deserialize_any(V)
+        }
     }
 }
 
@@ -133,22 +327,6 @@ fn text_of<'a>(object: &'a Map<String, Value>, key: &str) -> Option<&'a str> {
 
 fn number_of(object: &Map<String, Value>, key: &str) -> Option<u64> {
     get(object, key).and_then(Value::as_u64)
-}
-
-/// A review comment (`body` and `path` or a diff hunk) or a review (a
-/// `state` GitHub gives reviews), and nothing of another format's.
-fn is_item(value: &Value) -> bool {
-    let Some(object) = value.as_object() else {
-        return false;
-    };
-    let foreign = ["title", "severity", "message", "findings", "check_name"];
-    if foreign.iter().any(|key| object.contains_key(*key)) {
-        return false;
-    }
-    let body = get(object, "body").is_some_and(Value::is_string);
-    body && (get(object, "path").is_some()
-        || get(object, "diff_hunk").is_some()
-        || text_of(object, "state").is_some_and(|s| ReviewState::from(s).is_some()))
 }
 
 /// The object under `data` of a GraphQL answer.

@@ -479,17 +479,13 @@ fn finish(
         let rule = draft.rule.filter(|rule| !rule.trim().is_empty());
         // A finding repeated word for word (a review printed twice) is one
         // finding (SPEC §4.1): the same id as given, place, title and body.
-        let words = (
-            draft.id.clone(),
-            severity,
-            title.clone(),
-            file.clone(),
-            line,
-            end_line,
-            body.clone(),
-            undoes.clone(),
-            rule.clone(),
-        );
+        // Kept as the digest of its words, not a copy of them (a 63,000-result
+        // log would hold every title and body twice).
+        let words = serde_json::to_vec(&(
+            &draft.id, severity, &title, &file, line, end_line, &body, &undoes, &rule,
+        ))
+        .unwrap_or_default();
+        let words: [u8; 32] = <sha2::Sha256 as sha2::Digest>::digest(&words).into();
         if !repeated.insert(words) {
             continue;
         }
